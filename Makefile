@@ -1,0 +1,36 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test test-fast bench lint format clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test,dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/dpsample quickstart
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 --durations=15
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 -m "not slow"
+
+bench: $(STAMP)
+	$(PY) benchmarks/run_all.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check dpsample tests benchmarks experiments
+	$(VENV)/bin/ruff format --check dpsample tests benchmarks experiments
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format dpsample tests benchmarks experiments
+	$(VENV)/bin/ruff check --fix dpsample tests benchmarks experiments
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,1 @@
+"""Private helpers shared across dpsample (not public API)."""

@@ -1,0 +1,103 @@
+"""Eager validation of public parameters (outside ``jit``, before any private work).
+
+Every check raises :class:`ValueError` (or a subclass from :mod:`dpsample.errors`) with
+a message that names the parameter and the value, e.g. ``Expected epsilon=-1.0 > 0``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import numpy as np
+
+from dpsample.errors import MissingConstantError
+
+__all__ = [
+    "positive",
+    "nonnegative",
+    "delta_in_open_unit",
+    "probability",
+    "positive_int",
+    "finite_tree",
+    "require_constant",
+]
+
+
+def _as_float(name: str, value: Any) -> float:
+    if isinstance(value, bool):
+        raise TypeError(f"Expected {name} to be a number, got a bool")
+    try:
+        out = float(value)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"Expected {name} to be a number, got {value!r}") from err
+    if math.isnan(out):
+        raise ValueError(f"Expected {name} to be a number, got NaN")
+    return out
+
+
+def positive(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    """Return ``float(value)`` after checking ``value > 0`` (and finite unless allowed)."""
+    out = _as_float(name, value)
+    if not out > 0:
+        raise ValueError(f"Expected {name}={out!r} > 0")
+    if math.isinf(out) and not allow_inf:
+        raise ValueError(f"Expected {name}={out!r} to be finite")
+    return out
+
+
+def nonnegative(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    """Return ``float(value)`` after checking ``value >= 0``."""
+    out = _as_float(name, value)
+    if not out >= 0:
+        raise ValueError(f"Expected {name}={out!r} >= 0")
+    if math.isinf(out) and not allow_inf:
+        raise ValueError(f"Expected {name}={out!r} to be finite")
+    return out
+
+
+def delta_in_open_unit(delta: Any, name: str = "delta") -> float:
+    """Return ``float(delta)`` after checking ``0 < delta < 1``."""
+    out = _as_float(name, delta)
+    if not 0.0 < out < 1.0:
+        raise ValueError(f"Expected {name}={out!r} in the open interval (0, 1)")
+    return out
+
+
+def probability(name: str, value: Any, *, open_left: bool = False) -> float:
+    """Return ``float(value)`` after checking it lies in [0, 1] ((0, 1] if open_left)."""
+    out = _as_float(name, value)
+    lo_ok = out > 0 if open_left else out >= 0
+    if not (lo_ok and out <= 1):
+        interval = "(0, 1]" if open_left else "[0, 1]"
+        raise ValueError(f"Expected {name}={out!r} in {interval}")
+    return out
+
+
+def positive_int(name: str, value: Any) -> int:
+    """Return ``int(value)`` after checking it is an integer >= 1."""
+    if isinstance(value, bool) or int(value) != value:
+        raise TypeError(f"Expected {name} to be an integer, got {value!r}")
+    out = int(value)
+    if out < 1:
+        raise ValueError(f"Expected {name}={out} >= 1")
+    return out
+
+
+def finite_tree(name: str, tree: Any) -> None:
+    """Raise ``ValueError`` if any leaf of ``tree`` holds NaN or infinity."""
+    for leaf in jax.tree.leaves(tree):
+        arr = np.asarray(leaf)
+        if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+            raise ValueError(f"Expected {name} to be finite, found NaN or inf values")
+
+
+def require_constant(name: str, value: Any, *, needed_for: str) -> float:
+    """Return a declared public constant, or raise :class:`MissingConstantError`."""
+    if value is None:
+        raise MissingConstantError(
+            f"{needed_for} needs the public constant {name}, which was not declared; "
+            f"pass {name}=... (a data-independent bound) to the Problem"
+        )
+    return positive(name, value)
