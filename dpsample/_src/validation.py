@@ -38,7 +38,7 @@ def _as_float(name: str, value: Any) -> float:
 
 
 def positive(name: str, value: Any, *, allow_inf: bool = False) -> float:
-    """Return ``float(value)`` after checking ``value > 0`` (and finite unless allowed)."""
+    """Return ``float(value)`` after checking ``value > 0`` (finite unless allowed)."""
     out = _as_float(name, value)
     if not out > 0:
         raise ValueError(f"Expected {name}={out!r} > 0")
@@ -66,7 +66,7 @@ def delta_in_open_unit(delta: Any, name: str = "delta") -> float:
 
 
 def probability(name: str, value: Any, *, open_left: bool = False) -> float:
-    """Return ``float(value)`` after checking it lies in [0, 1] ((0, 1] if open_left)."""
+    """Return ``float(value)`` after checking it is in [0, 1] ((0, 1] if open_left)."""
     out = _as_float(name, value)
     lo_ok = out > 0 if open_left else out >= 0
     if not (lo_ok and out <= 1):

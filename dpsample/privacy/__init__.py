@@ -1,0 +1,39 @@
+"""Privacy core: guarantees, results, the budget ledger, calibration and audits."""
+
+from dpsample.privacy.calibrate import CalibrationError, calibrate_noise
+from dpsample.privacy.guarantee import (
+    NeighboringRelation,
+    PrivacyGuarantee,
+    randomized_response_rdp,
+    zcdp_to_delta,
+    zcdp_to_epsilon,
+)
+from dpsample.privacy.ledger import BudgetLedger
+from dpsample.privacy.result import PrivateResult
+
+pure = PrivacyGuarantee.pure
+zcdp = PrivacyGuarantee.zcdp
+gaussian = PrivacyGuarantee.gaussian
+laplace = PrivacyGuarantee.laplace
+approx = PrivacyGuarantee.approx
+exponential_mechanism = PrivacyGuarantee.exponential_mechanism
+from_event = PrivacyGuarantee.from_event
+
+__all__ = [
+    "BudgetLedger",
+    "CalibrationError",
+    "NeighboringRelation",
+    "PrivacyGuarantee",
+    "PrivateResult",
+    "approx",
+    "calibrate_noise",
+    "exponential_mechanism",
+    "from_event",
+    "gaussian",
+    "laplace",
+    "pure",
+    "randomized_response_rdp",
+    "zcdp",
+    "zcdp_to_delta",
+    "zcdp_to_epsilon",
+]

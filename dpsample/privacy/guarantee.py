@@ -1,0 +1,715 @@
+"""`PrivacyGuarantee`: the one type every private primitive in dpsample returns.
+
+A guarantee is a multiset of *components* (what ran, each with a repetition count), a
+neighbouring relation, and an optional total-variation slack. Components are
+accounted by every route that is valid for all of them, and the tightest valid value is
+reported:
+
+* ``"pure"``: the sum of pure epsilons (basic composition of pure DP).
+* ``"rdp"``: Renyi DP curves added order by order and converted with the improved
+  conversion of dp_accounting (Canonne, Kamath, Steinke 2020, Prop. 12).
+* ``"pld"``: privacy loss distributions composed by dp_accounting's PLD code
+  (pessimistic discretisation, so the reported epsilon is an upper bound).
+* ``"zcdp"``: the seed 000 Lemma A.4 conversion ``rho + 2 sqrt(rho log(1/delta))``, a
+  cross-check only (it is never tighter than the RDP route on the same rho).
+
+What ran and how it is accounted stay apart (dp_accounting's design): components built
+from ``dp_accounting.DpEvent`` objects use dp_accounting's RDP and PLD accountants; the
+mechanisms dp_accounting cannot express are handled here with small, tested formulas:
+
+* a *generic* epsilon-DP mechanism (``pure``): every epsilon-DP pair of output
+  distributions is a post-processing of binary randomised response with the same
+  epsilon (Kairouz, Oh, Viswanath 2015), so randomised response's Renyi curve and
+  dp_accounting's worst-case PLD (``from_privacy_parameters``) bound every such
+  mechanism, not only Laplace;
+* the exponential mechanism (``exponential_mechanism``): pure epsilon and, by the
+  bounded-range analysis (Cesar and Rogers 2021), ``epsilon**2 / 8``-zCDP; the tighter
+  of the two is taken order by order;
+* ``approx(epsilon, delta)``: dp_accounting's worst-case (epsilon, delta) PLD;
+* a TV slack ``tau`` (an approximate sampler within total variation ``tau`` of an exact
+  mechanism): ``(epsilon, delta + (1 + e**epsilon) tau)``. Slacks add under composition
+  (hybrid argument), so a composition is ``(epsilon, delta_exact(epsilon) + (1 +
+  e**epsilon) * sum(tau))``.
+
+dp_accounting's ``ExponentialMechanismDpEvent`` is deliberately not used (the RDP
+accountant of some versions ignores its repeat count; see STYLE.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import dp_accounting
+import numpy as np
+from dp_accounting import pld as dp_pld
+from dp_accounting import rdp as dp_rdp
+
+from dpsample._src import validation
+from dpsample.errors import RelationMismatchError
+
+__all__ = [
+    "NeighboringRelation",
+    "PrivacyGuarantee",
+    "randomized_response_rdp",
+    "zcdp_to_epsilon",
+    "zcdp_to_delta",
+    "RDP_ORDERS",
+]
+
+NeighboringRelation = dp_accounting.NeighboringRelation
+REPLACE_ONE = NeighboringRelation.REPLACE_ONE
+
+#: Renyi orders used by every RDP computation (dp_accounting's defaults plus a few
+#: large orders that matter for pure-DP components at small delta).
+RDP_ORDERS: tuple[float, ...] = tuple(
+    sorted(
+        set(float(a) for a in dp_rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS)
+        | {1.5, 1.75, 2.5, 3.5, 4.5, 1024.0, 2048.0, 4096.0}
+    )
+)
+
+#: Finest PLD discretisation interval (dp_accounting's default). A coarser interval is
+#: chosen when the composed privacy loss would need more than ``PLD_MAX_POINTS`` points;
+#: a coarser pessimistic discretisation is still a valid upper bound.
+PLD_DISCRETIZATION = 1e-4
+PLD_MAX_POINTS = 2_000_000
+
+
+# --------------------------------------------------------------------------------------
+# closed forms dp_accounting lacks
+
+
+def randomized_response_rdp(epsilon: float, orders: Sequence[float]) -> np.ndarray:
+    r"""Renyi divergence of binary randomised response with parameter epsilon.
+
+    .. math::
+        D_\alpha = \frac{1}{\alpha - 1}\log\big(p^\alpha q^{1-\alpha}
+        + q^\alpha p^{1-\alpha}\big),\qquad p = \frac{e^\epsilon}{1 + e^\epsilon},
+        \; q = 1 - p.
+
+    Every epsilon-DP pair of distributions is a post-processing of this pair, so by the
+    data-processing inequality this curve bounds the Renyi DP of *any* epsilon-DP
+    mechanism. Computed in log space; the limit alpha -> 1 (KL) is handled.
+
+    Args:
+        epsilon: the pure-DP parameter (> 0, finite).
+        orders: Renyi orders (> 1).
+
+    Returns:
+        The Renyi DP curve at ``orders`` (float64 array), each value <= epsilon.
+
+    Examples:
+        >>> from dpsample.privacy.guarantee import randomized_response_rdp
+        >>> float(randomized_response_rdp(1.0, [2.0])[0]) < 1.0
+        True
+    """
+    eps = float(epsilon)
+    log_p = -math.log1p(math.exp(-eps))  # log(e^eps / (1 + e^eps))
+    log_q = -math.log1p(math.exp(eps))
+    out = []
+    for a in orders:
+        a = float(a)
+        if abs(a - 1.0) < 1e-9:
+            out.append((math.exp(log_p) - math.exp(log_q)) * eps)
+            continue
+        t1 = a * log_p + (1 - a) * log_q
+        t2 = a * log_q + (1 - a) * log_p
+        m = max(t1, t2)
+        log_sum = m + math.log(math.exp(t1 - m) + math.exp(t2 - m))
+        out.append(min(log_sum / (a - 1.0), eps))
+    return np.asarray(out, dtype=np.float64)
+
+
+def zcdp_to_epsilon(rho: float, delta: float) -> float:
+    """Seed 000 Lemma A.4: rho-zCDP implies (rho + 2 sqrt(rho log(1/delta)), delta)-DP.
+
+    Examples:
+        >>> round(zcdp_to_epsilon(0.5, 1e-5), 4)
+        5.2985
+    """
+    if delta <= 0:
+        return math.inf if rho > 0 else 0.0
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def zcdp_to_delta(rho: float, epsilon: float) -> float:
+    """Inverse of :func:`zcdp_to_epsilon`: delta = exp(-(eps - rho)^2 / (4 rho)).
+
+    Examples:
+        >>> abs(zcdp_to_delta(0.5, zcdp_to_epsilon(0.5, 1e-5)) - 1e-5) < 1e-12
+        True
+    """
+    if rho == 0:
+        return 0.0
+    if epsilon <= rho:
+        return 1.0
+    return min(1.0, math.exp(-((epsilon - rho) ** 2) / (4.0 * rho)))
+
+
+# --------------------------------------------------------------------------------------
+# components
+
+
+def _event_pure_epsilon(event: Any) -> float:
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        return 1.0 / event.noise_multiplier
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return 0.0
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return event.count * _event_pure_epsilon(event.event)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return sum(_event_pure_epsilon(e) for e in event.events)
+    return math.inf
+
+
+def _event_zcdp(event: Any) -> float | None:
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return 0.5 / event.noise_multiplier**2
+    if isinstance(event, dp_accounting.ZCDpEvent):
+        return float(event.rho)
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return 0.0
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = _event_zcdp(event.event)
+        return None if inner is None else event.count * inner
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [_event_zcdp(e) for e in event.events]
+        return None if any(p is None for p in parts) else sum(parts)
+    return None
+
+
+def _rdp_relation_aware(event: Any) -> bool:
+    """Whether dp_accounting's RDP accountant analyses ``event`` for REPLACE_ONE.
+
+    Only events whose RDP analysis checks the relation qualify; a bare Gaussian or
+    Laplace event is analysed with unit sensitivity whatever the relation is.
+    """
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _rdp_relation_aware(event.event)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return all(_rdp_relation_aware(e) for e in event.events)
+    return isinstance(
+        event,
+        (
+            dp_accounting.SampledWithoutReplacementDpEvent,
+            dp_accounting.RandomizedResponseDpEvent,
+            dp_accounting.NoOpDpEvent,
+        ),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Component:
+    """One kind of mechanism that ran, with its parameters (hashable)."""
+
+    kind: str  # "event" | "pure" | "expmech" | "zcdp" | "approx"
+    # True for gaussian()/laplace(): the noise multiplier is relative to the L2 (L1)
+    # sensitivity under the guarantee's own relation, so dp_accounting is queried with
+    # its unit-sensitivity convention (ADD_OR_REMOVE_ONE) whatever the relation is.
+    unit_sensitivity: bool = False
+    epsilon: float = math.inf
+    delta: float = 0.0
+    rho: float = math.inf
+    event: Any = None
+
+    def describe(self) -> str:
+        if self.kind == "event":
+            return repr(self.event)
+        if self.kind == "pure":
+            return f"pure(epsilon={self.epsilon:g})"
+        if self.kind == "expmech":
+            return f"exponential_mechanism(epsilon={self.epsilon:g})"
+        if self.kind == "zcdp":
+            return f"zcdp(rho={self.rho:g})"
+        return f"approx(epsilon={self.epsilon:g}, delta={self.delta:g})"
+
+    def pure_epsilon(self) -> float:
+        if self.kind in ("pure", "expmech"):
+            return self.epsilon
+        if self.kind == "approx":
+            return self.epsilon if self.delta == 0 else math.inf
+        if self.kind == "event":
+            return _event_pure_epsilon(self.event)
+        return math.inf
+
+    def zcdp(self, relation: Any) -> float | None:
+        if self.kind == "pure":
+            return self.epsilon**2 / 2.0  # Bun & Steinke 2016, Prop. 3.3
+        if self.kind == "expmech":
+            return self.epsilon**2 / 8.0  # bounded range (Cesar & Rogers 2021)
+        if self.kind == "zcdp":
+            return self.rho
+        if self.kind == "approx":
+            return self.epsilon**2 / 2.0 if self.delta == 0 else None
+        if relation == REPLACE_ONE and not self.unit_sensitivity:
+            return None  # dp_accounting convention: sensitivity depends on relation
+        return _event_zcdp(self.event)
+
+    def rdp(self, relation: Any) -> np.ndarray | None:
+        orders = np.asarray(RDP_ORDERS)
+        if self.kind == "pure" or (self.kind == "approx" and self.delta == 0):
+            return randomized_response_rdp(self.epsilon, orders)
+        if self.kind == "expmech":
+            return np.minimum(
+                randomized_response_rdp(self.epsilon, orders),
+                orders * self.epsilon**2 / 8.0,
+            )
+        if self.kind == "zcdp":
+            return orders * self.rho
+        if self.kind == "approx":
+            return None
+        if self.unit_sensitivity:
+            relation = NeighboringRelation.ADD_OR_REMOVE_ONE
+        elif relation == REPLACE_ONE and not _rdp_relation_aware(self.event):
+            # dp_accounting's RDP accountant ignores REPLACE_ONE for bare Gaussian and
+            # Laplace events (unit sensitivity) while its PLD accountant doubles the
+            # sensitivity; only the PLD route is trusted for such events.
+            return None
+        accountant = dp_rdp.RdpAccountant(
+            list(RDP_ORDERS), neighboring_relation=relation
+        )
+        if not accountant.supports(self.event):
+            return None
+        accountant.compose(self.event)
+        return np.asarray(accountant.rdp, dtype=np.float64)
+
+    def pld_width(self, count: int) -> float:
+        """Rough width of the k-fold privacy-loss support (to size the PLD grid)."""
+        if self.kind in ("pure", "expmech", "approx"):
+            e = self.epsilon
+            return 2.0 * (count * e * math.tanh(e / 2) + 10 * math.sqrt(count) * e + e)
+        if self.kind == "event" and isinstance(
+            self.event, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)
+        ):
+            nm = self.event.noise_multiplier
+            mean = (
+                0.5 / nm**2
+                if isinstance(self.event, dp_accounting.GaussianDpEvent)
+                else 1 / nm
+            )
+            std = 2.0 / nm
+            return 2.0 * (count * mean + 10 * math.sqrt(count) * std + 10 * std)
+        return 0.0  # unknown (subsampled events): dp_accounting's own sizing
+
+    def pld(self, relation: Any, interval: float) -> Any | None:
+        if self.kind in ("pure", "expmech", "approx"):
+            params = dp_pld.common.DifferentialPrivacyParameters(
+                self.epsilon, self.delta if self.kind == "approx" else 0.0
+            )
+            return dp_pld.privacy_loss_distribution.from_privacy_parameters(
+                params, value_discretization_interval=interval
+            )
+        if self.kind == "zcdp":
+            return None
+        if self.unit_sensitivity:
+            relation = NeighboringRelation.ADD_OR_REMOVE_ONE
+        accountant = dp_pld.PLDAccountant(
+            neighboring_relation=relation,
+            value_discretization_interval=interval,
+        )
+        if not accountant.supports(self.event):
+            return None
+        accountant.compose(self.event)
+        # dp_accounting keeps the composed PLD in `_pld`; there is no public getter.
+        return accountant._pld  # noqa: SLF001
+
+
+# --------------------------------------------------------------------------------------
+# the guarantee
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PrivacyGuarantee:
+    """A differential-privacy guarantee, composable and convertible to (epsilon, delta).
+
+    Build one with a constructor (:meth:`pure`, :meth:`exponential_mechanism`,
+    :meth:`zcdp`, :meth:`gaussian`, :meth:`laplace`, :meth:`approx`,
+    :meth:`from_event`, :meth:`none`), combine with :meth:`compose`, :meth:`repeat` and
+    :meth:`with_tv_slack`, and read it with :meth:`epsilon`, :meth:`delta` and
+    :meth:`report`. Every guarantee states its neighbouring relation (replace-one by
+    default, as in the seeds); composing guarantees of different relations raises.
+
+    Examples:
+        >>> from dpsample.privacy import PrivacyGuarantee
+        >>> g = PrivacyGuarantee.exponential_mechanism(0.1).repeat(100)
+        >>> round(g.epsilon(0.0), 6)  # pure epsilon: basic composition
+        10.0
+        >>> round(g.epsilon(1e-5), 2)  # through zCDP eps^2/8 per mechanism
+        2.17
+        >>> h = g.compose(PrivacyGuarantee.gaussian(2.0))
+        >>> h.epsilon(0.0)
+        inf
+    """
+
+    components: tuple[tuple[_Component, int], ...] = ()
+    relation: Any = REPLACE_ONE
+    tv_slack: float = 0.0
+    _cache: dict = dataclasses.field(
+        default_factory=dict, repr=False, compare=False, hash=False
+    )
+
+    # ----------------------------------------------------------------- constructors
+    @classmethod
+    def none(cls, *, relation: Any = REPLACE_ONE) -> PrivacyGuarantee:
+        """The guarantee of releasing nothing (identity for :meth:`compose`)."""
+        return cls((), relation, 0.0)
+
+    @classmethod
+    def pure(cls, epsilon: float, *, relation: Any = REPLACE_ONE) -> PrivacyGuarantee:
+        """A generic epsilon-DP mechanism.
+
+        Its compositions are accounted so that they hold for *every* epsilon-DP
+        mechanism (randomised response is the worst case), not only for Laplace.
+
+        Args:
+            epsilon: pure-DP parameter, > 0.
+            relation: the neighbouring relation the guarantee is stated for.
+
+        Returns:
+            The guarantee.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> PrivacyGuarantee.pure(1.0).repeat(3).epsilon(0.0)
+            3.0
+        """
+        eps = validation.positive("epsilon", epsilon)
+        return cls(((_Component("pure", epsilon=eps), 1),), relation)
+
+    @classmethod
+    def exponential_mechanism(
+        cls, epsilon: float, *, relation: Any = REPLACE_ONE
+    ) -> PrivacyGuarantee:
+        """An exponential mechanism whose privacy-loss range is at most epsilon.
+
+        Accounted as pure epsilon-DP and as ``epsilon**2 / 8``-zCDP (bounded range,
+        Cesar and Rogers 2021; Durfee and Rogers 2019); the tighter is taken.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> PrivacyGuarantee.exponential_mechanism(1.0).zcdp_rho()
+            0.125
+        """
+        eps = validation.positive("epsilon", epsilon)
+        return cls(((_Component("expmech", epsilon=eps), 1),), relation)
+
+    @classmethod
+    def zcdp(cls, rho: float, *, relation: Any = REPLACE_ONE) -> PrivacyGuarantee:
+        """A rho-zCDP mechanism (Renyi DP rho * alpha at every order alpha > 1).
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> round(PrivacyGuarantee.zcdp(0.5).epsilon(1e-5), 3)
+            4.729
+        """
+        r = validation.positive("rho", rho)
+        return cls(((_Component("zcdp", rho=r), 1),), relation)
+
+    @classmethod
+    def gaussian(
+        cls, noise_multiplier: float, *, relation: Any = REPLACE_ONE
+    ) -> PrivacyGuarantee:
+        """The Gaussian mechanism with noise std / L2 sensitivity = noise_multiplier.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> round(PrivacyGuarantee.gaussian(1.0).epsilon(1e-5), 2)
+            4.38
+        """
+        nm = validation.positive("noise_multiplier", noise_multiplier)
+        event = dp_accounting.GaussianDpEvent(nm)
+        return cls(
+            ((_Component("event", unit_sensitivity=True, event=event), 1),), relation
+        )
+
+    @classmethod
+    def laplace(
+        cls, noise_multiplier: float, *, relation: Any = REPLACE_ONE
+    ) -> PrivacyGuarantee:
+        """The Laplace mechanism with scale / L1 sensitivity = noise_multiplier.
+
+        Pure ``1 / noise_multiplier``-DP; its RDP and PLD are Laplace's own (tighter
+        than a generic pure mechanism's).
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> PrivacyGuarantee.laplace(2.0).epsilon(0.0)
+            0.5
+        """
+        nm = validation.positive("noise_multiplier", noise_multiplier)
+        event = dp_accounting.LaplaceDpEvent(nm)
+        return cls(
+            ((_Component("event", unit_sensitivity=True, event=event), 1),), relation
+        )
+
+    @classmethod
+    def approx(
+        cls, epsilon: float, delta: float, *, relation: Any = REPLACE_ONE
+    ) -> PrivacyGuarantee:
+        """A generic (epsilon, delta)-DP mechanism (worst-case PLD).
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> g = PrivacyGuarantee.approx(1.0, 1e-6)
+            >>> round(g.epsilon(1e-6), 3), g.epsilon(0.0)
+            (1.0, inf)
+        """
+        eps = validation.nonnegative("epsilon", epsilon)
+        dlt = validation.probability("delta", delta)
+        if dlt >= 1.0:
+            raise ValueError(f"Expected delta={dlt!r} < 1")
+        return cls(((_Component("approx", epsilon=eps, delta=dlt), 1),), relation)
+
+    @classmethod
+    def from_event(
+        cls, event: dp_accounting.DpEvent, *, relation: Any = REPLACE_ONE
+    ) -> PrivacyGuarantee:
+        """Wrap a dp_accounting ``DpEvent`` (accounted by dp_accounting's RDP and PLD).
+
+        The event is read in dp_accounting's convention (a noise multiplier is relative
+        to one example's contribution bound) and the relation is passed to its
+        accountants, which decide the analysis (e.g. Poisson sampling is analysed for
+        add/remove; under REPLACE_ONE a Gaussian's sensitivity is twice the
+        contribution bound). Under REPLACE_ONE only dp_accounting's PLD route is used
+        for events its RDP accountant does not analyse for that relation (it silently
+        treats bare Gaussian and Laplace events with unit sensitivity). For a
+        mechanism whose noise multiplier is already relative to its sensitivity under
+        the stated relation, use :meth:`gaussian` or :meth:`laplace`.
+
+        Examples:
+            >>> import dp_accounting
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> ev = dp_accounting.PoissonSampledDpEvent(
+            ...     0.01, dp_accounting.GaussianDpEvent(1.0))
+            >>> g = PrivacyGuarantee.from_event(
+            ...     ev, relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+            >>> 0 < g.repeat(100).epsilon(1e-5) < 1
+            True
+        """
+        if not isinstance(event, dp_accounting.DpEvent):
+            raise TypeError(f"Expected a dp_accounting.DpEvent, got {event!r}")
+        return cls(((_Component("event", event=event), 1),), relation)
+
+    # ----------------------------------------------------------------- combinators
+    def compose(self, other: PrivacyGuarantee) -> PrivacyGuarantee:
+        """Adaptive composition with another guarantee of the same relation."""
+        if not isinstance(other, PrivacyGuarantee):
+            raise TypeError(f"Expected a PrivacyGuarantee, got {other!r}")
+        if other.relation != self.relation:
+            raise RelationMismatchError(
+                f"Cannot compose a guarantee for {self.relation.name} with one for "
+                f"{other.relation.name}"
+            )
+        counts: dict[_Component, int] = {}
+        for comp, k in self.components + other.components:
+            counts[comp] = counts.get(comp, 0) + k
+        return PrivacyGuarantee(
+            tuple(counts.items()), self.relation, self.tv_slack + other.tv_slack
+        )
+
+    def repeat(self, k: int) -> PrivacyGuarantee:
+        """Adaptive composition of ``k`` runs of this mechanism (k >= 1)."""
+        k = validation.positive_int("k", k)
+        return PrivacyGuarantee(
+            tuple((c, n * k) for c, n in self.components),
+            self.relation,
+            self.tv_slack * k,
+        )
+
+    def with_tv_slack(self, tau: float) -> PrivacyGuarantee:
+        """The guarantee of a sampler within total variation ``tau`` of this mechanism.
+
+        An exact (epsilon, delta)-DP mechanism sampled within TV ``tau`` (for every
+        dataset) is (epsilon, delta + (1 + e^epsilon) tau)-DP.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> g = PrivacyGuarantee.pure(1.0).with_tv_slack(1e-8)
+            >>> abs(g.delta(1.0) - (1 + math.e) * 1e-8) < 1e-15
+            True
+        """
+        t = validation.nonnegative("tau", tau)
+        return PrivacyGuarantee(self.components, self.relation, self.tv_slack + t)
+
+    # ----------------------------------------------------------------- accounting
+    def pure_epsilon(self) -> float:
+        """Sum of the components' pure epsilons (inf if any lacks one)."""
+        return float(sum(c.pure_epsilon() * k for c, k in self.components))
+
+    def zcdp_rho(self) -> float | None:
+        """Total zCDP parameter rho, or None if some component has no zCDP bound."""
+        total = 0.0
+        for c, k in self.components:
+            r = c.zcdp(self.relation)
+            if r is None:
+                return None
+            total += k * r
+        return total
+
+    def _rdp_curve(self) -> np.ndarray | None:
+        if "rdp" not in self._cache:
+            total = np.zeros(len(RDP_ORDERS))
+            for c, k in self.components:
+                curve = c.rdp(self.relation)
+                if curve is None:
+                    total = None
+                    break
+                total = total + k * curve
+            self._cache["rdp"] = total
+        return self._cache["rdp"]
+
+    def _pld(self) -> Any | None:
+        if "pld" not in self._cache:
+            width = sum(c.pld_width(k) for c, k in self.components)
+            interval = max(PLD_DISCRETIZATION, width / PLD_MAX_POINTS)
+            composed = None
+            for c, k in self.components:
+                pld = c.pld(self.relation, interval)
+                if pld is None:
+                    composed = None
+                    break
+                if k > 1:
+                    pld = pld.self_compose(k)
+                composed = pld if composed is None else composed.compose(pld)
+            self._cache["pld"] = composed
+        return self._cache["pld"]
+
+    def _exact_epsilons(self, delta: float) -> dict[str, float]:
+        """Epsilon of the exact mechanism (no TV slack) by every valid route."""
+        if not self.components:
+            return {"none": 0.0}
+        routes: dict[str, float] = {}
+        pure = self.pure_epsilon()
+        if math.isfinite(pure):
+            routes["pure"] = pure
+        if delta > 0:
+            curve = self._rdp_curve()
+            if curve is not None:
+                eps, _ = dp_rdp.rdp_privacy_accountant.compute_epsilon(
+                    RDP_ORDERS, curve, delta
+                )
+                routes["rdp"] = float(eps)
+            pld = self._pld()
+            if pld is not None:
+                routes["pld"] = float(pld.get_epsilon_for_delta(delta))
+            rho = self.zcdp_rho()
+            if rho is not None:
+                routes["zcdp"] = zcdp_to_epsilon(rho, delta)
+        return routes
+
+    def _exact_deltas(self, epsilon: float) -> dict[str, float]:
+        if not self.components:
+            return {"none": 0.0}
+        routes: dict[str, float] = {}
+        if self.pure_epsilon() <= epsilon:
+            routes["pure"] = 0.0
+        curve = self._rdp_curve()
+        if curve is not None:
+            d, _ = dp_rdp.rdp_privacy_accountant.compute_delta(
+                RDP_ORDERS, curve, epsilon
+            )
+            routes["rdp"] = float(d)
+        pld = self._pld()
+        if pld is not None:
+            routes["pld"] = float(pld.get_delta_for_epsilon(epsilon))
+        rho = self.zcdp_rho()
+        if rho is not None:
+            routes["zcdp"] = zcdp_to_delta(rho, epsilon)
+        return routes
+
+    def delta(self, epsilon: float) -> float:
+        """Smallest delta such that the guarantee is (epsilon, delta)-DP (valid routes).
+
+        Includes the TV slack: ``delta_exact(epsilon) + (1 + e^epsilon) tv_slack``.
+        """
+        eps = validation.nonnegative("epsilon", epsilon, allow_inf=True)
+        if math.isinf(eps):
+            return 0.0
+        routes = self._exact_deltas(eps)
+        exact = min(routes.values()) if routes else 1.0
+        return float(min(1.0, exact + (1.0 + math.exp(eps)) * self.tv_slack))
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest epsilon such that the guarantee is (epsilon, delta)-DP.
+
+        ``epsilon(0.0)`` is the pure epsilon where one holds and ``inf`` otherwise.
+        The minimum over the valid accounting routes is returned (see :meth:`report`).
+        With a TV slack ``tau`` the result is the smallest epsilon on a fine grid with
+        ``delta_exact(epsilon) + (1 + e^epsilon) tau <= delta``.
+        """
+        dlt = validation.probability("delta", delta)
+        if dlt >= 1.0:
+            raise ValueError(f"Expected delta={dlt!r} < 1")
+        if self.tv_slack == 0.0:
+            routes = self._exact_epsilons(dlt)
+            return float(min(routes.values())) if routes else math.inf
+        return self._epsilon_with_slack(dlt)
+
+    def _epsilon_with_slack(self, delta: float) -> float:
+        tau = self.tv_slack
+        if delta <= 2.0 * tau:  # even epsilon = 0 needs delta >= 2 tau
+            return math.inf
+        # Largest epsilon the slack allows: (1 + e^eps) tau < delta.
+        eps_cap = math.log(delta / tau - 1.0)
+
+        def slack_ok(eps: float) -> bool:
+            return self.delta(eps) <= delta
+
+        # Candidate from the exact mechanism at the delta left after a slack budget.
+        best = math.inf
+        for frac in (0.5, 0.9, 0.99):
+            d_exact = delta * frac
+            eps0 = min(self._exact_epsilons(d_exact).values(), default=math.inf)
+            if eps0 <= eps_cap and (1 + math.exp(eps0)) * tau <= delta - d_exact:
+                best = min(best, eps0)
+        if math.isinf(best):
+            if not slack_ok(eps_cap):
+                return math.inf
+            best = eps_cap
+        # Refine downward by bisection on the validity predicate.
+        lo = 0.0
+        if slack_ok(lo):
+            return 0.0
+        hi = best
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            if slack_ok(mid):
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo < 1e-9 * max(1.0, hi):
+                break
+        return float(hi)
+
+    def report(self, delta: float) -> dict[str, Any]:
+        """Every valid route's epsilon at ``delta``, the tightest, and the components.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> r = PrivacyGuarantee.exponential_mechanism(0.1).repeat(100).report(1e-5)
+            >>> r["tightest"]
+            'rdp'
+        """
+        dlt = validation.probability("delta", delta)
+        routes = self._exact_epsilons(dlt)
+        best = self.epsilon(dlt)
+        tightest = min(routes, key=routes.get) if routes else None
+        return {
+            "delta": dlt,
+            "epsilon": best,
+            "tightest": tightest if self.tv_slack == 0 else "tv_slack",
+            "routes": routes,
+            "tv_slack": self.tv_slack,
+            "relation": self.relation.name,
+            "components": [(c.describe(), k) for c, k in self.components],
+        }
+
+    def __repr__(self) -> str:
+        parts = ", ".join(
+            f"{c.describe()}" + (f" x{k}" if k > 1 else "") for c, k in self.components
+        )
+        slack = f", tv_slack={self.tv_slack:g}" if self.tv_slack else ""
+        return f"PrivacyGuarantee([{parts}], relation={self.relation.name}{slack})"

@@ -1,0 +1,32 @@
+"""`PrivateResult`: what every private algorithm in dpsample returns."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from dpsample.privacy.guarantee import PrivacyGuarantee
+
+__all__ = ["PrivateResult"]
+
+
+class PrivateResult(NamedTuple):
+    """A released value with the guarantee that covers it.
+
+    Attributes:
+        value: the released value (a point, an index, a pytree of arrays).
+        privacy: the :class:`PrivacyGuarantee` of the whole computation that produced
+            ``value`` (one released value, one guarantee).
+        info: public facts about the run (parameters, noise scales, counts, which
+            theorem set them). Never values computed from the private data unless they
+            are themselves covered by ``privacy`` or labelled non-private.
+
+    Examples:
+        >>> from dpsample.privacy import PrivacyGuarantee, PrivateResult
+        >>> r = PrivateResult(3, PrivacyGuarantee.pure(1.0), {"net_size": 10})
+        >>> r.privacy.epsilon(0.0)
+        1.0
+    """
+
+    value: Any
+    privacy: PrivacyGuarantee
+    info: dict[str, Any]
