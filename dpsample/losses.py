@@ -1,0 +1,439 @@
+"""Per-example losses used by the seeds, each with its derived public constants.
+
+Every factory returns a :class:`Loss`: ``loss_fn(x, example)`` (``example`` a dict with
+feature vector ``"x"`` of shape ``(p,)`` and scalar label ``"y"``; the parameter ``x``
+has dimension ``p``) and ``constants(...)`` giving the Lipschitz constant ``G``, the
+smoothness ``M``, the Hessian-Lipschitz constant ``rho`` and the range ``B`` that hold
+under public assumptions on the data:
+
+* ``||a|| <= feature_bound`` for every feature vector ``a`` (row normalisation gives 1);
+* labels ``y in {-1, +1}`` (classification) or ``|y| <= label_bound`` (regression);
+* the parameter lies in ``{||x|| <= radius}`` (for a ball with centre ``c`` and radius
+  ``R`` use ``radius = ||c|| + R``, i.e. :attr:`dpsample.domains.Ball.max_norm`).
+
+All losses are linear-model losses ``l(x; a, y) = phi(<a, x>, y) (+ r(x))``, so
+``grad = phi' a``, ``hess = phi'' a a^T`` and the constants are
+``G = F max|phi'|``, ``M = F^2 max|phi''|``, ``rho = F^3 max|phi'''|`` with
+``F = feature_bound``, plus the contribution of the data-independent regulariser.
+``oscillation`` is the tighter bound on ``osc_K(f(., z) - f(., z'))``: the regulariser
+cancels in that difference, so it is twice the range of the data term.
+
+Constants that need an assumption that was not given (e.g. ``radius=None`` for a loss
+whose range grows with ``||x||``) are returned as ``None`` (no finite bound).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from dpsample._src import validation
+from dpsample.types import Array
+
+__all__ = [
+    "Loss",
+    "LossConstants",
+    "logistic_nonconvex",
+    "sigmoid",
+    "tukey_biweight",
+    "welsch",
+    "linear",
+    "squared",
+]
+
+_SQRT3 = math.sqrt(3.0)
+# max |d/dw 2w/(1+w^2)^2| ... constants of phi(w) = w^2/(1+w^2):
+_REG_GRAD_MAX = 3.0 * _SQRT3 / 8.0  # max |phi'|, at w = 1/sqrt(3)
+_REG_HESS_MAX = 2.0  # phi'' in [-1/2, 2]
+_W3 = math.sqrt(1.0 - 2.0 / math.sqrt(5.0))  # root of 1 - 10 w^2 + 5 w^4
+_REG_THIRD_MAX = 24.0 * _W3 * (1.0 - _W3**2) / (1.0 + _W3**2) ** 4  # ~4.6686
+_SIGMOID_D2_MAX = 1.0 / (6.0 * _SQRT3)  # max |s(1-s)(1-2s)| ~ 0.0962
+_V_WELSCH = math.sqrt(3.0 - math.sqrt(6.0))
+_WELSCH_D3_MAX = (
+    _V_WELSCH * (3.0 - _V_WELSCH**2) * math.exp(-(_V_WELSCH**2) / 2.0)
+)  # ~1.3803
+
+
+class LossConstants(NamedTuple):
+    """Declared public constants of a per-example loss (``None``: no finite bound).
+
+    Field names match the keyword arguments of :class:`dpsample.problem.Problem`, so
+    ``Problem(loss.loss_fn, data, domain, **consts._asdict())`` works.
+    """
+
+    lipschitz: float | None
+    smoothness: float | None
+    hessian_lipschitz: float | None
+    loss_range: float | None
+    oscillation: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Loss:
+    """A per-example loss together with the derivation of its constants.
+
+    Attributes:
+        name: Short name.
+        loss_fn: ``loss_fn(x, example) -> scalar``; ``example = {"x": a, "y": y}``.
+        constants_fn: Function of ``(feature_bound, radius, label_bound, dim)``
+            returning :class:`LossConstants`; use :meth:`constants`.
+    """
+
+    name: str
+    loss_fn: Callable[[Array, Any], Array]
+    constants_fn: Callable[..., LossConstants] = dataclasses.field(repr=False)
+
+    def __call__(self, x: Array, example: Any) -> Array:
+        """Evaluate ``loss_fn(x, example)``."""
+        return self.loss_fn(x, example)
+
+    def constants(
+        self,
+        *,
+        feature_bound: float = 1.0,
+        radius: float | None = None,
+        label_bound: float = 1.0,
+        dim: int | None = None,
+    ) -> LossConstants:
+        """Constants of the loss under the stated public assumptions.
+
+        Args:
+            feature_bound: ``F`` with ``||a|| <= F`` for every example.
+            radius: Bound on ``||x||`` over the domain (``None``: unbounded).
+            label_bound: ``|y| <= label_bound`` (regression losses only).
+            dim: Parameter dimension (tightens some regulariser bounds).
+
+        Returns:
+            The :class:`LossConstants`.
+        """
+        feature_bound = validation.positive("feature_bound", feature_bound)
+        label_bound = validation.nonnegative("label_bound", label_bound)
+        if radius is not None:
+            radius = validation.positive("radius", radius)
+        if dim is not None:
+            dim = validation.positive_int("dim", dim)
+        return self.constants_fn(feature_bound, radius, label_bound, dim)
+
+
+def _margin(x: Array, example: Any) -> Array:
+    return example["y"] * jnp.dot(example["x"], x)
+
+
+def _residual(x: Array, example: Any) -> Array:
+    return example["y"] - jnp.dot(example["x"], x)
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+def logistic_nonconvex(reg: float = 1e-3) -> Loss:
+    r"""Logistic loss plus the non-convex regulariser of seed 001 (its Problem A).
+
+    .. math::
+        f(x; a, y) = \log(1 + e^{-y \langle a, x \rangle})
+            + \lambda \sum_j \frac{x_j^2}{1 + x_j^2}.
+
+    The regulariser is data-independent; adding it to every example adds it once to
+    the empirical risk.
+
+    Derivation (``F = feature_bound``, ``R = radius``, ``z = y <a, x>``,
+    ``ell(z) = log(1 + e^{-z})``, ``phi(w) = w^2/(1+w^2)``):
+
+    * data term: ``|ell'| = s(-z) <= 1`` so ``G = F``; ``ell'' = s(1-s) <= 1/4`` so
+      ``M = F^2/4``; ``|ell'''| = |s(1-s)(1-2s)| <= 1/(6 sqrt 3)`` so
+      ``rho = F^3/(6 sqrt 3)``. On the ball ``|z| <= F R``, so ``ell`` lies in
+      ``[log(1+e^{-FR}), log(1+e^{FR})]``, an interval of length exactly ``F R``.
+    * regulariser: ``phi'(w) = 2w/(1+w^2)^2``, ``|phi'| <= 3 sqrt(3)/8`` (at
+      ``w = 1/sqrt 3``) and ``|phi'(w)| <= 2|w|``, so
+      ``||grad r|| <= lambda min(2R, 3 sqrt(3)/8 sqrt(d))``;
+      ``phi'' = 2(1-3w^2)/(1+w^2)^3 in [-1/2, 2]`` (diagonal Hessian) gives
+      ``2 lambda``; ``phi''' = -24 w (1-w^2)/(1+w^2)^4``, maximal in absolute value
+      ``~4.6686`` at ``w^2 = 1 - 2/sqrt 5``; range
+      ``0 <= r <= lambda min(R^2, R^2/(1 + R^2/d))`` (concavity of ``phi`` in ``w^2``).
+
+    Args:
+        reg: ``lambda >= 0`` (seed 001 uses ``1e-3``).
+
+    Returns:
+        The :class:`Loss`.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import dpsample
+        >>> from dpsample.losses import logistic_nonconvex
+        >>> loss = logistic_nonconvex(reg=1e-3)
+        >>> ex = {"x": jnp.array([1.0, 0.0]), "y": jnp.array(1.0)}
+        >>> round(float(loss.loss_fn(jnp.zeros(2), ex)), 6)  # log 2
+        0.693147
+        >>> c = loss.constants(radius=1.0)
+        >>> c.lipschitz, c.smoothness
+        (1.002, 0.252)
+    """
+    lam = validation.nonnegative("reg", reg)
+
+    def loss_fn(x: Array, example: Any) -> Array:
+        data = jax.nn.softplus(-_margin(x, example))
+        return data + lam * jnp.sum(x**2 / (1.0 + x**2))
+
+    def constants_fn(f, radius, label_bound, dim):
+        del label_bound
+        reg_g = []
+        if radius is not None:
+            reg_g.append(2.0 * radius)
+        if dim is not None:
+            reg_g.append(_REG_GRAD_MAX * math.sqrt(dim))
+        g = f + lam * min(reg_g) if reg_g else (f if lam == 0 else None)
+        data_range = None if radius is None else f * radius
+        if radius is None:
+            reg_range = 0.0 if lam == 0 else (lam * dim if dim is not None else None)
+        else:
+            cap = radius**2 if dim is None else radius**2 / (1.0 + radius**2 / dim)
+            reg_range = lam * cap
+        return LossConstants(
+            lipschitz=g,
+            smoothness=f**2 / 4.0 + _REG_HESS_MAX * lam,
+            hessian_lipschitz=f**3 * _SIGMOID_D2_MAX + _REG_THIRD_MAX * lam,
+            loss_range=_add(data_range, reg_range),
+            oscillation=None if data_range is None else 2.0 * data_range,
+        )
+
+    return Loss("logistic_nonconvex", loss_fn, constants_fn)
+
+
+def sigmoid(reg: float = 0.0) -> Loss:
+    r"""Sigmoid loss (seed 001, Problem B) with the sign fixed, plus ``reg/2 ||x||^2``.
+
+    .. math::
+        f(x; a, y) = \frac{1}{1 + e^{y \langle a, x \rangle}}
+            + \frac{\lambda}{2} \|x\|^2.
+
+    The seed prints ``exp(-y <a, x>)``, which rewards misclassification; spec 001 fixes
+    the sign to ``exp(+y <a, x>)`` (decreasing in the margin), as implemented here.
+
+    Derivation (``F = feature_bound``, ``ell(z) = 1 - s(z)`` with ``s`` the logistic
+    function): ``|ell'| = s(1-s) <= 1/4`` so ``G = F/4``;
+    ``|ell''| = |s(1-s)(1-2s)| <= 1/(6 sqrt 3)`` so ``M = F^2/(6 sqrt 3)``;
+    ``|ell'''| = |s(1-s)(1 - 6s + 6s^2)| <= 1/8`` (at ``z = 0``) so ``rho = F^3/8``.
+    The loss lies in ``(0, 1)``, so ``B = 1``; on ``|z| <= F R`` it lies in
+    ``[s(-FR), s(FR)]`` of length ``tanh(F R / 2)``. The L2 term adds ``lambda R`` to
+    ``G``, ``lambda`` to ``M`` and ``lambda R^2 / 2`` to ``B``.
+
+    Args:
+        reg: ``lambda >= 0`` (seed 001 uses ``1e-3``; default none).
+
+    Returns:
+        The :class:`Loss`.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import dpsample
+        >>> from dpsample.losses import sigmoid
+        >>> loss = sigmoid()
+        >>> ex = {"x": jnp.array([1.0, 0.0]), "y": jnp.array(1.0)}
+        >>> float(loss.loss_fn(jnp.zeros(2), ex))
+        0.5
+        >>> loss.constants().lipschitz, loss.constants().loss_range
+        (0.25, 1.0)
+    """
+    lam = validation.nonnegative("reg", reg)
+
+    def loss_fn(x: Array, example: Any) -> Array:
+        data = jax.nn.sigmoid(-_margin(x, example))
+        return data + 0.5 * lam * jnp.sum(x**2)
+
+    def constants_fn(f, radius, label_bound, dim):
+        del label_bound, dim
+        data_range = 1.0 if radius is None else math.tanh(f * radius / 2.0)
+        if lam == 0:
+            reg_g, reg_range = 0.0, 0.0
+        elif radius is None:
+            reg_g, reg_range = None, None
+        else:
+            reg_g, reg_range = lam * radius, 0.5 * lam * radius**2
+        return LossConstants(
+            lipschitz=_add(f / 4.0, reg_g),
+            smoothness=f**2 * _SIGMOID_D2_MAX + lam,
+            hessian_lipschitz=f**3 / 8.0,
+            loss_range=_add(data_range, reg_range),
+            oscillation=2.0 * data_range,
+        )
+
+    return Loss("sigmoid", loss_fn, constants_fn)
+
+
+def tukey_biweight(c: float = 4.685) -> Loss:
+    r"""Tukey's biweight (bisquare) loss on the residual ``r = y - <a, x>``.
+
+    .. math::
+        f = \frac{c^2}{6}\Big(1 - \big(1 - (r/c)^2\big)^3\Big)
+        \text{ if } |r| \le c, \quad \frac{c^2}{6} \text{ otherwise}.
+
+    Bounded and non-convex; the constants do not depend on the labels or the domain.
+    Derivation with ``psi = f'(r) = r (1 - (r/c)^2)^2`` on ``|r| <= c`` (0 outside),
+    ``u = (r/c)^2``: ``max|psi| = 16 c / (25 sqrt 5)`` at ``u = 1/5``, so
+    ``G = 16 c F / (25 sqrt 5)``; ``psi' = (1-u)(1-5u) in [-4/5, 1]`` so ``M = F^2``;
+    ``psi'' = -12 r/c^2 + 20 r^3/c^4`` has ``|psi''| <= 8/c`` (at ``|r| = c``;
+    ``psi'`` is continuous there) so ``rho = 8 F^3 / c``; ``f in [0, c^2/6]`` so
+    ``B = c^2/6``.
+
+    Args:
+        c: Tuning constant ``c > 0`` (4.685 gives 95% Gaussian efficiency).
+
+    Returns:
+        The :class:`Loss`.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import dpsample
+        >>> from dpsample.losses import tukey_biweight
+        >>> loss = tukey_biweight(c=1.0)
+        >>> ex = {"x": jnp.array([1.0]), "y": jnp.array(5.0)}
+        >>> round(float(loss.loss_fn(jnp.zeros(1), ex)), 6)  # saturated: c^2/6
+        0.166667
+    """
+    c = validation.positive("c", c)
+
+    def loss_fn(x: Array, example: Any) -> Array:
+        u = jnp.minimum((_residual(x, example) / c) ** 2, 1.0)
+        return (c**2 / 6.0) * (1.0 - (1.0 - u) ** 3)
+
+    def constants_fn(f, radius, label_bound, dim):
+        del radius, label_bound, dim
+        b = c**2 / 6.0
+        return LossConstants(
+            lipschitz=16.0 * c * f / (25.0 * math.sqrt(5.0)),
+            smoothness=f**2,
+            hessian_lipschitz=8.0 * f**3 / c,
+            loss_range=b,
+            oscillation=2.0 * b,
+        )
+
+    return Loss("tukey_biweight", loss_fn, constants_fn)
+
+
+def welsch(scale: float = 1.0) -> Loss:
+    r"""Welsch (Leclerc / correntropy) loss, a smoothly saturating ramp on the residual.
+
+    .. math:: f = \frac{s^2}{2}\big(1 - e^{-r^2 / (2 s^2)}\big),
+        \qquad r = y - \langle a, x \rangle.
+
+    Bounded, smooth and non-convex (it is quadratic near 0 and flattens beyond
+    ``|r| ~ s``). Derivation with ``v = r/s``: ``psi = f' = r e^{-v^2/2}``,
+    ``max|psi| = s e^{-1/2}`` (at ``|v| = 1``) so ``G = F s e^{-1/2}``;
+    ``psi' = (1 - v^2) e^{-v^2/2} in [-2 e^{-3/2}, 1]`` so ``M = F^2``;
+    ``psi'' = (v/s)(v^2 - 3) e^{-v^2/2}``, maximal in absolute value at
+    ``v^2 = 3 - sqrt 6`` (value ``~1.3803 / s``) so ``rho = 1.3803 F^3 / s``;
+    ``f in [0, s^2/2)`` so ``B = s^2/2``.
+
+    Args:
+        scale: ``s > 0``.
+
+    Returns:
+        The :class:`Loss`.
+
+    Examples:
+        >>> import dpsample
+        >>> from dpsample.losses import welsch
+        >>> welsch(2.0).constants().loss_range
+        2.0
+    """
+    s = validation.positive("scale", scale)
+
+    def loss_fn(x: Array, example: Any) -> Array:
+        r = _residual(x, example)
+        return 0.5 * s**2 * -jnp.expm1(-0.5 * (r / s) ** 2)
+
+    def constants_fn(f, radius, label_bound, dim):
+        del radius, label_bound, dim
+        b = 0.5 * s**2
+        return LossConstants(
+            lipschitz=f * s * math.exp(-0.5),
+            smoothness=f**2,
+            hessian_lipschitz=_WELSCH_D3_MAX * f**3 / s,
+            loss_range=b,
+            oscillation=2.0 * b,
+        )
+
+    return Loss("welsch", loss_fn, constants_fn)
+
+
+def linear() -> Loss:
+    """The linear loss ``f(x; a, y) = -y <a, x>`` (worst-case audits, benchmarks).
+
+    Derivation (labels ``y in {-1, +1}``, or ``|y| <= label_bound`` in general):
+    ``grad = -y a`` so ``G = F label_bound``; ``M = rho = 0``; on ``||x|| <= R`` the
+    loss lies in ``[-F R, F R]`` (times ``label_bound``), so ``B = 2 R F label_bound``
+    and the oscillation bound is ``2 B``.
+
+    Returns:
+        The :class:`Loss`.
+
+    Examples:
+        >>> import dpsample
+        >>> from dpsample.losses import linear
+        >>> c = linear().constants(radius=1.0)
+        >>> c.lipschitz, c.loss_range
+        (1.0, 2.0)
+    """
+
+    def loss_fn(x: Array, example: Any) -> Array:
+        return -_margin(x, example)
+
+    def constants_fn(f, radius, label_bound, dim):
+        del dim
+        b = None if radius is None else 2.0 * radius * f * label_bound
+        return LossConstants(
+            lipschitz=f * label_bound,
+            smoothness=0.0,
+            hessian_lipschitz=0.0,
+            loss_range=b,
+            oscillation=None if b is None else 2.0 * b,
+        )
+
+    return Loss("linear", loss_fn, constants_fn)
+
+
+def squared() -> Loss:
+    """Least squares ``f(x; a, y) = (y - <a, x>)^2 / 2`` (convex; a reference loss).
+
+    Derivation (``|y| <= Y = label_bound``, ``||x|| <= R``): ``|r| <= Y + F R`` so
+    ``G = F (Y + F R)``; ``hess = a a^T`` so ``M = F^2`` and ``rho = 0``;
+    ``f in [0, (Y + F R)^2 / 2]`` so ``B = (Y + F R)^2 / 2``. ``G`` and ``B`` need a
+    radius.
+
+    Returns:
+        The :class:`Loss`.
+
+    Examples:
+        >>> import dpsample
+        >>> from dpsample.losses import squared
+        >>> c = squared().constants(radius=1.0, label_bound=1.0)
+        >>> c.lipschitz, c.smoothness, c.loss_range
+        (2.0, 1.0, 2.0)
+    """
+
+    def loss_fn(x: Array, example: Any) -> Array:
+        return 0.5 * _residual(x, example) ** 2
+
+    def constants_fn(f, radius, label_bound, dim):
+        del dim
+        if radius is None:
+            g = b = None
+        else:
+            r_max = label_bound + f * radius
+            g, b = f * r_max, 0.5 * r_max**2
+        return LossConstants(
+            lipschitz=g,
+            smoothness=f**2,
+            hessian_lipschitz=0.0,
+            loss_range=b,
+            oscillation=None if b is None else 2.0 * b,
+        )
+
+    return Loss("squared", loss_fn, constants_fn)
