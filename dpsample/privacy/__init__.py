@@ -1,5 +1,6 @@
 """Privacy core: guarantees, results, the budget ledger, calibration and audits."""
 
+from dpsample.privacy.audit import AuditResult, audit, clopper_pearson
 from dpsample.privacy.calibrate import CalibrationError, calibrate_noise
 from dpsample.privacy.guarantee import (
     NeighboringRelation,
@@ -20,6 +21,9 @@ exponential_mechanism = PrivacyGuarantee.exponential_mechanism
 from_event = PrivacyGuarantee.from_event
 
 __all__ = [
+    "AuditResult",
+    "audit",
+    "clopper_pearson",
     "BudgetLedger",
     "CalibrationError",
     "NeighboringRelation",
