@@ -10,4 +10,32 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
+from dpsample import (  # noqa: E402
+    bounds,
+    datasets,
+    errors,
+    losses,
+    mechanisms,
+    nets,
+    privacy,
+)
+from dpsample.domains import Ball, Unconstrained  # noqa: E402
+from dpsample.privacy import PrivacyGuarantee, PrivateResult  # noqa: E402
+from dpsample.problem import Problem  # noqa: E402
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "Ball",
+    "PrivacyGuarantee",
+    "PrivateResult",
+    "Problem",
+    "Unconstrained",
+    "bounds",
+    "datasets",
+    "errors",
+    "losses",
+    "mechanisms",
+    "nets",
+    "privacy",
+]
