@@ -22,6 +22,8 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 -m "not slow"
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet "torch==2.13.0" || true
+	$(PY) -m pip install --quiet -e ".[bench]" || echo "bench extra unavailable: Opacus rows will be skipped"
 	$(PY) benchmarks/run_all.py
 
 lint: $(STAMP)
