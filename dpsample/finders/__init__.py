@@ -1,0 +1,45 @@
+"""Private stationary-point finders (seeds 000, 001, 002, 003).
+
+Gradient oracles, DP-SGD (with and without clipping, and as an optax transform),
+DP-SPIDER, the drift-controlled Stochastic Spider with AboveThreshold SOSP selection,
+DP trust region (DP-TR, DP-STR), and stationarity measurement.
+"""
+
+from dpsample.finders import (
+    oracles,
+    stationarity,
+    tr_subproblem,
+    trust_region,
+)
+from dpsample.finders.dp_sgd import dp_sgd, dp_sgd_guarantee, dp_sgd_transform
+from dpsample.finders.dp_spider import dp_spider
+from dpsample.finders.spider_sosp import (
+    SpiderPlan,
+    plan_spider,
+    spider_sosp,
+    stochastic_spider,
+)
+from dpsample.finders.tr_subproblem import TRSubproblemSolution, solve_tr_subproblem
+from dpsample.finders.trust_region import (
+    dp_stochastic_trust_region,
+    dp_trust_region,
+)
+
+__all__ = [
+    "SpiderPlan",
+    "TRSubproblemSolution",
+    "dp_sgd",
+    "dp_sgd_guarantee",
+    "dp_sgd_transform",
+    "dp_spider",
+    "dp_stochastic_trust_region",
+    "dp_trust_region",
+    "oracles",
+    "plan_spider",
+    "solve_tr_subproblem",
+    "spider_sosp",
+    "stationarity",
+    "stochastic_spider",
+    "tr_subproblem",
+    "trust_region",
+]

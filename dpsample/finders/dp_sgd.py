@@ -1,0 +1,584 @@
+r"""DP-SGD with clipping (Abadi et al.) and without clipping (seed 002, Algorithm 2).
+
+One step of both variants is
+
+.. math::
+    x_{t+1} = \Pi_K\Big(x_t - \eta\Big(\frac1b \sum_{i \in S_t} g_i(x_t)
+    + \xi_t\Big)\Big), \qquad \xi_t \sim \mathcal N(0, \Delta^2 I_d),
+
+with ``g_i = clip_C(grad f(x_t, z_i))`` (**clipped**, Abadi et al. 2016, seed 002
+Algorithm 1) or ``g_i = grad f(x_t, z_i)`` (**no clipping**, seed 002 Algorithm 2: one
+backward pass of the weighted minibatch loss, no per-example gradients). ``Pi_K`` is the
+projection onto a :class:`~dpsample.domains.Ball` domain (identity when unconstrained;
+post-processing, it keeps the iterates where the declared constants hold). The noise
+std is ``Delta = z * 2C / b`` (replace-one sensitivity of the mean, see
+:mod:`dpsample.finders.oracles`), and ``z`` is the smallest noise multiplier for which
+the accountant certifies the target for **exactly the schedule that runs**: ``T``
+releases of the first-kind oracle with the chosen sampling scheme (default Poisson with
+a fixed padded buffer, accounted by dp_accounting's truncated-Poisson subsampled
+Gaussian PLD for ``REPLACE_ONE``).
+
+The gradient-bound event of seed 002 (no clipping). Theorem 3.3 is conditional on the
+event ``E`` that every per-example gradient along the trajectory is at most ``C``, for
+the data and every neighbour; here ``C`` is the declared Lipschitz bound ``G``, and
+``gradient_bound_failure = P[not E]`` (``delta_E``) is a public input: 0 when ``G`` is a
+worst-case declaration over the domain (the iterates are projected onto a ball domain),
+or a Lemma 3.2-style failure probability. Off ``E`` there is no guarantee, and the
+coupling argument of spec 002 §3.4.2 gives ``(epsilon, delta_acc + (1 + e^epsilon)
+delta_E)``; this is exactly a TV slack ``delta_E`` on the accounted mechanism
+(:meth:`~dpsample.privacy.PrivacyGuarantee.with_tv_slack`). **Correction of the
+paper:** seed 002 claims ``(epsilon, 2 delta)`` (Theorem 3.3), which is too small by
+the factor ``e^epsilon`` on the event term; the accountant's ``delta_acc`` is set to
+``delta - (1 + e^epsilon) delta_E``. Theorem 3.3's ``c_2 C sqrt(T log(1/delta)) / (n
+epsilon)`` has unspecified constants and is not used (a numerical accountant replaces
+it, spec 002 §3.5); the "guarded" mode of the spec is ``clip_norm=G``.
+
+Defaults (when an argument is ``None``), from declared public constants and a public
+initial-gap bound ``f_max`` (``initial_gap``, default the declared ``loss_range``; never
+measured on the data):
+
+* ``learning_rate`` ``eta = 1 / (2 M)`` (Lemma B.2 needs ``eta < 1/M``; Sec. 3.2's
+  ``min(1, alpha^2/sigma~^2)/(2L)`` with the first branch);
+* ``batch_size`` ``b = ceil(sqrt(d log(1/delta) / epsilon))`` clipped to ``[1, n]``
+  (Abadi's lot-size condition as corrected in spec 003 A8);
+* ``num_steps`` ``T = ceil(64 f_max / (eta alpha^2))`` (Theorem 3.4) at the
+  privacy-limited target ``alpha^2 = 8 C sqrt((2d+1) M f_max log(1/delta)) / (n
+  epsilon)`` (spec 002 §4.3 with the unspecified ``c_2 = c_eta = 1``), capped at
+  :data:`MAX_DEFAULT_STEPS`.
+
+With these defaults Theorem 3.4 asserts that at least half of the visited iterates are
+``alpha``-SOSPs (w.h.p., up to its unspecified constants), so ``output="random"`` (the
+default) returns an ``alpha``-SOSP with probability about 1/2 or more.
+
+References:
+    Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar, Zhang, *Deep Learning with
+    Differential Privacy*, CCS 2016.
+    Avdiukhin, Dinitz, Fan, Yaroslavtsev, *Noise is All You Need: Private
+    Second-Order Convergence of Noisy SGD*, 2024 (seed 002).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import dp_accounting
+import jax
+import jax.numpy as jnp
+import optax
+
+from dpsample._src import validation
+from dpsample.domains import Ball
+from dpsample.errors import MissingConstantError
+from dpsample.finders import _common
+from dpsample.finders.oracles import FirstKindOracle, first_kind
+from dpsample.privacy import PrivacyGuarantee, PrivateResult
+from dpsample.problem import Problem
+from dpsample.types import Array, ArrayLike, PRNGKey
+
+__all__ = [
+    "MAX_DEFAULT_STEPS",
+    "DPSGDState",
+    "dp_sgd",
+    "dp_sgd_transform",
+    "dp_sgd_guarantee",
+]
+
+#: Cap on the theorem-mode default number of steps.
+MAX_DEFAULT_STEPS = 20_000
+
+REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
+_OUTPUTS = ("random", "last")
+
+
+def _project_fn(problem: Problem, project: bool):
+    if project and isinstance(problem.domain, Ball):
+        return problem.domain.project
+    return lambda x: x
+
+
+def _sgd_iterates(
+    rng_key: PRNGKey,
+    oracle: FirstKindOracle,
+    x0: Array,
+    *,
+    num_steps: int,
+    learning_rate: float,
+    project: bool = True,
+) -> Array:
+    """Iterates ``x_1..x_T`` of noisy SGD driven by ``oracle`` (no accounting here)."""
+    proj = _project_fn(oracle.problem, project)
+
+    def step(x, key):
+        x_new = proj(x - learning_rate * oracle.estimate_fn(key, x))
+        return x_new, x_new
+
+    _, xs = jax.lax.scan(step, x0, jax.random.split(rng_key, num_steps))
+    return xs
+
+
+def _defaults(
+    problem: Problem,
+    epsilon: float,
+    delta: float,
+    contribution: float,
+    num_steps: int | None,
+    batch_size: int | None,
+    learning_rate: float | None,
+    initial_gap: float | None,
+    sampling: str,
+) -> tuple[int, int | None, float, dict[str, str]]:
+    sources: dict[str, str] = {}
+    n, d = problem.n, problem.dim
+    if learning_rate is None:
+        m = validation.require_constant(
+            "smoothness",
+            problem.smoothness,
+            needed_for="the default DP-SGD learning rate 1/(2M)",
+        )
+        learning_rate = 0.5 / m
+        sources["learning_rate"] = "seed 002 Lemma B.2 / Sec. 3.2: 1/(2M)"
+    else:
+        learning_rate = validation.positive("learning_rate", learning_rate)
+        sources["learning_rate"] = "user"
+    if sampling == "full_batch":
+        if batch_size is not None and int(batch_size) != n:
+            raise ValueError(
+                f"full_batch uses all n={n} examples; got batch_size={batch_size}"
+            )
+        batch_size = n
+        sources["batch_size"] = "full batch"
+    elif batch_size is None:
+        b = math.ceil(math.sqrt(d * math.log(1.0 / delta) / epsilon))
+        batch_size = max(1, min(n, b))
+        sources["batch_size"] = (
+            "Abadi lot size sqrt(d log(1/delta)/epsilon) (spec 003 A8)"
+        )
+    else:
+        batch_size = _common.check_batch_size(problem, batch_size)
+        sources["batch_size"] = "user"
+    if num_steps is None:
+        m = validation.require_constant(
+            "smoothness",
+            problem.smoothness,
+            needed_for="the default number of DP-SGD steps (or pass num_steps)",
+        )
+        if initial_gap is None:
+            if problem.loss_range is None:
+                raise MissingConstantError(
+                    "the default number of DP-SGD steps needs a public initial-gap "
+                    "bound f_max >= F(x0) - F*: pass initial_gap=... or declare "
+                    "loss_range=... on the Problem (never measure it on the data)"
+                )
+            f_max = problem.loss_range
+            sources["initial_gap"] = "declared loss_range"
+        else:
+            f_max = validation.positive("initial_gap", initial_gap)
+            sources["initial_gap"] = "user"
+        alpha_sq = (
+            8.0
+            * contribution
+            * math.sqrt((2 * d + 1) * m * f_max * math.log(1.0 / delta))
+            / (n * epsilon)
+        )
+        t = math.ceil(64.0 * f_max / (learning_rate * alpha_sq))
+        num_steps = max(1, min(MAX_DEFAULT_STEPS, t))
+        sources["num_steps"] = (
+            "seed 002 Thm 3.4 T = 64 f_max/(eta alpha^2), alpha from §4.3 with "
+            f"c2 = c_eta = 1 (alpha = {math.sqrt(alpha_sq):.4g})"
+            + (f", capped at {MAX_DEFAULT_STEPS}" if t > MAX_DEFAULT_STEPS else "")
+        )
+    else:
+        num_steps = validation.positive_int("num_steps", num_steps)
+        sources["num_steps"] = "user"
+    return num_steps, batch_size, learning_rate, sources
+
+
+def dp_sgd(
+    rng_key: PRNGKey,
+    problem: Problem,
+    *,
+    epsilon: float,
+    delta: float,
+    x0: ArrayLike,
+    num_steps: int | None = None,
+    batch_size: int | None = None,
+    learning_rate: float | None = None,
+    clip_norm: float | None = None,
+    sampling: str = "poisson",
+    max_batch_size: int | None = None,
+    initial_gap: float | None = None,
+    gradient_bound_failure: float = 0.0,
+    output: str = "random",
+    project: bool = True,
+    return_iterates: bool = False,
+) -> PrivateResult:
+    r"""Differentially private (projected) SGD, noise calibrated to (epsilon, delta).
+
+    See the module docstring for the update, the two modes and the defaults.
+
+    Args:
+        rng_key: A JAX PRNG key (split internally, never reused).
+        problem: The :class:`~dpsample.problem.Problem`.
+        epsilon: Target epsilon ``> 0``.
+        delta: Target delta in ``(0, 1)`` (the whole release, event term included).
+        x0: Public starting point, shape ``(d,)``.
+        num_steps: ``T`` (default: Theorem 3.4, see the module docstring).
+        batch_size: ``b`` (expected size for Poisson; default Abadi's lot size).
+        learning_rate: ``eta`` (default ``1/(2M)``).
+        clip_norm: Per-example clipping norm ``C`` (Abadi); ``None`` selects seed 002's
+            no-clipping mode with ``C = G`` (declared ``lipschitz``).
+        sampling: ``"poisson"`` (default), ``"without_replacement"`` or
+            ``"full_batch"``.
+        max_batch_size: Poisson padded size (default: overflow probability
+            ``<= 1e-12``; truncation is accounted in every case).
+        initial_gap: Public bound ``f_max >= F(x0) - F*`` (default ``loss_range``).
+        gradient_bound_failure: ``delta_E``, the probability that some per-example
+            gradient along the run exceeds ``C`` (no-clipping mode only).
+        output: ``"random"`` (uniform over ``x_1..x_T``, Theorem 3.4) or ``"last"``.
+        project: Project onto a ball domain after each step.
+        return_iterates: Put all iterates in ``info["iterates"]`` (covered by the same
+            guarantee: every iterate is post-processing of the noisy gradients).
+
+    Returns:
+        :class:`~dpsample.privacy.PrivateResult` with the released point, its
+        guarantee and ``info`` (noise multiplier and std, schedule, oracle counts,
+        parameter sources, and optionally the iterates).
+
+    Raises:
+        ValueError: Bad privacy parameters, ``x0``, batch size, ``T < 1``, sampling or
+            output (before any private computation).
+        MissingConstantError: No ``clip_norm`` and no declared ``lipschitz``; or a
+            default needs ``smoothness`` / an initial gap that is not available.
+
+    Privacy:
+        Replace-one neighbours. Per-example contribution ``C`` (clip norm, or declared
+        ``G`` conditional on the gradient-bound event), sensitivity of each noisy mean
+        ``2C/b``; ``T`` adaptive releases composed by dp_accounting (PLD for Poisson,
+        RDP for sampling without replacement, both for the full batch), plus a TV slack
+        ``delta_E`` in the no-clipping mode. The returned guarantee meets ``(epsilon,
+        delta)`` and covers every iterate.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp, dpsample
+        >>> from dpsample.finders import dp_sgd
+        >>> data = {"z": jnp.linspace(-1.0, 1.0, 8)[:, None]}
+        >>> prob = dpsample.Problem(lambda x, z: 0.5 * jnp.sum((x - z["z"]) ** 2),
+        ...     data, dpsample.Ball(2.0, dim=1), lipschitz=3.0, smoothness=1.0,
+        ...     loss_range=4.5)
+        >>> res = dp_sgd(jax.random.key(0), prob, epsilon=2.0, delta=1e-5,
+        ...              x0=jnp.zeros(1), num_steps=5, batch_size=4)
+        >>> res.value.shape, res.privacy.epsilon(1e-5) <= 2.0
+        ((1,), True)
+        >>> res.info["mode"], res.info["sampling"]
+        ('no_clipping', 'poisson')
+
+    References:
+        Abadi et al., CCS 2016; Avdiukhin et al. 2024 (seed 002), Theorems 3.3-3.5.
+    """
+    # ---- eager validation, before any private computation
+    rng_key = _common.check_key(rng_key)
+    problem = _common.check_problem(problem)
+    epsilon, delta = _common.check_privacy(epsilon, delta)
+    x0 = _common.check_point(problem, x0, "x0")
+    if sampling not in ("poisson", "without_replacement", "full_batch"):
+        raise ValueError(
+            "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), "
+            f"got {sampling!r}"
+        )
+    if output not in _OUTPUTS:
+        raise ValueError(f"Expected output in {_OUTPUTS}, got {output!r}")
+    delta_e = validation.probability("gradient_bound_failure", gradient_bound_failure)
+    if clip_norm is None:
+        mode = "no_clipping"
+        contribution = validation.require_constant(
+            "lipschitz",
+            problem.lipschitz,
+            needed_for="DP-SGD without clipping (seed 002 Algorithm 2: C = G)",
+        )
+    else:
+        mode = "clipped"
+        clip_norm = validation.positive("clip_norm", clip_norm)
+        if delta_e > 0:
+            raise ValueError(
+                "gradient_bound_failure applies to the no-clipping mode only (clipping "
+                "bounds every contribution surely)"
+            )
+        contribution = (
+            clip_norm
+            if problem.lipschitz is None
+            else min(clip_norm, problem.lipschitz)
+        )
+    num_steps, batch_size, learning_rate, sources = _defaults(
+        problem,
+        epsilon,
+        delta,
+        contribution,
+        num_steps,
+        batch_size,
+        learning_rate,
+        initial_gap,
+        sampling,
+    )
+    delta_acc = delta - (1.0 + math.exp(min(epsilon, 700.0))) * delta_e
+    if delta_acc <= 0:
+        raise ValueError(
+            f"gradient_bound_failure={delta_e:g} leaves no delta for the accountant: "
+            f"(1 + e^epsilon) delta_E >= delta={delta:g}"
+        )
+
+    def make_oracle(z: float) -> FirstKindOracle:
+        return first_kind(
+            problem,
+            noise_multiplier=z,
+            sampling=sampling,
+            batch_size=None if sampling == "full_batch" else batch_size,
+            clip_norm=clip_norm,
+            max_batch_size=max_batch_size,
+        )
+
+    probe = make_oracle(1.0)  # validates sampling/batch/constants eagerly
+
+    def make_guarantee(z: float) -> PrivacyGuarantee:
+        g = make_oracle(z).run_guarantee(num_steps)
+        return g.with_tv_slack(delta_e) if delta_e > 0 else g
+
+    def coarse(z: float) -> float:
+        part = (
+            lambda route: _common.replace_one_event(
+                sampling,
+                problem.n,
+                probe.batch_size,
+                probe.max_batch_size,
+                z,
+                route,
+            ),
+            num_steps,
+        )
+        eps = _common.coarse_epsilon([part], delta_acc)
+        return eps
+
+    z, guarantee = _common.calibrate_multiplier(
+        coarse, make_guarantee, epsilon=epsilon, delta=delta
+    )
+    oracle = make_oracle(z)
+
+    # ---- the private computation
+    k_run, k_out = jax.random.split(rng_key)
+    xs = jax.jit(
+        lambda key, x: _sgd_iterates(
+            key,
+            oracle,
+            x,
+            num_steps=num_steps,
+            learning_rate=learning_rate,
+            project=project,
+        )
+    )(k_run, x0)
+    if output == "last":
+        index = num_steps - 1
+    else:
+        index = int(jax.random.randint(k_out, (), 0, num_steps))
+    value = xs[index]
+
+    info: dict[str, Any] = {
+        "algorithm": "dp_sgd",
+        "mode": mode,
+        "sampling": sampling,
+        "num_steps": num_steps,
+        "batch_size": probe.batch_size,
+        "max_batch_size": probe.max_batch_size,
+        "overflow_probability": probe.overflow_probability,
+        "learning_rate": learning_rate,
+        "contribution_bound": contribution,
+        "noise_multiplier": z,
+        "abadi_noise_multiplier": _common.C_SENS * z,
+        "noise_std": oracle.noise_std,
+        "gradient_bound_failure": delta_e,
+        "accountant_delta": delta_acc,
+        "oracle_calls": {"first_kind": num_steps, "second_kind": 0},
+        "gradient_evaluations": num_steps * probe.max_batch_size,
+        "output": output,
+        "output_index": index,
+        "projected": bool(project and isinstance(problem.domain, Ball)),
+        "parameter_sources": sources,
+        "event": oracle.event,
+    }
+    if mode == "no_clipping":
+        info["paper_claim"] = (
+            "seed 002 Thm 3.3 states (epsilon, 2 delta); the coupling bound used here "
+            "is (epsilon, delta_acc + (1 + e^epsilon) delta_E)"
+        )
+    if return_iterates:
+        info["iterates"] = xs
+    return PrivateResult(value, guarantee, info)
+
+
+# ---------------------------------------------------------------------- optax
+class DPSGDState(NamedTuple):
+    """State of :func:`dp_sgd_transform`: the PRNG key, split at every update."""
+
+    rng_key: PRNGKey
+
+
+def dp_sgd_transform(
+    *,
+    l2_clip_norm: float,
+    noise_multiplier: float,
+    rng_key: PRNGKey,
+    expected_batch_size: int | None = None,
+) -> optax.GradientTransformation:
+    r"""Privatising optax transform: clip per-example gradients, sum, noise, average.
+
+    ``update(updates, state, params=None)`` expects **per-example** gradients: a pytree
+    whose leaves have a leading batch axis ``B``. Each example's whole gradient (all
+    leaves) is clipped to L2 norm ``l2_clip_norm``, the clipped gradients are summed,
+    ``N(0, (noise_multiplier * l2_clip_norm)^2)`` is added to every coordinate (one
+    key per leaf), and the result is divided by ``expected_batch_size`` (Poisson
+    sampling: a constant divisor keeps the sensitivity exact) or by ``B``. Chain it
+    with any optax optimiser (post-processing), e.g.
+    ``optax.chain(dp_sgd_transform(...), optax.sgd(lr))``.
+
+    ``noise_multiplier`` is Abadi's: noise std of the *sum* over the clip norm (the
+    dp_accounting convention). Account a run with :func:`dp_sgd_guarantee`. For a
+    padded Poisson batch, zero the padding rows' gradients (they then contribute 0).
+
+    Args:
+        l2_clip_norm: Clip norm ``C > 0`` (``inf`` allowed: no clipping, no guarantee).
+        noise_multiplier: ``z >= 0`` (0: no noise, no guarantee).
+        rng_key: Required PRNG key, stored in the state and split at every update.
+        expected_batch_size: Optional constant divisor.
+
+    Returns:
+        An ``optax.GradientTransformation``.
+
+    Privacy:
+        Per-example contribution ``C``; with Poisson sampling at rate ``q`` for ``T``
+        steps the run is covered by ``dp_sgd_guarantee(z, q, T)`` (replace-one: the
+        sensitivity of the sum is ``2C``, handled by the accountant).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp, optax
+        >>> from dpsample.finders import dp_sgd_transform
+        >>> tx = optax.chain(dp_sgd_transform(l2_clip_norm=1.0, noise_multiplier=0.0,
+        ...                                   rng_key=jax.random.key(0)),
+        ...                  optax.sgd(0.1))
+        >>> params = {"w": jnp.zeros(2)}
+        >>> state = tx.init(params)
+        >>> grads = {"w": jnp.array([[3.0, 4.0], [0.0, 0.5]])}  # 2 examples
+        >>> upd, state = tx.update(grads, state, params)
+        >>> [round(v, 12) for v in upd["w"].tolist()]  # -0.1 * mean(clipped)
+        [-0.03, -0.065]
+    """
+    clip = validation.positive("l2_clip_norm", l2_clip_norm, allow_inf=True)
+    z = validation.nonnegative("noise_multiplier", noise_multiplier)
+    rng_key = _common.check_key(rng_key)
+    divisor = (
+        None
+        if expected_batch_size is None
+        else validation.positive_int("expected_batch_size", expected_batch_size)
+    )
+
+    def init_fn(params: Any) -> DPSGDState:
+        del params
+        return DPSGDState(rng_key)
+
+    def update_fn(
+        updates: Any, state: DPSGDState, params: Any = None
+    ) -> tuple[Any, DPSGDState]:
+        del params
+        leaves, treedef = jax.tree.flatten(updates)
+        batch = leaves[0].shape[0]
+        sq = sum(jnp.sum(leaf.reshape(batch, -1) ** 2, axis=1) for leaf in leaves)
+        norms = jnp.sqrt(sq)
+        scale = jnp.minimum(1.0, clip / jnp.maximum(norms, 1e-300))
+        new_key, sub = jax.random.split(state.rng_key)
+        keys = jax.random.split(sub, len(leaves))
+        denom = batch if divisor is None else divisor
+        out = []
+        for leaf, key in zip(leaves, keys, strict=True):
+            s = jnp.sum(leaf * scale.reshape((batch,) + (1,) * (leaf.ndim - 1)), axis=0)
+            if z > 0:
+                s = s + (z * clip) * jax.random.normal(key, s.shape, s.dtype)
+            out.append(s / denom)
+        return jax.tree.unflatten(treedef, out), DPSGDState(new_key)
+
+    return optax.GradientTransformation(init_fn, update_fn)
+
+
+def dp_sgd_guarantee(
+    noise_multiplier: float,
+    sampling_rate: float,
+    steps: int,
+    *,
+    sampling: str = "poisson",
+    dataset_size: int | None = None,
+    max_batch_size: int | None = None,
+    relation: Any = REPLACE_ONE,
+) -> PrivacyGuarantee:
+    """Guarantee of ``steps`` DP-SGD steps with Abadi's noise multiplier.
+
+    ``noise_multiplier`` = noise std of the sum of clipped gradients over the clip norm
+    (as in :func:`dp_sgd_transform`). Schemes:
+
+    * ``"poisson"``: ``PoissonSampledDpEvent(q, GaussianDpEvent(z))``; with
+      ``dataset_size`` and ``max_batch_size`` the truncated event
+      ``TruncatedSubsampledGaussianDpEvent`` (a padded buffer); analysed by
+      dp_accounting for ``relation`` (replace-one: PLD; add/remove: RDP and PLD).
+    * ``"without_replacement"``: fixed batches ``b = q n`` (needs ``dataset_size``),
+      ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z / 2))`` for
+      replace-one (the sum's replace-one sensitivity is twice the clip norm).
+    * ``"full_batch"``: the Gaussian mechanism, ``z / 2`` under replace-one.
+
+    Args:
+        noise_multiplier: ``z > 0``.
+        sampling_rate: ``q`` in ``(0, 1]``.
+        steps: ``T >= 1``.
+        sampling: The scheme that ran.
+        dataset_size: ``n`` (needed for truncated Poisson and without replacement).
+        max_batch_size: Padded Poisson size.
+        relation: Neighbouring relation (default replace-one, as in the seeds).
+
+    Returns:
+        The composed :class:`~dpsample.privacy.PrivacyGuarantee`.
+
+    Examples:
+        >>> from dpsample.finders import dp_sgd_guarantee
+        >>> g = dp_sgd_guarantee(1.1, 256 / 60000, 1000)
+        >>> 0.5 < g.epsilon(1e-5) < 3.0
+        True
+    """
+    z = validation.positive("noise_multiplier", noise_multiplier)
+    q = validation.probability("sampling_rate", sampling_rate, open_left=True)
+    t = validation.positive_int("steps", steps)
+    gauss = dp_accounting.GaussianDpEvent
+    if sampling == "poisson":
+        if max_batch_size is not None:
+            if dataset_size is None:
+                raise ValueError("a truncated Poisson batch needs dataset_size")
+            ev = dp_accounting.TruncatedSubsampledGaussianDpEvent(
+                dataset_size=validation.positive_int("dataset_size", dataset_size),
+                sampling_probability=q,
+                truncated_batch_size=validation.positive_int(
+                    "max_batch_size", max_batch_size
+                ),
+                noise_multiplier=z,
+            )
+        else:
+            ev = dp_accounting.PoissonSampledDpEvent(q, gauss(z))
+        return PrivacyGuarantee.from_event(ev, relation=relation).repeat(t)
+    if relation != REPLACE_ONE:
+        raise ValueError(f"sampling={sampling!r} is accounted for REPLACE_ONE only")
+    if sampling == "without_replacement":
+        if dataset_size is None:
+            raise ValueError("sampling without replacement needs dataset_size")
+        n = validation.positive_int("dataset_size", dataset_size)
+        b = max(1, round(q * n))
+        ev = dp_accounting.SampledWithoutReplacementDpEvent(n, b, gauss(z / 2.0))
+        return PrivacyGuarantee.from_event(ev, relation=relation).repeat(t)
+    if sampling == "full_batch":
+        return PrivacyGuarantee.gaussian(z / 2.0, relation=relation).repeat(t)
+    raise ValueError(
+        "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), got "
+        f"{sampling!r}"
+    )

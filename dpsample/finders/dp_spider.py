@@ -1,0 +1,437 @@
+r"""DP-SPIDER (Arora et al. 2023, "private SpiderBoost"; seed 003 Algorithm 1).
+
+For ``t = 0, ..., T-1`` (``t = 0`` is always an anchor):
+
+.. math::
+    \nabla_t = \begin{cases}
+        O_1(w_t) & q \mid t \quad\text{(anchor, batch } b_1\text{)},\\
+        \nabla_{t-1} + O_2(w_t, w_{t-1}) & \text{otherwise (batch } b_2\text{)},
+    \end{cases}\qquad
+    w_{t+1} = \Pi_K(w_t - \eta \nabla_t),
+
+and the output is ``w_hat ~ Unif{w_1, ..., w_T}`` (``output="random"``, the theorem's
+output) or ``w_T`` (``output="last"``, what the authors' script returns; not covered by
+the rate). ``O1``/``O2`` are :mod:`dpsample.finders.oracles` (second kind on the
+**same** batch at both points, noise std ``min(sigma_2 ||w_t - w_{t-1}||,
+sigma_hat_2)``,
+spec 003 A4). ``Pi_K`` projects onto a ball domain (spec 003 B19: the theory is
+unconstrained; with a ball the constants are those declared on ``K``; pass
+``project=False`` for the unconstrained recursion).
+
+Noise scales (Arora Alg. 2 lines 2-4 with the corrections of spec 003 §2.1/B2): with
+one universal constant ``c``,
+
+.. math::
+    \sigma_1 = \frac{c L \sqrt{\ln(1/\delta)}}{\varepsilon}
+        \max\Big\{\frac1{b_1}, \frac{\sqrt{T/q}}{n}\Big\},\quad
+    \sigma_2 = \frac{c \beta \sqrt{\ln(1/\delta)}}{\varepsilon}
+        \max\Big\{\frac1{b_2}, \frac{\sqrt{T}}{n}\Big\},\quad
+    \hat\sigma_2 = \frac{2L}{\beta}\sigma_2,
+
+i.e. noise multipliers (std over the replace-one sensitivities ``2L/b_1`` and
+``2 min(beta ||dw||, 2L)/b_2``) proportional to ``max{1, b_1 sqrt(T/q)/n}`` and
+``max{1, b_2 sqrt(T)/n}``. The anchor term is ``sqrt(T/q)/n`` (the proof counts
+``T/q`` anchors), **not** the printed ``sqrt(T)/(q n)`` (spec 003 B2). Instead of
+Abadi's unspecified ``c``, the smallest ``c`` is found for which the accountant
+certifies ``(epsilon, delta)`` for exactly what runs: ``ceil(T/q)`` anchor releases
+composed with ``T - ceil(T/q)`` variation releases (spec 003 §3, "recommended
+implementation"), under replace-one.
+
+Defaults (Arora Thm B.3 with ``L_0 = G``, ``L_1 = beta = M``, ``F_0`` = the public
+``initial_gap`` (default the declared ``loss_range``; never measured), ``abar =
+sqrt(d ln(1/delta))/(n epsilon)``): ``eta = 1/(2 beta)``, ``b_1 = n`` (full-batch
+anchors), ``T = ceil(max{(F_0 beta)^{1/3} L^{-2/3} abar^{-4/3}, 1/abar})``, ``q =
+floor(1/(T abar^2))`` in ``[1, T]`` (the proof's form: Thm B.3's printed ``q`` has a
+spurious ``beta^2``, spec 003 B3), ``b_2 = ceil(max{(L/(sqrt(F_0 beta) abar))^{2/3},
+L^{1/3} n abar^{2/3} / (beta F_0)^{1/6}})`` in ``[1, n]``; the validity condition on
+``n`` is reported in ``info``.
+
+References:
+    Arora, Bassily, Gonzalez, Guzman, Menart, Ullah, *Faster Rates of Convergence to
+    Stationary Points in Differentially Private Optimization*, ICML 2023.
+    Lowy, Ullman, Wright, *How to Make the Gradients Small Privately: Improved Rates
+    for Differentially Private Non-Convex Optimization*, ICML 2024 (seed 003).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from dpsample._src import validation
+from dpsample.domains import Ball
+from dpsample.errors import MissingConstantError
+from dpsample.finders import _common
+from dpsample.finders.oracles import (
+    FirstKindOracle,
+    SecondKindOracle,
+    first_kind,
+    second_kind,
+)
+from dpsample.privacy import PrivacyGuarantee, PrivateResult
+from dpsample.problem import Problem
+from dpsample.types import Array, ArrayLike, PRNGKey
+
+__all__ = ["dp_spider", "spider_parameters"]
+
+_OUTPUTS = ("random", "last")
+
+
+def spider_parameters(
+    *,
+    n: int,
+    dim: int,
+    epsilon: float,
+    delta: float,
+    lipschitz: float,
+    smoothness: float,
+    initial_gap: float,
+) -> dict[str, Any]:
+    """Arora et al. Thm B.3 parameters (proof form of ``q``), guarded to valid ranges.
+
+    Args:
+        n: Dataset size.
+        dim: Dimension ``d``.
+        epsilon: The finder's epsilon.
+        delta: The finder's delta.
+        lipschitz: ``L`` (= ``G``).
+        smoothness: ``beta`` (= ``M``).
+        initial_gap: Public ``F_0 >= F(w_0) - F*``.
+
+    Returns:
+        ``{"learning_rate", "num_steps", "phase_length", "anchor_batch_size",
+        "variation_batch_size", "abar", "n_condition_holds"}``.
+
+    Examples:
+        >>> from dpsample.finders.dp_spider import spider_parameters
+        >>> p = spider_parameters(n=10_000, dim=10, epsilon=1.0, delta=1e-5,
+        ...                       lipschitz=1.0, smoothness=1.0, initial_gap=1.0)
+        >>> p["anchor_batch_size"], p["num_steps"] >= p["phase_length"] >= 1
+        (10000, True)
+    """
+    big_l, beta, f0 = lipschitz, smoothness, initial_gap
+    abar = math.sqrt(dim * math.log(1.0 / delta)) / (n * epsilon)
+    t = max((f0 * beta) ** (1 / 3) * big_l ** (-2 / 3) * abar ** (-4 / 3), 1 / abar)
+    t = max(1, math.ceil(t))
+    q = max(1, min(t, math.floor(1.0 / (t * abar**2))))
+    b2 = max(
+        (big_l / (math.sqrt(f0 * beta) * abar)) ** (2 / 3),
+        big_l ** (1 / 3) * n * abar ** (2 / 3) / (beta * f0) ** (1 / 6),
+    )
+    b2 = max(1, min(n, math.ceil(b2)))
+    cond = n >= max(
+        (big_l * epsilon) ** 2 / (f0 * beta * dim * math.log(1 / delta)),
+        math.sqrt(dim) * max(1.0, math.sqrt(beta * f0) / big_l) / epsilon,
+    )
+    return {
+        "learning_rate": 1.0 / (2.0 * beta),
+        "num_steps": t,
+        "phase_length": q,
+        "anchor_batch_size": n,
+        "variation_batch_size": b2,
+        "abar": abar,
+        "n_condition_holds": bool(cond),
+    }
+
+
+def _spider_iterates(
+    rng_key: PRNGKey,
+    o1: FirstKindOracle,
+    o2: SecondKindOracle,
+    w0: Array,
+    *,
+    num_steps: int,
+    phase_length: int,
+    learning_rate: float,
+    project: bool = True,
+) -> Array:
+    """Iterates ``w_1..w_T`` of DP-SPIDER driven by the two oracles (no accounting)."""
+    problem = o1.problem
+    proj = (
+        problem.domain.project
+        if project and isinstance(problem.domain, Ball)
+        else (lambda x: x)
+    )
+
+    def step(carry, inp):
+        w, w_prev, est = carry
+        t, key = inp
+        k1, k2 = jax.random.split(key)
+        est = jax.lax.cond(
+            t % phase_length == 0,
+            lambda: o1.estimate_fn(k1, w),
+            lambda: est + o2.estimate_fn(k2, w, w_prev),
+        )
+        w_new = proj(w - learning_rate * est)
+        return (w_new, w, est), w_new
+
+    keys = jax.random.split(rng_key, num_steps)
+    init = (w0, w0, jnp.zeros_like(w0))
+    _, ws = jax.lax.scan(step, init, (jnp.arange(num_steps), keys))
+    return ws
+
+
+def dp_spider(
+    rng_key: PRNGKey,
+    problem: Problem,
+    *,
+    epsilon: float,
+    delta: float,
+    x0: ArrayLike,
+    num_steps: int | None = None,
+    phase_length: int | None = None,
+    learning_rate: float | None = None,
+    anchor_batch_size: int | None = None,
+    variation_batch_size: int | None = None,
+    sampling: str = "poisson",
+    initial_gap: float | None = None,
+    clip: bool = False,
+    output: str = "random",
+    project: bool = True,
+    return_iterates: bool = False,
+) -> PrivateResult:
+    r"""DP-SPIDER with noise calibrated by an accountant to ``(epsilon, delta)``.
+
+    See the module docstring for the recursion, noise scales and defaults.
+
+    Args:
+        rng_key: A JAX PRNG key (split internally, never reused).
+        problem: The :class:`~dpsample.problem.Problem`; needs declared ``lipschitz``
+            (anchors) and ``smoothness`` (variations; defaults).
+        epsilon: Target epsilon ``> 0``.
+        delta: Target delta in ``(0, 1)``.
+        x0: Public start ``w_0``, shape ``(d,)``.
+        num_steps: ``T`` (default Thm B.3).
+        phase_length: ``q`` (default the proof's ``floor(1/(T abar^2))``).
+        learning_rate: ``eta`` (default ``1/(2 beta)``).
+        anchor_batch_size: ``b_1`` (default ``n``: full-batch anchors).
+        variation_batch_size: ``b_2`` (default Thm B.3).
+        sampling: Scheme of the sub-``n`` batches: ``"poisson"`` (default; truncated
+            padded Poisson, PLD) or ``"without_replacement"`` (RDP). A batch of size
+            ``n`` is always the full batch.
+        initial_gap: Public ``F_0`` (default the declared ``loss_range``).
+        clip: Clip per-example terms at the declared bounds (unconditional privacy
+            even for examples violating them; spec 003 A6).
+        output: ``"random"`` (Unif over ``w_1..w_T``) or ``"last"``.
+        project: Project onto a ball domain after each step.
+        return_iterates: Put all iterates in ``info["iterates"]``.
+
+    Returns:
+        :class:`~dpsample.privacy.PrivateResult`; ``info`` has the schedule, both
+        noise multipliers and scales, oracle counts and parameter sources.
+
+    Raises:
+        ValueError: Bad privacy parameters, ``x0``, batch sizes, ``T < 1``, ``q``
+            outside ``[1, T]``, sampling or output.
+        MissingConstantError: Missing ``lipschitz`` / ``smoothness`` / initial gap.
+
+    Privacy:
+        Replace-one. Anchors: sensitivity ``2G/b_1``; variations: ``2 min(M ||w_t -
+        w_{t-1}||, 2G)/b_2`` with noise proportional to it. ``ceil(T/q)`` anchors and
+        ``T - ceil(T/q)`` variations (what runs) are composed by dp_accounting (RDP
+        and/or PLD); the result meets ``(epsilon, delta)`` and covers every iterate.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp, dpsample
+        >>> from dpsample.finders import dp_spider
+        >>> data = {"z": jnp.linspace(-1.0, 1.0, 8)[:, None]}
+        >>> prob = dpsample.Problem(lambda x, z: 0.5 * jnp.sum((x - z["z"]) ** 2),
+        ...     data, dpsample.Ball(2.0, dim=1), lipschitz=3.0, smoothness=1.0,
+        ...     loss_range=4.5)
+        >>> res = dp_spider(jax.random.key(0), prob, epsilon=2.0, delta=1e-5,
+        ...     x0=jnp.zeros(1), num_steps=6, phase_length=3, variation_batch_size=4)
+        >>> res.info["oracle_calls"]
+        {'first_kind': 2, 'second_kind': 4}
+        >>> res.privacy.epsilon(1e-5) <= 2.0
+        True
+    """
+    rng_key = _common.check_key(rng_key)
+    problem = _common.check_problem(problem)
+    epsilon, delta = _common.check_privacy(epsilon, delta)
+    x0 = _common.check_point(problem, x0, "x0")
+    if sampling not in ("poisson", "without_replacement"):
+        raise ValueError(
+            f"Expected sampling in ('poisson', 'without_replacement'), got {sampling!r}"
+        )
+    if output not in _OUTPUTS:
+        raise ValueError(f"Expected output in {_OUTPUTS}, got {output!r}")
+    big_l = validation.require_constant(
+        "lipschitz", problem.lipschitz, needed_for="DP-SPIDER (anchor sensitivity)"
+    )
+    n, d = problem.n, problem.dim
+    sources: dict[str, str] = {}
+    need_defaults = any(
+        v is None
+        for v in (num_steps, phase_length, learning_rate, variation_batch_size)
+    )
+    params: dict[str, Any] = {}
+    if need_defaults:
+        beta = validation.require_constant(
+            "smoothness",
+            problem.smoothness,
+            needed_for="DP-SPIDER's default parameters",
+        )
+        if initial_gap is None:
+            if problem.loss_range is None:
+                raise MissingConstantError(
+                    "DP-SPIDER's default parameters need a public initial-gap bound "
+                    "F_0 >= F(w_0) - F*: pass initial_gap=... or declare loss_range "
+                    "(never measure it on the data)"
+                )
+            f0 = problem.loss_range
+            sources["initial_gap"] = "declared loss_range"
+        else:
+            f0 = validation.positive("initial_gap", initial_gap)
+            sources["initial_gap"] = "user"
+        params = spider_parameters(
+            n=n,
+            dim=d,
+            epsilon=epsilon,
+            delta=delta,
+            lipschitz=big_l,
+            smoothness=beta,
+            initial_gap=f0,
+        )
+
+    def pick(name: str, value: Any, key: str, check) -> Any:
+        if value is None:
+            sources[name] = "Arora et al. Thm B.3 (proof form)"
+            return params[key]
+        sources[name] = "user"
+        return check(name, value)
+
+    num_steps = pick("num_steps", num_steps, "num_steps", validation.positive_int)
+    phase_length = pick(
+        "phase_length", phase_length, "phase_length", validation.positive_int
+    )
+    if phase_length > num_steps:
+        raise ValueError(f"Expected phase_length={phase_length} <= T={num_steps}")
+    learning_rate = pick(
+        "learning_rate", learning_rate, "learning_rate", validation.positive
+    )
+    b1 = (
+        n
+        if anchor_batch_size is None
+        else _common.check_batch_size(problem, anchor_batch_size, "anchor_batch_size")
+    )
+    sources["anchor_batch_size"] = (
+        "Thm B.3: b1 = n" if anchor_batch_size is None else "user"
+    )
+    b2 = pick(
+        "variation_batch_size",
+        variation_batch_size,
+        "variation_batch_size",
+        lambda name, v: _common.check_batch_size(problem, v, name),
+    )
+    n_anchor = -(-num_steps // phase_length)
+    n_var = num_steps - n_anchor
+    if n_var > 0 and problem.smoothness is None and not clip:
+        sources["variation_bound"] = "2G (no smoothness declared)"
+    samp1 = "full_batch" if b1 == n else sampling
+    samp2 = "full_batch" if b2 == n else sampling
+
+    # Arora's noise shape: multipliers proportional to these factors (one constant c).
+    shape1 = max(1.0, b1 * math.sqrt(num_steps / phase_length) / n)
+    shape2 = max(1.0, b2 * math.sqrt(num_steps) / n)
+
+    def oracles(c: float) -> tuple[FirstKindOracle, SecondKindOracle]:
+        o1 = first_kind(
+            problem,
+            noise_multiplier=c * shape1,
+            sampling=samp1,
+            batch_size=None if samp1 == "full_batch" else b1,
+            clip_norm=big_l if clip else None,
+        )
+        o2 = second_kind(
+            problem,
+            noise_multiplier=c * shape2,
+            sampling=samp2,
+            batch_size=None if samp2 == "full_batch" else b2,
+            clip=clip,
+        )
+        return o1, o2
+
+    probe1, probe2 = oracles(1.0)  # eager validation (constants, batch sizes)
+
+    def make_guarantee(c: float) -> PrivacyGuarantee:
+        o1, o2 = oracles(c)
+        g = o1.run_guarantee(n_anchor)
+        return g.compose(o2.run_guarantee(n_var)) if n_var > 0 else g
+
+    def coarse(c: float) -> float:
+        parts = [
+            (
+                lambda route: _common.replace_one_event(
+                    samp1, n, b1, probe1.max_batch_size, c * shape1, route
+                ),
+                n_anchor,
+            ),
+            (
+                lambda route: _common.replace_one_event(
+                    samp2, n, b2, probe2.max_batch_size, c * shape2, route
+                ),
+                n_var,
+            ),
+        ]
+        return _common.coarse_epsilon(parts, delta)
+
+    c, guarantee = _common.calibrate_multiplier(
+        coarse, make_guarantee, epsilon=epsilon, delta=delta
+    )
+    o1, o2 = oracles(c)
+
+    # ---- the private computation
+    k_run, k_out = jax.random.split(rng_key)
+    ws = jax.jit(
+        lambda key, w: _spider_iterates(
+            key,
+            o1,
+            o2,
+            w,
+            num_steps=num_steps,
+            phase_length=phase_length,
+            learning_rate=learning_rate,
+            project=project,
+        )
+    )(k_run, x0)
+    if output == "last":
+        index = num_steps - 1
+    else:
+        index = int(jax.random.randint(k_out, (), 0, num_steps))
+
+    info: dict[str, Any] = {
+        "algorithm": "dp_spider",
+        "num_steps": num_steps,
+        "phase_length": phase_length,
+        "learning_rate": learning_rate,
+        "anchor_batch_size": b1,
+        "variation_batch_size": b2,
+        "anchor_sampling": samp1,
+        "variation_sampling": samp2,
+        "noise_constant": c,
+        "anchor_noise_multiplier": o1.noise_multiplier,
+        "variation_noise_multiplier": o2.noise_multiplier,
+        "sigma1": o1.noise_std,
+        "sigma2": (
+            None
+            if problem.smoothness is None
+            else o2.noise_multiplier * _common.C_SENS * problem.smoothness / b2
+        ),
+        "sigma2_hat": o2.noise_multiplier * _common.C_SENS * 2.0 * big_l / b2,
+        "oracle_calls": {"first_kind": n_anchor, "second_kind": n_var},
+        "gradient_evaluations": n_anchor * probe1.max_batch_size
+        + 2 * n_var * probe2.max_batch_size,
+        "output": output,
+        "output_index": index,
+        "clipped": clip,
+        "projected": bool(project and isinstance(problem.domain, Ball)),
+        "parameter_sources": sources,
+    }
+    if params:
+        info["theorem_parameters"] = params
+    if return_iterates:
+        info["iterates"] = ws
+    return PrivateResult(ws[index], guarantee, info)

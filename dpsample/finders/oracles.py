@@ -1,0 +1,725 @@
+r"""Private gradient oracles of the first and second kind (seed 000 Eq. (2)/(3)).
+
+Two oracles feed every first-order finder in :mod:`dpsample.finders`:
+
+* the **first kind** ``O1(x) = (1/b) sum_{i in S} g_i(x) + N(0, s1^2 I)``, a noisy
+  minibatch (or full-batch) mean gradient, with ``g_i(x) = grad f(x, z_i)`` (clipped at
+  ``clip_norm`` when asked);
+* the **second kind** ``O2(x, y) = (1/b) sum_{i in S} (grad f(x, z_i) - grad f(y,
+  z_i)) + N(0, s2(x, y)^2 I)``, a noisy gradient *difference* evaluated on the **same**
+  batch at both points, whose noise is proportional to its sensitivity, hence to
+  ``min(M ||x - y||, 2 G)``.
+
+Sensitivities (replace-one neighbours, ``c_sens = 2``, spec 000 §1.4). Let ``C`` be
+a bound on every per-example term of the sum, for every possible example:
+
+* O1: ``C = G`` (declared Lipschitz bound), or ``C = min(G, clip_norm)`` /
+  ``clip_norm`` with per-example clipping. Replacing ``z`` by ``z'`` moves the sum by
+  ``||g(x, z) - g(x, z')|| <= 2 C``, so the released mean moves by at most
+  ``Delta_1 = 2 C / b``.
+* O2: each term is ``grad f(x, z) - grad f(y, z)``, whose norm is at most
+  ``M ||x - y||`` (declared smoothness) and at most ``2 G`` (declared Lipschitz bound:
+  two gradients of norm ``<= G``), so ``C(x, y) = min(M ||x - y||, 2 G)`` (whichever
+  are declared) and ``Delta_2(x, y) = 2 C(x, y) / b``. The paper's ``M ||x - y|| / n``
+  (App. C.1) is the add/remove-style count; under replace-one it is doubled. With
+  ``x = y`` the statistic is exactly zero, the sensitivity is zero, and so is the
+  noise.
+
+Here ``b`` is the batch size: ``n`` for the full batch, the fixed size for batches drawn
+without replacement, and the **expected** size ``q n`` for Poisson sampling (the sum is
+divided by this constant, not by the realised size, so that ``Delta = 2C/b`` holds).
+
+Noise: every oracle takes a ``noise_multiplier`` ``z`` = noise std / ``Delta`` (the
+sensitivity of the released statistic under replace-one, as in
+:meth:`PrivacyGuarantee.gaussian <dpsample.privacy.PrivacyGuarantee.gaussian>`). So
+``s1 = z Delta_1`` and ``s2(x, y) = z Delta_2(x, y)``; one release costs the same
+privacy whatever ``||x - y||`` is. (Abadi et al.'s noise multiplier, std of the *sum*
+over the contribution bound ``C``, is ``2 z`` in this convention.)
+
+Accounting matches the scheme that runs (dp-libraries spec §4.1); each call's
+:class:`OracleRecord` names the scheme and carries the per-call
+:class:`~dpsample.privacy.PrivacyGuarantee`, stated for ``REPLACE_ONE``:
+
+* ``"full_batch"``: ``PrivacyGuarantee.gaussian(z)`` (Gaussian mechanism, sensitivity
+  ``Delta``).
+* ``"without_replacement"``: a uniformly random size-``b`` subset, drawn afresh at
+  every call: ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z))``, which
+  dp_accounting's RDP accountant analyses for ``REPLACE_ONE`` with the noise multiplier
+  relative to the replace-one sensitivity of the sum (Wang, Balle, Kasiviswanathan
+  2019), i.e. exactly ``z``.
+* ``"poisson"``: every example joins independently with probability ``q = b / n``; the
+  batch lives in a fixed padded buffer of ``max_batch_size`` slots, and when more than
+  ``max_batch_size`` examples are drawn a uniformly random subset of that size is kept.
+  This is exactly dp_accounting's ``TruncatedSubsampledGaussianDpEvent(n, q,
+  max_batch_size, 2 z)`` (noise relative to the contribution bound ``C``), analysed by
+  its PLD accountant for ``REPLACE_ONE``; truncation is thus accounted, not ignored.
+  The default padding makes overflow probability ``<= 1e-12``
+  (:func:`~dpsample.finders._common.poisson_max_batch`). (dp_accounting's RDP analysis
+  of Poisson subsampling is for add/remove only; it is not used.)
+* ``"fresh"``: the caller passes the batch indices, disjoint across *all* calls of the
+  run (population variants, seed 000 Eq. (3): rows of one public random permutation,
+  see :func:`fresh_batches`). Each example then influences at most one release, so by
+  parallel composition a whole run is covered by one call's guarantee
+  ``PrivacyGuarantee.gaussian(z)`` (:meth:`FirstKindOracle.run_guarantee`). Runs that
+  mix several fresh oracles on one permutation are covered by composing one call of
+  each.
+
+The oracles are diagnostics-free: they return only the noisy estimate and the public
+record. Noise is drawn with fresh keys (split from the caller's key, never reused).
+``estimate_fn`` is a pure JAX function suitable for ``jit``/``lax.scan``; calling the
+oracle object eagerly returns ``(estimate, record)``.
+
+References:
+    Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar, Zhang, *Deep Learning with
+    Differential Privacy*, CCS 2016.
+    Arora, Bassily, Gonzalez, Guzman, Menart, Ullah, *Faster Rates of Convergence to
+    Stationary Points in Differentially Private Optimization*, ICML 2023.
+    Wang, Balle, Kasiviswanathan, *Subsampled Renyi Differential Privacy and
+    Analytical Moments Accountant*, AISTATS 2019.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import dp_accounting
+import jax
+import jax.numpy as jnp
+
+from dpsample._src import validation
+from dpsample.errors import MissingConstantError
+from dpsample.finders import _common
+from dpsample.privacy import PrivacyGuarantee
+from dpsample.problem import Problem
+from dpsample.types import Array, ArrayLike, PRNGKey
+
+__all__ = [
+    "OracleRecord",
+    "FirstKindOracle",
+    "SecondKindOracle",
+    "first_kind",
+    "second_kind",
+    "fresh_batches",
+    "sample_batch",
+]
+
+REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
+
+
+class OracleRecord(NamedTuple):
+    """Public record of one oracle release (what ran and how it is accounted).
+
+    Attributes:
+        kind: ``"first"`` (O1) or ``"second"`` (O2).
+        sampling: ``"full_batch"``, ``"poisson"``, ``"without_replacement"`` or
+            ``"fresh"``.
+        batch_size: ``b``, the divisor of the sum (``n``; the fixed size; or the
+            expected size ``q n`` for Poisson).
+        max_batch_size: Padded buffer size (Poisson), else ``batch_size``.
+        sampling_rate: ``b / n``.
+        overflow_probability: Probability that a Poisson batch is truncated (0 for the
+            other schemes); the truncation is accounted in ``event``.
+        contribution_bound: O1: the per-example bound ``C``. O2: ``2 G`` if ``G`` is
+            declared, else ``inf`` (the bound is then ``M ||x - y||``).
+        smoothness: O2: the declared ``M`` used for ``M ||x - y||`` (``None`` if not
+            declared); O1: ``None``.
+        noise_multiplier: Noise std over the replace-one sensitivity ``2 C / b``.
+        clipped: Whether per-example terms are clipped at the bound.
+        event: The dp_accounting event of one release (dp_accounting's conventions).
+        guarantee: :class:`~dpsample.privacy.PrivacyGuarantee` of one release
+            (``REPLACE_ONE``).
+        composition: ``"sequential"`` (calls compose) or ``"parallel"`` (fresh
+            disjoint batches: a run costs one call).
+    """
+
+    kind: str
+    sampling: str
+    batch_size: float
+    max_batch_size: int
+    sampling_rate: float
+    overflow_probability: float
+    contribution_bound: float
+    smoothness: float | None
+    noise_multiplier: float
+    clipped: bool
+    event: Any
+    guarantee: PrivacyGuarantee
+    composition: str
+
+
+# --------------------------------------------------------------------------- batches
+def sample_batch(
+    rng_key: PRNGKey,
+    n: int,
+    *,
+    sampling: str,
+    batch_size: int,
+    max_batch_size: int | None = None,
+) -> tuple[Array, Array]:
+    """Draw one batch as ``(indices, weights)`` of a fixed shape (jittable).
+
+    * ``"full_batch"``: ``arange(n)``, weights 1.
+    * ``"without_replacement"``: a uniform size-``batch_size`` subset, weights 1.
+    * ``"poisson"``: each index joins with probability ``batch_size / n``; the first
+      ``max_batch_size`` of a uniformly random order of the joined indices are kept
+      (so overflow keeps a uniformly random subset, as the accounted truncated event
+      assumes); weights are 1 for real slots, 0 for padding.
+
+    Args:
+        rng_key: A JAX PRNG key.
+        n: Dataset size.
+        sampling: The scheme.
+        batch_size: ``b`` (expected size for Poisson).
+        max_batch_size: Padded size for Poisson (default
+            :func:`~dpsample.finders._common.poisson_max_batch`).
+
+    Returns:
+        ``(indices, weights)``, int and float64 arrays of the same length.
+
+    Examples:
+        >>> import jax
+        >>> from dpsample.finders.oracles import sample_batch
+        >>> idx, w = sample_batch(jax.random.key(0), 10, sampling="poisson",
+        ...                       batch_size=2, max_batch_size=6)
+        >>> idx.shape, w.shape
+        ((6,), (6,))
+    """
+    if sampling == "full_batch":
+        return jnp.arange(n), jnp.ones(n, jnp.float64)
+    if sampling == "without_replacement":
+        idx = jax.random.choice(rng_key, n, (batch_size,), replace=False)
+        return idx, jnp.ones(batch_size, jnp.float64)
+    if sampling == "poisson":
+        m = (
+            _common.poisson_max_batch(n, batch_size / n)
+            if max_batch_size is None
+            else max_batch_size
+        )
+        k_in, k_order = jax.random.split(rng_key)
+        joined = jax.random.uniform(k_in, (n,), jnp.float64) < batch_size / n
+        priority = jax.random.uniform(k_order, (n,), jnp.float64)
+        score = jnp.where(joined, priority, 2.0)  # joined first, random order
+        neg, idx = jax.lax.top_k(-score, m)
+        return idx, (-neg < 1.5).astype(jnp.float64)
+    raise ValueError(
+        f"sample_batch draws full_batch, poisson or without_replacement batches, got "
+        f"{sampling!r}"
+    )
+
+
+def fresh_batches(
+    rng_key: PRNGKey, n: int, *, batch_size: int, num_batches: int
+) -> Array:
+    """Disjoint batches from one public random permutation (``"fresh"`` oracles).
+
+    The permutation depends on the key only (never on the data), so the batches are
+    public; each example appears in at most one row.
+
+    Args:
+        rng_key: A JAX PRNG key.
+        n: Dataset size.
+        batch_size: Rows' length ``b``.
+        num_batches: Number of rows ``k``; needs ``k b <= n``.
+
+    Returns:
+        Indices of shape ``(num_batches, batch_size)``.
+
+    Raises:
+        ValueError: If ``num_batches * batch_size > n`` (samples would be reused).
+
+    Examples:
+        >>> import jax
+        >>> from dpsample.finders.oracles import fresh_batches
+        >>> fresh_batches(jax.random.key(0), 10, batch_size=3, num_batches=3).shape
+        (3, 3)
+    """
+    _common.check_key(rng_key)
+    n = validation.positive_int("n", n)
+    b = validation.positive_int("batch_size", batch_size)
+    k = validation.positive_int("num_batches", num_batches)
+    if b * k > n:
+        raise ValueError(
+            f"fresh batches need num_batches * batch_size = {k * b} <= n = {n} "
+            "(each sample is used at most once)"
+        )
+    perm = jax.random.permutation(rng_key, n)
+    return perm[: k * b].reshape(k, b)
+
+
+# --------------------------------------------------------------------------- helpers
+def _check_sampling(
+    problem: Problem,
+    sampling: str,
+    batch_size: int | None,
+    max_batch_size: int | None,
+) -> tuple[int, int, float]:
+    """Validate the scheme; return ``(b, max_batch, overflow_probability)``."""
+    if sampling not in _common.SAMPLING_SCHEMES:
+        raise ValueError(
+            f"Expected sampling in {_common.SAMPLING_SCHEMES}, got {sampling!r}"
+        )
+    n = problem.n
+    if sampling == "full_batch":
+        if batch_size is not None and int(batch_size) != n:
+            raise ValueError(
+                f"full_batch uses all n={n} examples; got batch_size={batch_size}"
+            )
+        if max_batch_size is not None:
+            raise ValueError("max_batch_size applies to poisson sampling only")
+        return n, n, 0.0
+    if batch_size is None:
+        raise ValueError(f"sampling={sampling!r} needs a batch_size")
+    b = _common.check_batch_size(problem, batch_size)
+    if sampling != "poisson":
+        if max_batch_size is not None:
+            raise ValueError("max_batch_size applies to poisson sampling only")
+        return b, b, 0.0
+    q = b / n
+    if max_batch_size is None:
+        m = _common.poisson_max_batch(n, q)
+    else:
+        m = _common.check_batch_size(problem, max_batch_size, "max_batch_size")
+    return b, m, _common.poisson_overflow_probability(n, q, m)
+
+
+def _event_and_guarantee(
+    sampling: str, n: int, b: int, m: int, z: float
+) -> tuple[Any, PrivacyGuarantee, str]:
+    if sampling in ("full_batch", "fresh"):
+        ev = dp_accounting.GaussianDpEvent(z)
+        comp = "parallel" if sampling == "fresh" else "sequential"
+        return ev, PrivacyGuarantee.gaussian(z, relation=REPLACE_ONE), comp
+    if sampling == "without_replacement":
+        ev = dp_accounting.SampledWithoutReplacementDpEvent(
+            n, b, dp_accounting.GaussianDpEvent(z)
+        )
+        return ev, PrivacyGuarantee.from_event(ev, relation=REPLACE_ONE), "sequential"
+    # Poisson, truncated to m slots; dp_accounting's noise multiplier is relative to
+    # the contribution bound C (std of the sum / C = z * (2C/b) * b / C = 2z).
+    ev = dp_accounting.TruncatedSubsampledGaussianDpEvent(
+        dataset_size=n,
+        sampling_probability=b / n,
+        truncated_batch_size=m,
+        noise_multiplier=_common.C_SENS * z,
+    )
+    return ev, PrivacyGuarantee.from_event(ev, relation=REPLACE_ONE), "sequential"
+
+
+def _gather(data: Any, idx: Array) -> Any:
+    return jax.tree.map(lambda leaf: leaf[idx], data)
+
+
+def _weighted_grad_sum(loss_fn: Any, x: Array, batch: Any, w: Array) -> Array:
+    def total(p: Array) -> Array:
+        return jnp.sum(w * jax.vmap(loss_fn, in_axes=(None, 0))(p, batch))
+
+    return jax.grad(total)(x)
+
+
+def _per_example_grads(loss_fn: Any, x: Array, batch: Any) -> Array:
+    return jax.vmap(jax.grad(loss_fn), in_axes=(None, 0))(x, batch)
+
+
+def _clip_rows(g: Array, bound: Array | float) -> Array:
+    norms = jnp.linalg.norm(g, axis=-1, keepdims=True)
+    scale = jnp.minimum(1.0, bound / jnp.maximum(norms, 1e-300))
+    return g * scale
+
+
+class _OracleBase:
+    """Shared construction (validated eagerly) of both oracle kinds."""
+
+    kind: str
+
+    def _setup(
+        self,
+        problem: Problem,
+        noise_multiplier: float,
+        sampling: str,
+        batch_size: int | None,
+        max_batch_size: int | None,
+    ) -> None:
+        self.problem = _common.check_problem(problem)
+        self.noise_multiplier = validation.positive(
+            "noise_multiplier", noise_multiplier
+        )
+        self.sampling = sampling
+        b, m, overflow = _check_sampling(problem, sampling, batch_size, max_batch_size)
+        self.batch_size = b
+        self.max_batch_size = m
+        self.overflow_probability = overflow
+        self.event, self.guarantee, self.composition = _event_and_guarantee(
+            sampling, problem.n, b, m, self.noise_multiplier
+        )
+
+    def _batch(self, rng_key: PRNGKey, indices: ArrayLike | None) -> tuple[Any, Array]:
+        """``(batch pytree, weights)`` of one call."""
+        if self.sampling == "fresh":
+            if indices is None:
+                raise ValueError("a 'fresh' oracle needs the batch indices")
+            idx = jnp.asarray(indices)
+            if idx.shape != (self.batch_size,):
+                raise ValueError(
+                    f"Expected indices of shape ({self.batch_size},), got {idx.shape}"
+                )
+            return _gather(self.problem.data, idx), jnp.ones(self.batch_size)
+        if indices is not None:
+            raise ValueError(
+                f"indices are only accepted by 'fresh' oracles, not {self.sampling!r} "
+                "(the accounting assumes the oracle's own sampling)"
+            )
+        if self.sampling == "full_batch":
+            return self.problem.data, jnp.ones(self.problem.n, jnp.float64)
+        idx, w = sample_batch(
+            rng_key,
+            self.problem.n,
+            sampling=self.sampling,
+            batch_size=self.batch_size,
+            max_batch_size=self.max_batch_size,
+        )
+        return _gather(self.problem.data, idx), w
+
+    def run_guarantee(self, num_calls: int) -> PrivacyGuarantee:
+        """Guarantee of ``num_calls`` adaptive calls of this oracle.
+
+        Sequential schemes compose (``guarantee.repeat(num_calls)``); a ``"fresh"``
+        oracle whose calls use disjoint batches costs one call (parallel composition).
+        """
+        k = validation.positive_int("num_calls", num_calls)
+        if self.composition == "parallel":
+            return self.guarantee
+        return self.guarantee.repeat(k)
+
+
+class FirstKindOracle(_OracleBase):
+    r"""``O1(x) = (1/b) sum_{i in S} clip(grad f(x, z_i)) + N(0, (z 2C/b)^2 I)``.
+
+    Build it with :func:`first_kind`. ``estimate_fn(rng_key, x, indices=None)`` is a
+    pure JAX function; calling the oracle returns ``(estimate, record)``.
+
+    Privacy:
+        Replace-one neighbours; per-example term bound ``C`` (declared ``G``, or the
+        clip norm); L2 sensitivity of one release ``2 C / b``; one release is covered by
+        ``record.guarantee`` (see the module docstring for each sampling scheme).
+    """
+
+    kind = "first"
+
+    def __init__(
+        self,
+        problem: Problem,
+        *,
+        noise_multiplier: float,
+        sampling: str = "full_batch",
+        batch_size: int | None = None,
+        clip_norm: float | None = None,
+        max_batch_size: int | None = None,
+    ) -> None:
+        self._setup(problem, noise_multiplier, sampling, batch_size, max_batch_size)
+        if clip_norm is None:
+            self.clip_norm = None
+            self.contribution_bound = validation.require_constant(
+                "lipschitz",
+                problem.lipschitz,
+                needed_for="the first-kind gradient oracle without clipping",
+            )
+        else:
+            self.clip_norm = validation.positive("clip_norm", clip_norm)
+            g = problem.lipschitz
+            self.contribution_bound = (
+                self.clip_norm if g is None else min(self.clip_norm, g)
+            )
+        self.sensitivity = _common.C_SENS * self.contribution_bound / self.batch_size
+        self.noise_std = self.noise_multiplier * self.sensitivity
+        self.record = OracleRecord(
+            kind="first",
+            sampling=self.sampling,
+            batch_size=self.batch_size,
+            max_batch_size=self.max_batch_size,
+            sampling_rate=self.batch_size / problem.n,
+            overflow_probability=self.overflow_probability,
+            contribution_bound=self.contribution_bound,
+            smoothness=None,
+            noise_multiplier=self.noise_multiplier,
+            clipped=self.clip_norm is not None,
+            event=self.event,
+            guarantee=self.guarantee,
+            composition=self.composition,
+        )
+
+    def mean_fn(self, rng_key: PRNGKey, x: Array, indices: Any = None) -> Array:
+        """The noiseless batch statistic (for tests/diagnostics; not private)."""
+        batch, w = self._batch(rng_key, indices)
+        loss_fn = self.problem.loss_fn
+        if self.clip_norm is None:
+            total = _weighted_grad_sum(loss_fn, x, batch, w)
+        else:
+            g = _clip_rows(_per_example_grads(loss_fn, x, batch), self.clip_norm)
+            total = jnp.sum(w[:, None] * g, axis=0)
+        return total / self.batch_size
+
+    def estimate_fn(self, rng_key: PRNGKey, x: Array, indices: Any = None) -> Array:
+        """The private estimate ``O1(x)`` (pure JAX; ``jit`` is left to the caller)."""
+        k_batch, k_noise = jax.random.split(rng_key)
+        mean = self.mean_fn(k_batch, x, indices)
+        noise = jax.random.normal(k_noise, mean.shape, jnp.float64)
+        return mean + self.noise_std * noise
+
+    def __call__(
+        self, rng_key: PRNGKey, x: ArrayLike, indices: Any = None
+    ) -> tuple[Array, OracleRecord]:
+        """Release ``O1(x)``; returns ``(estimate, record)``."""
+        _common.check_key(rng_key)
+        x = _common.check_point(self.problem, x, "x")
+        return self.estimate_fn(rng_key, x, indices), self.record
+
+    def __repr__(self) -> str:
+        return (
+            f"FirstKindOracle(sampling={self.sampling!r}, b={self.batch_size}, "
+            f"C={self.contribution_bound:g}, noise_multiplier="
+            f"{self.noise_multiplier:g})"
+        )
+
+
+class SecondKindOracle(_OracleBase):
+    r"""``O2(x, y)``: noisy paired gradient difference on one batch.
+
+    .. math::
+        O_2(x, y) = \frac1b \sum_{i \in S} \big(\nabla f(x; z_i) - \nabla f(y; z_i)\big)
+        + \mathcal N\big(0, (z\,\Delta_2(x, y))^2 I\big),\quad
+        \Delta_2(x, y) = \frac{2 \min(M \|x - y\|, 2G)}{b}.
+
+    Build it with :func:`second_kind`. ``estimate_fn(rng_key, x, y, indices=None)`` is
+    pure JAX; calling the oracle returns ``(estimate, record)``.
+
+    Privacy:
+        Replace-one neighbours; per-example difference bound ``min(M ||x - y||, 2G)``
+        from the declared constants (clipped at that bound when ``clip=True``, which
+        makes the guarantee unconditional); sensitivity ``Delta_2(x, y)``; the noise std
+        is ``z Delta_2(x, y)``, so one release costs ``record.guarantee`` whatever
+        ``||x - y||``.
+    """
+
+    kind = "second"
+
+    def __init__(
+        self,
+        problem: Problem,
+        *,
+        noise_multiplier: float,
+        sampling: str = "full_batch",
+        batch_size: int | None = None,
+        clip: bool = False,
+        max_batch_size: int | None = None,
+    ) -> None:
+        self._setup(problem, noise_multiplier, sampling, batch_size, max_batch_size)
+        if problem.smoothness is None and problem.lipschitz is None:
+            raise MissingConstantError(
+                "the second-kind gradient-difference oracle needs the public "
+                "constant smoothness (M ||x - y||) or lipschitz (2G), neither was "
+                "declared; pass "
+                "smoothness=... or lipschitz=... (data-independent bounds) to the "
+                "Problem"
+            )
+        self.smoothness = problem.smoothness
+        self.cap = (
+            float("inf") if problem.lipschitz is None else 2.0 * problem.lipschitz
+        )
+        self.clip = bool(clip)
+        self.record = OracleRecord(
+            kind="second",
+            sampling=self.sampling,
+            batch_size=self.batch_size,
+            max_batch_size=self.max_batch_size,
+            sampling_rate=self.batch_size / problem.n,
+            overflow_probability=self.overflow_probability,
+            contribution_bound=self.cap,
+            smoothness=self.smoothness,
+            noise_multiplier=self.noise_multiplier,
+            clipped=self.clip,
+            event=self.event,
+            guarantee=self.guarantee,
+            composition=self.composition,
+        )
+
+    def difference_bound(self, x: Array, y: Array) -> Array:
+        """Per-example bound ``min(M ||x - y||, 2G)`` (public: ``x, y`` are public)."""
+        r = jnp.linalg.norm(x - y)
+        if self.smoothness is None:
+            return jnp.where(r > 0, self.cap, 0.0)
+        return jnp.minimum(self.smoothness * r, self.cap)
+
+    def sensitivity(self, x: Array, y: Array) -> Array:
+        """L2 sensitivity ``2 min(M ||x - y||, 2G) / b`` of one release."""
+        return _common.C_SENS * self.difference_bound(x, y) / self.batch_size
+
+    def noise_std(self, x: Array, y: Array) -> Array:
+        """Noise std ``z * sensitivity(x, y)``."""
+        return self.noise_multiplier * self.sensitivity(x, y)
+
+    def mean_fn(
+        self, rng_key: PRNGKey, x: Array, y: Array, indices: Any = None
+    ) -> Array:
+        """The noiseless paired-difference statistic (not private)."""
+        batch, w = self._batch(rng_key, indices)
+        loss_fn = self.problem.loss_fn
+        if not self.clip:
+            total = _weighted_grad_sum(loss_fn, x, batch, w) - _weighted_grad_sum(
+                loss_fn, y, batch, w
+            )
+        else:
+            diff = _per_example_grads(loss_fn, x, batch) - _per_example_grads(
+                loss_fn, y, batch
+            )
+            diff = _clip_rows(diff, self.difference_bound(x, y))
+            total = jnp.sum(w[:, None] * diff, axis=0)
+        return total / self.batch_size
+
+    def estimate_fn(
+        self, rng_key: PRNGKey, x: Array, y: Array, indices: Any = None
+    ) -> Array:
+        """The private estimate ``O2(x, y)`` (pure JAX)."""
+        k_batch, k_noise = jax.random.split(rng_key)
+        mean = self.mean_fn(k_batch, x, y, indices)
+        noise = jax.random.normal(k_noise, mean.shape, jnp.float64)
+        return mean + self.noise_std(x, y) * noise
+
+    def __call__(
+        self, rng_key: PRNGKey, x: ArrayLike, y: ArrayLike, indices: Any = None
+    ) -> tuple[Array, OracleRecord]:
+        """Release ``O2(x, y)``; returns ``(estimate, record)``."""
+        _common.check_key(rng_key)
+        x = _common.check_point(self.problem, x, "x")
+        y = _common.check_point(self.problem, y, "y")
+        return self.estimate_fn(rng_key, x, y, indices), self.record
+
+    def __repr__(self) -> str:
+        return (
+            f"SecondKindOracle(sampling={self.sampling!r}, b={self.batch_size}, "
+            f"M={self.smoothness}, cap={self.cap:g}, noise_multiplier="
+            f"{self.noise_multiplier:g})"
+        )
+
+
+def first_kind(
+    problem: Problem,
+    *,
+    noise_multiplier: float,
+    sampling: str = "full_batch",
+    batch_size: int | None = None,
+    clip_norm: float | None = None,
+    max_batch_size: int | None = None,
+) -> FirstKindOracle:
+    r"""Build the first-kind oracle ``O1`` (noisy mean gradient).
+
+    .. math::
+        O_1(x) = \frac1b \sum_{i\in S} \operatorname{clip}_c(\nabla f(x; z_i))
+        + \mathcal N\big(0, (z \cdot 2C/b)^2 I_d\big).
+
+    Args:
+        problem: The :class:`~dpsample.problem.Problem`.
+        noise_multiplier: ``z`` = noise std / replace-one sensitivity ``2C/b``.
+        sampling: ``"full_batch"`` (default), ``"poisson"``,
+            ``"without_replacement"`` or ``"fresh"`` (caller-provided disjoint
+            indices).
+        batch_size: ``b`` (expected size for Poisson); must be omitted or ``n`` for
+            the full batch.
+        clip_norm: Optional per-example clipping norm ``c``; then
+            ``C = min(G, c)`` (or ``c`` without a declared ``G``).
+        max_batch_size: Poisson padding (default: overflow probability ``<= 1e-12``;
+            any value is accounted exactly).
+
+    Returns:
+        A :class:`FirstKindOracle`.
+
+    Raises:
+        MissingConstantError: Without ``clip_norm`` and without a declared
+            ``lipschitz``.
+        ValueError: On a bad scheme, batch size or noise multiplier.
+
+    Privacy:
+        Replace-one; sensitivity ``2C/b``; per call ``record.guarantee``
+        (Gaussian for the full batch / fresh batches, sampled-without-replacement
+        Gaussian (RDP), truncated-Poisson subsampled Gaussian (PLD)).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> import dpsample
+        >>> from dpsample.finders.oracles import first_kind
+        >>> data = {"x": jnp.ones((4, 2)), "y": jnp.ones(4)}
+        >>> prob = dpsample.Problem(lambda x, z: jnp.sum((x - z["x"]) ** 2) / 8,
+        ...     data, dpsample.Ball(1.0, dim=2), lipschitz=1.0)
+        >>> o1 = first_kind(prob, noise_multiplier=2.0)
+        >>> est, rec = o1(jax.random.key(0), jnp.zeros(2))
+        >>> est.shape, rec.sampling, rec.guarantee.epsilon(1e-5) < 3
+        ((2,), 'full_batch', True)
+        >>> o1.sensitivity  # 2 G / n
+        0.5
+    """
+    return FirstKindOracle(
+        problem,
+        noise_multiplier=noise_multiplier,
+        sampling=sampling,
+        batch_size=batch_size,
+        clip_norm=clip_norm,
+        max_batch_size=max_batch_size,
+    )
+
+
+def second_kind(
+    problem: Problem,
+    *,
+    noise_multiplier: float,
+    sampling: str = "full_batch",
+    batch_size: int | None = None,
+    clip: bool = False,
+    max_batch_size: int | None = None,
+) -> SecondKindOracle:
+    r"""Build the second-kind oracle ``O2`` (noisy paired gradient difference).
+
+    .. math::
+        O_2(x, y) = \frac1b \sum_{i\in S}\big(\nabla f(x; z_i) - \nabla f(y; z_i)\big)
+        + \mathcal N\Big(0, \big(z \cdot 2\min(M\|x-y\|, 2G)/b\big)^2 I_d\Big).
+
+    Args:
+        problem: The :class:`~dpsample.problem.Problem` (declares ``smoothness`` and/or
+            ``lipschitz``).
+        noise_multiplier: ``z`` = noise std / replace-one sensitivity.
+        sampling: As for :func:`first_kind`; both points use the **same** batch.
+        batch_size: ``b``.
+        clip: Clip every per-example difference at ``min(M ||x - y||, 2G)`` so the
+            sensitivity holds even for examples that violate the declared constants.
+        max_batch_size: Poisson padding.
+
+    Returns:
+        A :class:`SecondKindOracle`.
+
+    Raises:
+        MissingConstantError: If neither ``smoothness`` nor ``lipschitz`` is declared.
+        ValueError: On a bad scheme, batch size or noise multiplier.
+
+    Privacy:
+        Replace-one; sensitivity ``2 min(M ||x - y||, 2G) / b``; noise proportional to
+        it, so each call costs ``record.guarantee`` independently of the step.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> import dpsample
+        >>> from dpsample.finders.oracles import second_kind
+        >>> data = {"x": jnp.ones((4, 2)), "y": jnp.ones(4)}
+        >>> prob = dpsample.Problem(lambda x, z: jnp.sum((x - z["x"]) ** 2) / 8,
+        ...     data, dpsample.Ball(1.0, dim=2), lipschitz=1.0, smoothness=0.25)
+        >>> o2 = second_kind(prob, noise_multiplier=1.0)
+        >>> x = jnp.zeros(2)
+        >>> est, rec = o2(jax.random.key(0), x, x)  # x = y: zero, noiseless
+        >>> est.tolist(), rec.kind
+        ([0.0, 0.0], 'second')
+    """
+    return SecondKindOracle(
+        problem,
+        noise_multiplier=noise_multiplier,
+        sampling=sampling,
+        batch_size=batch_size,
+        clip=clip,
+        max_batch_size=max_batch_size,
+    )

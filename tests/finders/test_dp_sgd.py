@@ -1,0 +1,390 @@
+"""DP-SGD (clipped / seed 002 no-clipping) and its optax transform."""
+
+import math
+
+import dp_accounting
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+from dp_accounting import pld, rdp
+from saddles import quartic_case
+
+import dpsample
+from dpsample.errors import MissingConstantError
+from dpsample.finders import dp_sgd, dp_sgd_guarantee, dp_sgd_transform, oracles
+from dpsample.finders import stationarity as st
+from dpsample.finders.dp_sgd import _sgd_iterates
+from dpsample.privacy import audit
+
+REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
+DELTA = 1e-5
+
+
+@pytest.fixture(scope="module")
+def small():
+    return quartic_case(n=40, dim=3)
+
+
+def _pld_eps(event, count, delta=DELTA):
+    acc = pld.PLDAccountant(neighboring_relation=REPLACE_ONE)
+    acc.compose(event, count)
+    return acc.get_epsilon(delta)
+
+
+def test_accounting_matches_hand_built_poisson_events(small):
+    p = small.problem
+    res = dp_sgd(
+        jax.random.key(0),
+        p,
+        epsilon=1.5,
+        delta=DELTA,
+        x0=small.saddle,
+        num_steps=20,
+        batch_size=8,
+        learning_rate=0.05,
+    )
+    z, m = res.info["noise_multiplier"], res.info["max_batch_size"]
+    ev = dp_accounting.TruncatedSubsampledGaussianDpEvent(p.n, 8 / p.n, m, 2 * z)
+    hand = _pld_eps(ev, 20)
+    assert res.privacy.epsilon(DELTA) == pytest.approx(hand, rel=1e-3)
+    assert res.privacy.epsilon(DELTA) <= 1.5
+    # calibration is tight: 2% less noise overshoots the target
+    looser = dp_accounting.TruncatedSubsampledGaussianDpEvent(p.n, 8 / p.n, m, 1.96 * z)
+    assert _pld_eps(looser, 20) > 1.5
+    # the noise actually used is z * 2C/b with C = G (no clipping)
+    assert res.info["noise_std"] == pytest.approx(z * 2 * p.lipschitz / 8)
+    assert res.info["oracle_calls"] == {"first_kind": 20, "second_kind": 0}
+
+
+def test_accounting_without_replacement_and_full_batch(small):
+    p = small.problem
+    res = dp_sgd(
+        jax.random.key(1),
+        p,
+        epsilon=2.0,
+        delta=DELTA,
+        x0=small.saddle,
+        num_steps=15,
+        batch_size=10,
+        learning_rate=0.05,
+        sampling="without_replacement",
+        clip_norm=1.0,
+    )
+    z = res.info["noise_multiplier"]
+    acc = rdp.RdpAccountant(neighboring_relation=REPLACE_ONE)
+    acc.compose(
+        dp_accounting.SampledWithoutReplacementDpEvent(
+            p.n, 10, dp_accounting.GaussianDpEvent(z)
+        ),
+        15,
+    )
+    assert res.privacy.epsilon(DELTA) == pytest.approx(acc.get_epsilon(DELTA), rel=1e-6)
+    assert res.info["noise_std"] == pytest.approx(z * 2 * 1.0 / 10)
+    res = dp_sgd(
+        jax.random.key(1),
+        p,
+        epsilon=2.0,
+        delta=DELTA,
+        x0=small.saddle,
+        num_steps=15,
+        learning_rate=0.05,
+        sampling="full_batch",
+    )
+    hand = _pld_eps(dp_accounting.GaussianDpEvent(2 * res.info["noise_multiplier"]), 15)
+    assert res.privacy.epsilon(DELTA) == pytest.approx(hand, rel=1e-3)
+
+
+def test_gradient_bound_event_is_charged_to_delta(small):
+    p = small.problem
+    res = dp_sgd(
+        jax.random.key(2),
+        p,
+        epsilon=1.0,
+        delta=DELTA,
+        x0=small.saddle,
+        num_steps=10,
+        batch_size=8,
+        learning_rate=0.05,
+        gradient_bound_failure=1e-7,
+    )
+    assert res.privacy.tv_slack == 1e-7
+    assert res.privacy.delta(1.0) <= DELTA
+    assert res.info["accountant_delta"] == pytest.approx(DELTA - (1 + math.e) * 1e-7)
+    with pytest.raises(ValueError, match="no delta"):
+        dp_sgd(
+            jax.random.key(2),
+            p,
+            epsilon=1.0,
+            delta=DELTA,
+            x0=small.saddle,
+            num_steps=10,
+            batch_size=8,
+            gradient_bound_failure=1e-5,
+        )
+    with pytest.raises(ValueError, match="no-clipping"):
+        dp_sgd(
+            jax.random.key(2),
+            p,
+            epsilon=1.0,
+            delta=DELTA,
+            x0=small.saddle,
+            num_steps=10,
+            batch_size=8,
+            clip_norm=1.0,
+            gradient_bound_failure=1e-9,
+        )
+
+
+def test_bad_inputs(small):
+    p = small.problem
+    key, x0 = jax.random.key(0), small.saddle
+    kw = dict(num_steps=5, batch_size=8, learning_rate=0.1)
+    with pytest.raises(ValueError, match="epsilon"):
+        dp_sgd(key, p, epsilon=0.0, delta=DELTA, x0=x0, **kw)
+    with pytest.raises(ValueError, match="delta"):
+        dp_sgd(key, p, epsilon=1.0, delta=1.0, x0=x0, **kw)
+    with pytest.raises(ValueError, match="delta"):
+        dp_sgd(key, p, epsilon=1.0, delta=0.0, x0=x0, **kw)
+    with pytest.raises(ValueError, match="finite"):
+        dp_sgd(key, p, epsilon=1.0, delta=DELTA, x0=np.array([np.inf, 0, 0]), **kw)
+    with pytest.raises(ValueError, match="shape"):
+        dp_sgd(key, p, epsilon=1.0, delta=DELTA, x0=np.zeros(2), **kw)
+    with pytest.raises(ValueError, match="batch_size"):
+        dp_sgd(key, p, epsilon=1.0, delta=DELTA, x0=x0, num_steps=5, batch_size=41)
+    with pytest.raises(ValueError, match="num_steps"):
+        dp_sgd(key, p, epsilon=1.0, delta=DELTA, x0=x0, num_steps=0, batch_size=8)
+    with pytest.raises(ValueError, match="sampling"):
+        dp_sgd(key, p, epsilon=1.0, delta=DELTA, x0=x0, sampling="shuffle", **kw)
+    with pytest.raises(ValueError, match="output"):
+        dp_sgd(key, p, epsilon=1.0, delta=DELTA, x0=x0, output="best", **kw)
+    with pytest.raises(TypeError, match="PRNG key"):
+        dp_sgd(0, p, epsilon=1.0, delta=DELTA, x0=x0, **kw)
+    bare = dpsample.Problem(p.loss_fn, p.data, dpsample.Ball(2.0, dim=3))
+    with pytest.raises(MissingConstantError, match="lipschitz"):
+        dp_sgd(key, bare, epsilon=1.0, delta=DELTA, x0=x0, **kw)
+    with pytest.raises(MissingConstantError, match="smoothness"):
+        dp_sgd(key, bare, epsilon=1.0, delta=DELTA, x0=x0, clip_norm=1.0)
+
+
+def test_theorem_defaults_come_from_declared_constants(small):
+    res = dp_sgd(
+        jax.random.key(3), small.problem, epsilon=0.5, delta=DELTA, x0=small.saddle
+    )
+    src = res.info["parameter_sources"]
+    assert src["learning_rate"].startswith("seed 002")
+    assert src["initial_gap"] == "declared loss_range"
+    assert res.info["learning_rate"] == pytest.approx(0.5 / small.problem.smoothness)
+    assert res.info["num_steps"] >= 1 and res.privacy.epsilon(DELTA) <= 0.5
+
+
+# ----------------------------------------------------------------- optax transform
+def _mlp_params(key):
+    k1, k2 = jax.random.split(key)
+    return {
+        "w1": jax.random.normal(k1, (4, 5)),
+        "b1": jnp.zeros(5),
+        "w2": jax.random.normal(k2, (5,)),
+    }
+
+
+def _loss(params, x, y):
+    h = jnp.tanh(x @ params["w1"] + params["b1"])
+    return (h @ params["w2"] - y) ** 2
+
+
+def test_transform_zero_noise_infinite_clip_is_plain_sgd():
+    params = _mlp_params(jax.random.key(0))
+    x = jax.random.normal(jax.random.key(1), (8, 4))
+    y = jnp.sin(x[:, 0])
+    dp_tx = optax.chain(
+        dp_sgd_transform(
+            l2_clip_norm=math.inf, noise_multiplier=0.0, rng_key=jax.random.key(2)
+        ),
+        optax.sgd(0.1),
+    )
+    plain = optax.sgd(0.1)
+    p_dp, p_plain = params, params
+    s_dp, s_plain = dp_tx.init(params), plain.init(params)
+    per_ex = jax.vmap(jax.grad(_loss), in_axes=(None, 0, 0))
+    mean_grad = jax.grad(lambda p: jnp.mean(jax.vmap(_loss, (None, 0, 0))(p, x, y)))
+    for _ in range(3):
+        u_dp, s_dp = dp_tx.update(per_ex(p_dp, x, y), s_dp, p_dp)
+        p_dp = optax.apply_updates(p_dp, u_dp)
+        u_pl, s_plain = plain.update(mean_grad(p_plain), s_plain, p_plain)
+        p_plain = optax.apply_updates(p_plain, u_pl)
+    for a, b in zip(jax.tree.leaves(p_dp), jax.tree.leaves(p_plain), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_transform_clips_and_adds_noise_with_fresh_keys():
+    grads = {"a": jnp.array([[3.0, 0.0], [0.0, 0.1]]), "b": jnp.array([[4.0], [0.0]])}
+    tx = dp_sgd_transform(
+        l2_clip_norm=1.0, noise_multiplier=0.0, rng_key=jax.random.key(0)
+    )
+    upd, _ = tx.update(grads, tx.init(None))
+    np.testing.assert_allclose(upd["a"], [0.3, 0.05])  # (0.6 + 0) / 2, 0.1 / 2
+    np.testing.assert_allclose(upd["b"], [0.4])
+    tx = dp_sgd_transform(
+        l2_clip_norm=1.0,
+        noise_multiplier=2.0,
+        rng_key=jax.random.key(0),
+        expected_batch_size=4,
+    )
+    state = tx.init(None)
+    u1, state = tx.update(grads, state)
+    u2, state = tx.update(grads, state)
+    assert not np.allclose(u1["a"], u2["a"])  # the key is split per step
+    with pytest.raises(TypeError):
+        dp_sgd_transform(l2_clip_norm=1.0, noise_multiplier=1.0)  # key required
+    with pytest.raises(ValueError, match="l2_clip_norm"):
+        dp_sgd_transform(
+            l2_clip_norm=0.0, noise_multiplier=1.0, rng_key=jax.random.key(0)
+        )
+
+
+def test_transform_noise_std():
+    """Std of the privatised sum is z * C (KS, with a power check at 2/3 and 3/2)."""
+    from scipy import stats
+
+    tx = dp_sgd_transform(
+        l2_clip_norm=2.0,
+        noise_multiplier=1.5,
+        rng_key=jax.random.key(7),
+        expected_batch_size=1,
+    )
+    zero = {"w": jnp.zeros((1, 2000))}
+    upd, _ = tx.update(zero, tx.init(None))
+    z = np.asarray(upd["w"]) / 3.0
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    assert stats.kstest(z * 1.5, "norm").pvalue < 1e-6
+    assert stats.kstest(z / 1.5, "norm").pvalue < 1e-6
+
+
+def test_dp_sgd_guarantee_matches_events():
+    g = dp_sgd_guarantee(
+        1.1, 0.01, 100, relation=dpsample.privacy.NeighboringRelation.ADD_OR_REMOVE_ONE
+    )
+    acc = rdp.RdpAccountant()
+    acc.compose(
+        dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)),
+        100,
+    )
+    assert g.epsilon(DELTA) <= acc.get_epsilon(DELTA) + 1e-9
+    g = dp_sgd_guarantee(1.1, 0.01, 100)  # replace-one (PLD)
+    acc = pld.PLDAccountant(neighboring_relation=REPLACE_ONE)
+    acc.compose(
+        dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1)),
+        100,
+    )
+    assert g.epsilon(DELTA) == pytest.approx(acc.get_epsilon(DELTA), rel=1e-3)
+    full = dp_sgd_guarantee(2.0, 1.0, 3, sampling="full_batch")
+    assert full.epsilon(DELTA) == pytest.approx(
+        dpsample.PrivacyGuarantee.gaussian(1.0).repeat(3).epsilon(DELTA), rel=1e-6
+    )
+
+
+# ---------------------------------------------------------------- slow statistics
+@pytest.fixture(scope="module")
+def big():
+    return quartic_case(n=1000, dim=3, radius=1.5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("clip_norm", [None, 1.0])
+def test_escapes_the_strict_saddle(big, clip_norm):
+    p, alpha = big.problem, 0.02
+    res = dp_sgd(
+        jax.random.key(11),
+        p,
+        epsilon=50.0,
+        delta=DELTA,
+        x0=big.saddle,
+        num_steps=300,
+        batch_size=250,
+        learning_rate=0.1,
+        clip_norm=clip_norm,
+        output="last",
+        return_iterates=True,
+    )
+    rep = st.stationarity_report(p, res.value, alpha=alpha)
+    assert rep.is_sosp, (
+        f"not an alpha-SOSP: ||grad||={rep.gradient_norm:.3g}, "
+        f"lambda_min={rep.min_eigenvalue:.3g} (alpha={alpha})"
+    )
+    # Theorem 3.4's claim: at least half of the visited iterates are alpha-SOSPs
+    its = np.asarray(res.info["iterates"])[::10]
+    frac = np.mean([st.is_sosp(p, x, alpha=alpha) for x in its])
+    assert frac >= 0.5, f"only {frac:.2f} of iterates are alpha-SOSPs"
+
+
+@pytest.mark.slow
+def test_huge_epsilon_reduces_to_gradient_descent(big):
+    p = big.problem
+    x0 = jnp.array([0.3, -0.2, 0.1])
+    res = dp_sgd(
+        jax.random.key(12),
+        p,
+        epsilon=1e4,
+        delta=DELTA,
+        x0=x0,
+        num_steps=300,
+        learning_rate=0.1,
+        sampling="full_batch",
+        output="last",
+    )
+    x = jax.jit(
+        lambda x: jax.lax.fori_loop(
+            0, 300, lambda _, x: p.domain.project(x - 0.1 * p.gradient(x)), x
+        )
+    )(x0)
+    assert float(jnp.linalg.norm(res.value - x)) < 0.02
+    gap = float(p.empirical_risk(res.value)) - big.min_value
+    assert 0 <= gap < 1e-3, f"risk gap {gap:.3g} to the known minimum"
+
+
+def _audit_problem(sign):
+    z = np.zeros((4, 1))
+    z[0, 0] = sign
+    return dpsample.Problem(
+        lambda x, ex: -(x @ ex["z"]),
+        {"z": z},
+        dpsample.Ball(100.0, dim=1),
+        lipschitz=1.0,
+        smoothness=0.0,
+    )
+
+
+@pytest.mark.slow
+def test_audit_stays_below_the_claim_and_flags_under_noise():
+    d_plus, d_minus = _audit_problem(1.0), _audit_problem(-1.0)
+    res = dp_sgd(
+        jax.random.key(5),
+        d_plus,
+        epsilon=1.0,
+        delta=DELTA,
+        x0=jnp.zeros(1),
+        num_steps=3,
+        learning_rate=1.0,
+        sampling="full_batch",
+    )
+    z = res.info["noise_multiplier"]
+
+    def mech(scale):
+        def run(key, prob):
+            o1 = oracles.first_kind(prob, noise_multiplier=z * scale)
+            xs = _sgd_iterates(key, o1, jnp.zeros(1), num_steps=3, learning_rate=1.0)
+            return xs[-1, 0]
+
+        return run
+
+    honest = audit(
+        jax.random.key(6), mech(1.0), d_plus, d_minus, num_samples=200_000, delta=DELTA
+    )
+    assert honest.epsilon_lower_bound <= 1.0, honest
+    assert honest.epsilon_lower_bound > 0.2  # the audit has power at all
+    weak = audit(
+        jax.random.key(7), mech(0.25), d_plus, d_minus, num_samples=200_000, delta=DELTA
+    )
+    assert weak.epsilon_lower_bound > 1.0, weak

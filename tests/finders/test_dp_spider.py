@@ -1,0 +1,250 @@
+"""DP-SPIDER: accounting of what ran, saddle escape, non-private limit, audit."""
+
+import dp_accounting
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from dp_accounting import pld
+from saddles import quartic_case
+
+import dpsample
+from dpsample.errors import MissingConstantError
+from dpsample.finders import dp_spider, oracles
+from dpsample.finders import stationarity as st
+from dpsample.finders.dp_spider import _spider_iterates, spider_parameters
+from dpsample.privacy import audit
+
+REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
+DELTA = 1e-5
+
+
+@pytest.fixture(scope="module")
+def small():
+    return quartic_case(n=40, dim=3)
+
+
+def test_accounting_composes_what_ran(small):
+    p = small.problem
+    res = dp_spider(
+        jax.random.key(0),
+        p,
+        epsilon=2.0,
+        delta=DELTA,
+        x0=small.saddle,
+        num_steps=10,
+        phase_length=4,
+        learning_rate=0.05,
+        variation_batch_size=8,
+    )
+    info = res.info
+    assert info["oracle_calls"] == {"first_kind": 3, "second_kind": 7}  # t = 0, 4, 8
+    z1, z2 = info["anchor_noise_multiplier"], info["variation_noise_multiplier"]
+    # Arora's shape: z1 ∝ max(1, b1 sqrt(T/q)/n), z2 ∝ max(1, b2 sqrt(T)/n)
+    c = info["noise_constant"]
+    assert z1 == pytest.approx(c * max(1, np.sqrt(10 / 4)))
+    assert z2 == pytest.approx(c * max(1, 8 * np.sqrt(10) / 40))
+    m = oracles.second_kind(
+        p, noise_multiplier=1.0, sampling="poisson", batch_size=8
+    ).max_batch_size
+    acc = pld.PLDAccountant(neighboring_relation=REPLACE_ONE)
+    acc.compose(dp_accounting.GaussianDpEvent(2 * z1), 3)  # full-batch anchors
+    acc.compose(
+        dp_accounting.TruncatedSubsampledGaussianDpEvent(p.n, 8 / p.n, m, 2 * z2), 7
+    )
+    assert res.privacy.epsilon(DELTA) == pytest.approx(acc.get_epsilon(DELTA), rel=1e-3)
+    assert res.privacy.epsilon(DELTA) <= 2.0
+    # sigma_hat_2 / sigma_2 = 2L / beta (spec 003 §2.1)
+    assert info["sigma2_hat"] / info["sigma2"] == pytest.approx(
+        2 * p.lipschitz / p.smoothness
+    )
+
+
+def test_theorem_parameters_proof_form():
+    prm = spider_parameters(
+        n=10_000,
+        dim=10,
+        epsilon=1.0,
+        delta=1e-5,
+        lipschitz=2.0,
+        smoothness=3.0,
+        initial_gap=1.5,
+    )
+    abar = np.sqrt(10 * np.log(1e5)) / 1e4
+    t = max((1.5 * 3) ** (1 / 3) * 2 ** (-2 / 3) * abar ** (-4 / 3), 1 / abar)
+    assert prm["num_steps"] == int(np.ceil(t))
+    assert prm["phase_length"] == max(
+        1, int(np.floor(1 / (prm["num_steps"] * abar**2)))
+    )
+    assert prm["learning_rate"] == pytest.approx(1 / 6)
+
+
+def test_bad_inputs(small):
+    p = small.problem
+    key, x0 = jax.random.key(0), small.saddle
+    kw = dict(num_steps=6, phase_length=3, learning_rate=0.1, variation_batch_size=8)
+    with pytest.raises(ValueError, match="epsilon"):
+        dp_spider(key, p, epsilon=-1.0, delta=DELTA, x0=x0, **kw)
+    with pytest.raises(ValueError, match="delta"):
+        dp_spider(key, p, epsilon=1.0, delta=2.0, x0=x0, **kw)
+    with pytest.raises(ValueError, match="finite"):
+        dp_spider(key, p, epsilon=1.0, delta=DELTA, x0=np.array([np.nan, 0, 0]), **kw)
+    with pytest.raises(ValueError, match="phase_length"):
+        dp_spider(
+            key,
+            p,
+            epsilon=1.0,
+            delta=DELTA,
+            x0=x0,
+            num_steps=3,
+            phase_length=4,
+            learning_rate=0.1,
+            variation_batch_size=8,
+        )
+    with pytest.raises(ValueError, match="num_steps"):
+        dp_spider(
+            key,
+            p,
+            epsilon=1.0,
+            delta=DELTA,
+            x0=x0,
+            num_steps=0,
+            phase_length=1,
+            learning_rate=0.1,
+            variation_batch_size=8,
+        )
+    with pytest.raises(ValueError, match="variation_batch_size"):
+        dp_spider(
+            key,
+            p,
+            epsilon=1.0,
+            delta=DELTA,
+            x0=x0,
+            num_steps=6,
+            phase_length=3,
+            learning_rate=0.1,
+            variation_batch_size=41,
+        )
+    bare = dpsample.Problem(p.loss_fn, p.data, dpsample.Ball(2.0, dim=3))
+    with pytest.raises(MissingConstantError, match="lipschitz"):
+        dp_spider(key, bare, epsilon=1.0, delta=DELTA, x0=x0, **kw)
+    only_g = dpsample.Problem(
+        p.loss_fn, p.data, dpsample.Ball(2.0, dim=3), lipschitz=9.0
+    )
+    with pytest.raises(MissingConstantError, match="smoothness"):
+        dp_spider(key, only_g, epsilon=1.0, delta=DELTA, x0=x0)
+
+
+# ---------------------------------------------------------------- slow statistics
+@pytest.fixture(scope="module")
+def big():
+    return quartic_case(n=1000, dim=3, radius=1.5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("output", ["last", "random"])
+def test_escapes_the_strict_saddle(big, output):
+    p, alpha = big.problem, 0.02
+    res = dp_spider(
+        jax.random.key(21),
+        p,
+        epsilon=50.0,
+        delta=DELTA,
+        x0=big.saddle,
+        num_steps=300,
+        phase_length=10,
+        learning_rate=0.1,
+        variation_batch_size=250,
+        output=output,
+        return_iterates=True,
+    )
+    its = np.asarray(res.info["iterates"])
+    if output == "random":
+        # the theorem's output is a uniform iterate: most iterates must qualify
+        frac = np.mean([st.is_sosp(p, x, alpha=alpha) for x in its[::10]])
+        assert frac >= 0.5, f"only {frac:.2f} of iterates are alpha-SOSPs"
+        return
+    rep = st.stationarity_report(p, res.value, alpha=alpha)
+    assert rep.is_sosp, (
+        f"not an alpha-SOSP: ||grad||={rep.gradient_norm:.3g}, "
+        f"lambda_min={rep.min_eigenvalue:.3g} (alpha={alpha})"
+    )
+
+
+@pytest.mark.slow
+def test_huge_epsilon_reduces_to_spider_gradient_descent(big):
+    """With (almost) no noise SPIDER's estimate is the exact gradient: plain GD."""
+    p = big.problem
+    x0 = jnp.array([0.3, -0.2, 0.1])
+    res = dp_spider(
+        jax.random.key(22),
+        p,
+        epsilon=1e4,
+        delta=DELTA,
+        x0=x0,
+        num_steps=300,
+        phase_length=5,
+        learning_rate=0.1,
+        variation_batch_size=p.n,
+        output="last",
+    )
+    x = jax.jit(
+        lambda x: jax.lax.fori_loop(
+            0, 300, lambda _, x: p.domain.project(x - 0.1 * p.gradient(x)), x
+        )
+    )(x0)
+    assert float(jnp.linalg.norm(res.value - x)) < 0.02
+    gap = float(p.empirical_risk(res.value)) - big.min_value
+    assert 0 <= gap < 1e-3, f"risk gap {gap:.3g} to the known minimum"
+
+
+def _audit_problem(sign):
+    """Per-example gradient ``x - z`` with ``|z| <= 1``: replacing ``z`` moves it by
+    at most 2 = 2G (G = 1) at every ``x``, and the paired differences ``x - y`` do not
+    depend on ``z`` at all, so the declared sensitivities hold on the whole line and
+    the audit can run unprojected (projection would clamp the outputs and cost
+    power)."""
+    z = np.zeros((4, 1))
+    z[0, 0] = sign
+    return dpsample.Problem(
+        lambda x, ex: 0.5 * jnp.sum(x**2) - x @ ex["z"],
+        {"z": z},
+        dpsample.Unconstrained(1),
+        lipschitz=1.0,
+        smoothness=1.0,
+    )
+
+
+@pytest.mark.slow
+def test_audit_stays_below_the_claim_and_flags_under_noise():
+    d_plus, d_minus = _audit_problem(1.0), _audit_problem(-1.0)
+    kw = dict(num_steps=4, phase_length=2, learning_rate=0.5)
+    res = dp_spider(
+        jax.random.key(5),
+        d_plus,
+        epsilon=1.0,
+        delta=DELTA,
+        x0=jnp.zeros(1),
+        variation_batch_size=4,
+        **kw,
+    )
+    z1 = res.info["anchor_noise_multiplier"]
+    z2 = res.info["variation_noise_multiplier"]
+
+    def mech(scale):
+        def run(key, prob):
+            o1 = oracles.first_kind(prob, noise_multiplier=z1 * scale)
+            o2 = oracles.second_kind(prob, noise_multiplier=z2 * scale)
+            ws = _spider_iterates(key, o1, o2, jnp.zeros(1), **kw)
+            return ws[-1, 0]
+
+        return run
+
+    honest = audit(
+        jax.random.key(6), mech(1.0), d_plus, d_minus, num_samples=200_000, delta=DELTA
+    )
+    assert honest.epsilon_lower_bound <= 1.0, honest
+    weak = audit(
+        jax.random.key(7), mech(0.25), d_plus, d_minus, num_samples=200_000, delta=DELTA
+    )
+    assert weak.epsilon_lower_bound > 1.0, weak

@@ -1,0 +1,77 @@
+"""Stationarity diagnostics: Lanczos vs eigh, SOSP tests."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from saddles import planar_case, quartic_case
+
+import dpsample
+from dpsample.finders import stationarity as st
+
+
+def _random_quadratic(d=30, n=5, seed=0):
+    rng = np.random.default_rng(seed)
+    mats = rng.standard_normal((n, d, d))
+    mats = (mats + mats.transpose(0, 2, 1)) / 2
+
+    def loss(x, z):
+        return 0.5 * x @ z["h"] @ x + 0.1 * jnp.sum(jnp.sin(x)) * z["s"]
+
+    return dpsample.Problem(
+        loss, {"h": mats, "s": np.ones(n)}, dpsample.Unconstrained(d)
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_lanczos_agrees_with_eigh(seed):
+    p = _random_quadratic(seed=seed)
+    x = jnp.asarray(np.random.default_rng(seed + 10).standard_normal(30))
+    exact = st.min_hessian_eigenvalue(p, x, method="eigh")
+    lanczos = st.min_hessian_eigenvalue(p, x, method="lanczos")
+    assert lanczos == pytest.approx(exact, abs=1e-8)
+    assert exact == pytest.approx(
+        float(np.linalg.eigvalsh(np.asarray(p.hessian(x)))[0])
+    )
+
+
+def test_lanczos_handles_invariant_subspaces():
+    """A Hessian with repeated eigenvalues (early breakdown) is still exact."""
+    case = quartic_case(n=4, dim=12)
+    x = jnp.zeros(12)
+    assert st.min_hessian_eigenvalue(
+        case.problem, x, method="lanczos"
+    ) == pytest.approx(-1.0, abs=1e-10)
+
+
+def test_sosp_verdicts_and_score():
+    case = planar_case(n=6)
+    p = case.problem
+    rep = st.stationarity_report(p, case.saddle, alpha=0.01)
+    assert not rep.is_sosp and rep.min_eigenvalue == pytest.approx(-2.0)
+    assert rep.score == pytest.approx(4.0 / p.hessian_lipschitz)
+    assert st.is_sosp(p, case.minima[0], alpha=1e-8)
+    # is_sosp <=> score <= alpha, on both sides of the eigenvalue threshold
+    alpha_edge = 4.0 / p.hessian_lipschitz  # -2 == -sqrt(rho alpha)
+    assert st.is_sosp(p, case.saddle, alpha=alpha_edge * (1 + 1e-9))
+    assert not st.is_sosp(p, case.saddle, alpha=alpha_edge * (1 - 1e-9))
+    assert st.sosp_score(p, case.saddle) == pytest.approx(alpha_edge)
+    # strict (seed 002) vs non-strict (seed 000) at a point with ||grad|| == alpha
+    x = jnp.array([0.05, np.sqrt(2.0)])
+    g = st.gradient_norm(p, x)
+    assert st.is_sosp(p, x, alpha=g) and not st.is_sosp(p, x, alpha=g, strict=True)
+
+
+def test_bad_inputs():
+    case = planar_case(n=6)
+    with pytest.raises(ValueError, match="method"):
+        st.min_hessian_eigenvalue(case.problem, jnp.zeros(2), method="power")
+    with pytest.raises(ValueError, match="shape"):
+        st.gradient_norm(case.problem, jnp.zeros(3))
+    with pytest.raises(ValueError, match="alpha"):
+        st.is_sosp(case.problem, jnp.zeros(2), alpha=0.0)
+    bare = dpsample.Problem(
+        case.problem.loss_fn, case.problem.data, dpsample.Ball(1.0, dim=2)
+    )
+    with pytest.raises(dpsample.errors.MissingConstantError):
+        st.is_sosp(bare, jnp.zeros(2), alpha=0.1)
+    assert st.is_sosp(bare, jnp.zeros(2), alpha=0.1, rho=1.0) is False
