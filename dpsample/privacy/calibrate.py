@@ -20,26 +20,27 @@ def calibrate_noise(
     *,
     epsilon: float,
     delta: float,
-    lower: float = 1e-3,
-    upper: float = 1e3,
+    initial: float = 1.0,
+    min_lower: float = 1e-6,
     max_upper: float = 1e9,
     rtol: float = 1e-6,
 ) -> float:
     """Smallest noise ``s`` with ``make_guarantee(s).epsilon(delta) <= epsilon``.
 
-    Bisection in ``log s`` on a bracket whose upper end satisfies the target (the
-    bracket is widened geometrically up to ``max_upper``). The returned value is the
-    upper end of the final bracket, and a final check confirms that its guarantee is
-    at most the target (it never overshoots, cf. opacus#346). ``epsilon(delta)`` must
-    be non-increasing in ``s``.
+    The bracket is found geometrically from ``initial`` (halving or doubling), so
+    accountants are only queried near the answer, never at extreme noise levels where
+    a PLD grid would be huge; then bisection in ``log s`` narrows it to relative width
+    ``rtol``. The returned value is the upper end of the final bracket, and a final
+    check confirms that its guarantee is at most the target (it never overshoots,
+    cf. opacus#346). ``epsilon(delta)`` must be non-increasing in ``s``.
 
     Args:
         make_guarantee: maps a noise parameter (e.g. a noise multiplier) to the
             guarantee of the whole computation at that noise.
         epsilon: target epsilon (> 0).
         delta: target delta, in [0, 1).
-        lower: initial lower end of the search bracket.
-        upper: initial upper end of the search bracket.
+        initial: first noise parameter tried.
+        min_lower: if even this little noise meets the target, it is returned.
         max_upper: the largest noise parameter tried.
         rtol: relative width of the final bracket.
 
@@ -60,23 +61,28 @@ def calibrate_noise(
     dlt = validation.probability("delta", delta)
     if dlt >= 1.0:
         raise ValueError(f"Expected delta={dlt!r} < 1")
-    lo = validation.positive("lower", lower)
-    hi = validation.positive("upper", upper)
+    s0 = validation.positive("initial", initial)
+    floor = validation.positive("min_lower", min_lower)
+    ceiling = validation.positive("max_upper", max_upper)
 
     def eps_at(s: float) -> float:
         return make_guarantee(s).epsilon(dlt)
 
-    while eps_at(hi) > target:
-        lo = hi
-        hi *= 10.0
-        if hi > max_upper:
-            raise CalibrationError(
-                f"no noise parameter <= {max_upper:g} reaches epsilon={target:g} at "
-                f"delta={dlt:g}"
-            )
-    while lo > 1e-12 and eps_at(lo) <= target:
-        hi = lo
-        lo /= 10.0
+    if eps_at(s0) <= target:
+        hi, lo = s0, s0 / 2.0
+        while eps_at(lo) <= target:
+            hi, lo = lo, lo / 2.0
+            if lo < floor:
+                return hi
+    else:
+        lo, hi = s0, s0 * 2.0
+        while eps_at(hi) > target:
+            lo, hi = hi, hi * 2.0
+            if hi > ceiling:
+                raise CalibrationError(
+                    f"no noise parameter <= {ceiling:g} reaches epsilon={target:g} "
+                    f"at delta={dlt:g}"
+                )
     for _ in range(200):
         if hi / lo - 1.0 <= rtol:
             break
