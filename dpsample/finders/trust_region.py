@@ -454,8 +454,7 @@ def dp_trust_region(
             lambda s: PrivacyGuarantee.gaussian(s).repeat(2 * num_iters),
             epsilon=epsilon,
             delta=delta,
-            lower=z_paper / 10.0,
-            upper=z_paper,
+            initial=z_paper,
             rtol=1e-4,
         )
     sigma_g, sigma_h = z * sens_g, z * sens_h
@@ -690,8 +689,7 @@ def dp_stochastic_trust_region(
             lambda s: events_guarantee(s, s),
             epsilon=epsilon,
             delta=delta,
-            lower=z_adv / 30.0,
-            upper=z_adv,
+            initial=z_adv,
             rtol=1e-3,
         )
         sigma_g, sigma_h = z * sens_g, z * sens_h
