@@ -337,3 +337,9 @@ def test_calibration_reports_infeasible_targets():
         )
     with pytest.raises(ValueError):
         calibrate_noise(PrivacyGuarantee.gaussian, epsilon=-1.0, delta=1e-5)
+
+
+def test_vacuous_huge_zcdp_is_reported_without_overflow_warnings():
+    g = PrivacyGuarantee.zcdp(1e300)
+    assert g.epsilon(1e-5) >= 1e299
+    assert g.delta(1.0) == 1.0
