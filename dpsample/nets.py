@@ -4,13 +4,16 @@ Theorem 5.8 of Ganesh, Liu, Oh and Thakurta runs the exponential mechanism with 
 ``-F_D`` over an ``r``-net ``P`` of the domain ``K``. Nets of useful radius have
 ``(D/r)^d`` points, so this module never materialises them:
 
-* :class:`GridNet` enumerates the cubic lattice net of a ball by a flat index, chunk by
-  chunk; :func:`grid_net` builds one for a given spacing.
+* :class:`GridNet` enumerates the cubic lattice net of a ball by a flat index over the
+  net points only (row-compressed, via a small host-side row table), chunk by chunk;
+  :func:`grid_net` builds one for a given spacing.
 * :class:`PointNet` wraps an explicit, data-independent set of points, e.g. from
   :func:`random_net` (uniform points; :func:`random_net_size` gives a size that makes
   it an ``r``-net with a stated probability).
 * :func:`exponential_mechanism` scans the net in chunks with Gumbel-max sampling, so
   its memory does not grow with the net.
+* :func:`net_minimum` is a **non-private** diagnostic: the exact minimiser of the
+  empirical risk over the same net, streamed the same way (never release it).
 
 Nets depend only on public quantities (the domain, the spacing or a public key), never
 on the data: that is what makes the exponential mechanism over them private.
@@ -39,6 +42,7 @@ __all__ = [
     "exponential_mechanism",
     "grid_net",
     "grid_net_size_bound",
+    "net_minimum",
     "net_size_bound",
     "random_net",
     "random_net_size",
@@ -54,7 +58,8 @@ chunk size, which must be a multiple of this block.
 
 _MAX_CHUNK = 65536
 _AUTO_CHUNK_ELEMENTS = 1 << 22  # chunk * n <= 4M float64 (32 MiB) per loss matrix
-_CANDIDATE_FACTOR = 16  # enumerate at most 16 x max_points cube indices
+_MAX_ROWS = 1 << 24  # largest row table of a GridNet (rows of the enumeration)
+_BUILD_BLOCK = 1 << 13  # rows per block while building the row table
 _SLACK = 1e-12  # relative slack on the lattice threshold (keeps extra points only)
 
 
@@ -65,52 +70,186 @@ def _vector_isqrt(values: np.ndarray) -> np.ndarray:
     return np.where((root + 1) * (root + 1) <= values, root + 1, root)
 
 
-class GridNet(NamedTuple):
+def _row_table(
+    dim: int, half_width: int, threshold: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Host-side row table of the row-compressed enumeration (see :class:`GridNet`).
+
+    Valid prefixes ``(j_1, ..., j_{d-1})`` (``sum j_k^2 <= threshold``, ``|j_k| <= m``)
+    are built coordinate by coordinate, each extending only the valid shorter ones, into
+    preallocated arrays filled in blocks of about ``_BUILD_BLOCK`` rows: ``O(rows * d)``
+    time, ``O(rows * d)`` memory with ``rows <= (2m + 1)^(d - 1)`` and
+    ``O(_BUILD_BLOCK + m)`` temporaries.
+
+    Returns:
+        ``(prefixes (rows, d - 1), offsets (rows + 1,))``, int64, rows in lexicographic
+        order of the prefix (first coordinate most significant); row ``r`` holds the
+        flat indices ``[offsets[r], offsets[r + 1])``, ``offsets[0] = 0``.
+
+    Raises:
+        ValueError: If there would be more than ``_MAX_ROWS`` rows.
+    """
+    m, t = half_width, threshold
+    step = max(1, _BUILD_BLOCK // (2 * m + 1))  # parents per block
+    prefixes = np.zeros((1, 0), np.int64)
+    sq = np.zeros(1, np.int64)
+    for k in range(dim - 1):
+        widths = np.minimum(_vector_isqrt(t - sq), m)
+        ends = np.cumsum(2 * widths + 1)
+        total = int(ends[-1])
+        if total > _MAX_ROWS:
+            raise ValueError(
+                f"The grid net would need a row table of more than {_MAX_ROWS} rows "
+                f"(half-width {m} in dimension {dim}); increase spacing"
+            )
+        new_prefixes = np.empty((total, k + 1), np.int64)
+        new_sq = np.empty(total, np.int64)
+        for a in range(0, sq.shape[0], step):
+            b = min(a + step, sq.shape[0])
+            w = widths[a:b]
+            counts = 2 * w + 1
+            lo, hi = int(ends[a] - counts[0]), int(ends[b - 1])
+            parent = np.repeat(np.arange(a, b), counts)
+            first = np.cumsum(counts) - counts
+            coord = np.arange(hi - lo, dtype=np.int64) - np.repeat(first + w, counts)
+            new_prefixes[lo:hi, :k] = prefixes[parent]
+            new_prefixes[lo:hi, k] = coord
+            new_sq[lo:hi] = sq[parent] + coord * coord
+        prefixes, sq = new_prefixes, new_sq
+        del new_prefixes, new_sq, widths, ends
+    rows = sq.shape[0]
+    offsets = np.empty(rows + 1, np.int64)
+    offsets[0] = 0
+    for a in range(0, rows, _BUILD_BLOCK):
+        b = min(a + _BUILD_BLOCK, rows)
+        offsets[a + 1 : b + 1] = 2 * np.minimum(_vector_isqrt(t - sq[a:b]), m) + 1
+    np.cumsum(offsets, out=offsets)
+    return prefixes, offsets
+
+
+@jax.tree_util.register_pytree_node_class
+class GridNet:
     """Cubic lattice net of the ball ``K = B(c, R)``, streamed by a flat index.
 
-    The candidates are the lattice points ``c + h j`` with ``j`` in the integer cube
-    ``[-m, m]^d``, enumerated by a mixed-radix flat index
-    ``i = sum_k (j_k + m) (2m + 1)^k`` (``0 <= i < (2m + 1)^d``). A candidate is *in
-    the net* when ``||h j|| <= R + h sqrt(d)/2`` (tested exactly in integers as
-    ``||j||^2 <= threshold``); net points are then **projected onto** ``K``.
+    The net is the set of lattice points ``c + h j``, ``j`` in ``Z^d``, with
+    ``||h j|| <= R + h sqrt(d)/2`` (tested exactly in integers as
+    ``||j||^2 <= threshold``; then ``|j_k| <= m``), each **projected onto** ``K``.
+
+    Enumeration (row-compressed): a *row* is a prefix ``(j_1, ..., j_{d-1})`` with
+    ``s = sum j_k^2 <= threshold``; it holds the points whose last coordinate ranges
+    over ``[-w, w]``, ``w = min(m, isqrt(threshold - s))``. A host-side int64 table
+    of the valid rows (prefix and cumulative offset, from which ``w`` follows;
+    ``O((2m+1)^(d-1))`` entries, never ``O(size)``) maps the flat index
+    ``0 <= i < size()`` to its row by a binary search on the offsets
+    (:func:`jax.numpy.searchsorted`), so every flat index is a net point: nothing
+    outside the ball is evaluated. Rows are in lexicographic order of the prefix, and
+    the flat order is the lexicographic order of ``j``; ``d = 1`` is a single row with
+    the empty prefix.
 
     Covering guarantee: for ``x in K`` let ``g = c + h round((x - c)/h)`` be the
     nearest lattice point. Then ``||x - g|| <= h sqrt(d)/2``, so
-    ``||g - c|| <= R + h sqrt(d)/2`` and ``g`` is a candidate in the net; projection
-    onto ``K`` is non-expansive and fixes ``x``, so
-    ``||Pi_K(g) - x|| <= ||g - x|| <= h sqrt(d)/2``. Hence every point of ``K`` is
-    within :attr:`covering_radius` ``= h sqrt(d)/2`` of a net point, and every net
-    point lies in ``K``. Several outside lattice points can project to the same
-    boundary point; these duplicates are kept (the net is a multiset). They are
-    data-independent, so they change the base measure of the exponential mechanism but
-    not its privacy; :meth:`size` counts them.
+    ``||g - c|| <= R + h sqrt(d)/2`` and ``g`` is in the net; projection onto ``K`` is
+    non-expansive and fixes ``x``, so ``||Pi_K(g) - x|| <= ||g - x|| <= h sqrt(d)/2``.
+    Hence every point of ``K`` is within :attr:`covering_radius` ``= h sqrt(d)/2`` of
+    a net point, and every net point lies in ``K``. Several outside lattice points can
+    project to the same boundary point; these duplicates are kept (the net is a
+    multiset). They are data-independent, so they change the base measure of the
+    exponential mechanism but not its privacy; :meth:`size` counts them.
 
-    The fields are public, hashable Python values; build one with :func:`grid_net`.
+    A ``GridNet`` is a JAX pytree: the public spec (centre, radius, spacing, ``m``,
+    threshold, size) is static, the row table is its array leaves, so it is passed
+    to jitted code as an argument, not baked in as a constant. Build one with
+    :func:`grid_net`.
 
     Attributes:
         center: The centre ``c`` as a tuple of floats.
         radius: ``R``.
         spacing: Lattice spacing ``h``.
-        half_width: ``m``, the half-width of the index cube.
+        half_width: ``m``, the largest ``|j_k|``.
         threshold: The largest ``||j||^2`` kept (an integer).
+        prefixes: Row table, int64 ``(rows, d - 1)``: the first ``d - 1`` coordinates.
+        offsets: Row table, int64 ``(rows + 1,)``: row ``r`` holds the flat indices
+            ``[offsets[r], offsets[r + 1])`` (``2w + 1`` of them); ``offsets[0] = 0``
+            and ``offsets[-1] = size()``.
 
     Examples:
         >>> import dpsample
         >>> from dpsample.domains import Ball
         >>> from dpsample.nets import grid_net
         >>> net = grid_net(Ball(1.0, dim=2), spacing=0.5)
-        >>> net.size(), net.num_candidates, round(net.covering_radius, 4)
-        (21, 25, 0.3536)
+        >>> net.size(), net.num_candidates, net.num_rows, round(net.covering_radius, 4)
+        (21, 21, 5, 0.3536)
         >>> pts, mask = net.chunk(0, 256)
         >>> pts.shape, int(mask.sum())
         ((256, 2), 21)
     """
 
-    center: tuple[float, ...]
-    radius: float
-    spacing: float
-    half_width: int
-    threshold: int
+    __slots__ = (
+        "center",
+        "radius",
+        "spacing",
+        "half_width",
+        "threshold",
+        "prefixes",
+        "offsets",
+        "_size",
+    )
+
+    def __init__(
+        self,
+        center: tuple[float, ...],
+        radius: float,
+        spacing: float,
+        half_width: int,
+        threshold: int,
+        prefixes: Any = None,
+        offsets: Any = None,
+        size: int | None = None,
+    ) -> None:
+        self.center = tuple(float(v) for v in center)
+        self.radius = float(radius)
+        self.spacing = float(spacing)
+        self.half_width = int(half_width)
+        self.threshold = int(threshold)
+        if prefixes is None:
+            prefixes, offsets = _row_table(
+                len(self.center), self.half_width, self.threshold
+            )
+            size = int(offsets[-1])
+        self.prefixes, self.offsets = prefixes, offsets
+        self._size = int(size)  # type: ignore[arg-type]
+
+    # ---- pytree protocol: static spec, dynamic row table -------------------------
+    def tree_flatten(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """Children: the row table; auxiliary data: the spec and the size."""
+        return (self.prefixes, self.offsets), (*self._spec, self._size)
+
+    @classmethod
+    def tree_unflatten(cls, aux: tuple[Any, ...], children: Any) -> GridNet:
+        """Rebuild from :meth:`tree_flatten`'s output (leaves may be tracers)."""
+        net = object.__new__(cls)  # no validation: leaves may be tracers or None
+        (net.center, net.radius, net.spacing, net.half_width, net.threshold) = aux[:5]
+        net._size = aux[5]
+        net.prefixes, net.offsets = children
+        return net
+
+    @property
+    def _spec(self) -> tuple[Any, ...]:
+        return (self.center, self.radius, self.spacing, self.half_width, self.threshold)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GridNet) and self._spec == other._spec
+
+    def __hash__(self) -> int:
+        return hash(self._spec)
+
+    def __repr__(self) -> str:
+        return (
+            f"GridNet(center={self.center}, radius={self.radius}, "
+            f"spacing={self.spacing}, half_width={self.half_width}, "
+            f"threshold={self.threshold}, size={self._size}, "
+            f"rows={self._rows})"
+        )
 
     @property
     def dim(self) -> int:
@@ -123,9 +262,22 @@ class GridNet(NamedTuple):
         return 2 * self.half_width + 1
 
     @property
+    def num_rows(self) -> int:
+        """Number of rows of the table (valid prefixes), ``<= (2m + 1)^(d - 1)``."""
+        return int(self.offsets.shape[0]) - 1
+
+    @property
+    def _rows(self) -> int | None:
+        shape = getattr(self.offsets, "shape", None)
+        return None if shape is None else int(shape[0]) - 1
+
+    @property
     def num_candidates(self) -> int:
-        """Size of the index cube, ``(2m + 1)^d`` (net points plus masked ones)."""
-        return self.side**self.dim
+        """Length of the enumeration: equal to :meth:`size` (only net points).
+
+        :meth:`chunk` pads the last chunk past it with masked rows.
+        """
+        return self._size
 
     @property
     def covering_radius(self) -> float:
@@ -138,55 +290,55 @@ class GridNet(NamedTuple):
         return Ball(self.radius, np.asarray(self.center, np.float64))
 
     def size(self) -> int:
-        """Exact number of net points (with multiplicity), without enumerating them.
+        """Exact number of net points (with multiplicity), from the row table.
 
-        For each prefix ``(j_1, ..., j_{d-1})`` with ``s = sum j_k^2 <= threshold``,
-        the last coordinate contributes ``2 min(m, isqrt(threshold - s)) + 1`` points.
-        Prefixes are processed in blocks, so the cost is ``O((2m + 1)^(d - 1))`` time
-        and ``O(1)`` extra memory.
+        Row ``(j_1, ..., j_{d-1})`` with ``s = sum j_k^2`` contributes
+        ``2 min(m, isqrt(threshold - s)) + 1`` points; the table was built in
+        ``O(rows * d)`` time, without enumerating the points.
 
         Returns:
             The number of net points.
         """
-        d, m, t = self.dim, self.half_width, self.threshold
-        side = self.side
-        num_prefix = side ** (d - 1)
-        total = 0
-        block = 1 << 20
-        for start in range(0, num_prefix, block):
-            idx = np.arange(start, min(start + block, num_prefix), dtype=np.int64)
-            sq = np.zeros_like(idx)
-            for _ in range(d - 1):
-                digit = idx % side - m
-                idx = idx // side
-                sq += digit * digit
-            rem = t - sq
-            rem = rem[rem >= 0]
-            last = np.minimum(_vector_isqrt(rem), m)
-            total += int(np.sum(2 * last + 1))
-        return total
+        return self._size
+
+    def lattice_index(self, flat_index: ArrayLike) -> tuple[Array, Array]:
+        """Integer lattice coordinates ``j`` of flat indices (jittable).
+
+        Args:
+            flat_index: Integer array of flat indices (any shape ``S``).
+
+        Returns:
+            ``(j, mask)``: int64 ``j`` of shape ``S + (d,)`` and boolean ``mask`` of
+            shape ``S``, true for indices in ``[0, size())``; indices outside are
+            clamped into range (their ``j`` is a valid net point, masked out).
+        """
+        flat = jnp.asarray(flat_index, jnp.int64)
+        mask = (flat >= 0) & (flat < self._size)
+        safe = jnp.clip(flat, 0, self._size - 1)
+        offsets = jnp.asarray(self.offsets, jnp.int64)
+        if self.num_rows == 1:  # d = 1 (or a single row): no search needed
+            row = jnp.zeros_like(safe)
+        else:
+            row = jnp.searchsorted(offsets, safe, side="right") - 1
+        # Row r covers last coordinates -w..w; its middle (j_d = 0) is at flat index
+        # offsets[r] + w = (offsets[r] + offsets[r + 1] - 1) / 2 (an exact integer).
+        middle = (offsets[row] + offsets[row + 1] - 1) // 2
+        last = safe - middle
+        prefix = jnp.asarray(self.prefixes, jnp.int64)[row]
+        return jnp.concatenate([prefix, last[..., None]], axis=-1), mask
 
     def decode(self, flat_index: ArrayLike) -> tuple[Array, Array]:
-        """Points and membership mask of flat indices (jittable).
+        """Points and validity mask of flat indices (jittable).
 
         Args:
             flat_index: Integer array of flat indices (any shape ``S``).
 
         Returns:
             ``(points, mask)``: ``points`` of shape ``S + (d,)`` (lattice points
-            projected onto ``K``, float64) and boolean ``mask`` of shape ``S``, true for
-            indices in ``[0, num_candidates)`` whose lattice point is in the net.
+            projected onto ``K``, float64) and boolean ``mask`` of shape ``S``, true
+            for indices in ``[0, size())``.
         """
-        flat = jnp.asarray(flat_index, jnp.int64)
-        side, m = self.side, self.half_width
-        rest = jnp.where(flat >= 0, flat, 0)
-        digits = []
-        for _ in range(self.dim):
-            digits.append(rest % side - m)
-            rest = rest // side
-        j = jnp.stack(digits, axis=-1)
-        sq = jnp.sum(j * j, axis=-1)
-        mask = (sq <= self.threshold) & (flat >= 0) & (flat < self.num_candidates)
+        j, mask = self.lattice_index(flat_index)
         offset = j.astype(jnp.float64) * self.spacing
         norm = jnp.linalg.norm(offset, axis=-1, keepdims=True)
         scale = jnp.minimum(1.0, self.radius / jnp.where(norm > 0, norm, 1.0))
@@ -210,26 +362,25 @@ class GridNet(NamedTuple):
         """Materialise the net points (with multiplicity), for small nets and tests.
 
         Args:
-            max_points: Refuse to materialise more candidates than this.
+            max_points: Refuse to materialise more points than this.
 
         Returns:
-            Array of shape ``(size(), d)``.
+            Array of shape ``(size(), d)``, in flat-index order.
 
         Raises:
-            ValueError: If the index cube has more than ``max_points`` entries.
+            ValueError: If the net has more than ``max_points`` points.
         """
-        if self.num_candidates > max_points:
+        if self._size > max_points:
             raise ValueError(
-                f"Refusing to materialise {self.num_candidates} candidates "
+                f"Refusing to materialise {self._size} points "
                 f"(> max_points={max_points}); stream the net with chunk()"
             )
-        pts, mask = _decode_all(self)
-        return pts[np.asarray(mask)]
+        return _decode_all(self)
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _decode_all(net: GridNet) -> tuple[Array, Array]:
-    return net.decode(jnp.arange(net.num_candidates, dtype=jnp.int64))
+@jax.jit
+def _decode_all(net: GridNet) -> Array:
+    return net.decode(jnp.arange(net.size(), dtype=jnp.int64))[0]
 
 
 class PointNet(NamedTuple):
@@ -310,7 +461,8 @@ def grid_net(ball: Ball, *, spacing: float) -> GridNet:
 
     The covering radius is ``spacing * sqrt(d) / 2``; to get covering radius ``r``
     use ``spacing = 2 r / sqrt(d)``. See :class:`GridNet` for the construction and the
-    covering proof.
+    covering proof. Builds the row table on the host: ``O(rows * d)`` time and
+    memory, ``rows <= (2m + 1)^(d - 1)`` (about ``size()^((d - 1)/d)``).
 
     Args:
         ball: The (public) ball ``K``; its dimension must be known.
@@ -320,8 +472,9 @@ def grid_net(ball: Ball, *, spacing: float) -> GridNet:
         The :class:`GridNet`.
 
     Raises:
-        ValueError: If ``spacing`` is not positive and finite, or the ball has no
-            dimension.
+        ValueError: If ``spacing`` is not positive and finite, the ball has no
+            dimension, or the spacing is so small that the row table would exceed
+            ``2^24`` rows.
 
     Examples:
         >>> import dpsample
@@ -498,12 +651,6 @@ def random_net_size(ball: Ball, covering_radius: float, failure_prob: float) -> 
 # --------------------------------------------------------------------------- core
 
 
-class _PointSpec(NamedTuple):
-    """Static description of a PointNet for the jitted core (points are dynamic)."""
-
-    num_candidates: int
-
-
 def _block_gumbel(key: PRNGKey, start: Array, chunk_size: int) -> Array:
     """Gumbel noise for flat indices ``[start, start + chunk_size)``.
 
@@ -526,25 +673,29 @@ def _risk_batch(loss_fn: Callable[..., Array], xs: Array, data: Any) -> Array:
     return jax.vmap(lambda x: jnp.mean(per_example(x, data)))(xs)
 
 
-@functools.partial(
-    jax.jit, static_argnames=("spec", "loss_fn", "chunk_size", "num_chunks")
-)
+def _net_point(net: GridNet | PointNet, index: Array) -> Array:
+    """The net point at a (traced) flat index."""
+    if isinstance(net, GridNet):
+        return net.decode(index)[0]
+    return jnp.asarray(net.points, jnp.float64)[index]
+
+
+@functools.partial(jax.jit, static_argnames=("loss_fn", "chunk_size", "num_chunks"))
 def _stream_argmax(
     rng_key: PRNGKey,
     data: Any,
-    points: Array | None,
+    net: GridNet | PointNet,
     inverse_temperature: Array,
     *,
-    spec: GridNet | _PointSpec,
     loss_fn: Callable[..., Array],
     chunk_size: int,
     num_chunks: int,
 ) -> tuple[Array, Array]:
-    """Gumbel-max over the net, one chunk at a time; returns (point, flat index)."""
-    if isinstance(spec, GridNet):
-        net: GridNet | PointNet = spec
-    else:
-        net = PointNet(points)
+    """Gumbel-max over the net, one chunk at a time; returns (point, flat index).
+
+    ``net`` is a pytree argument: a :class:`GridNet`'s row table (or a
+    :class:`PointNet`'s points) is dynamic, its spec static.
+    """
 
     def body(i: Array, carry: tuple[Array, Array]) -> tuple[Array, Array]:
         best_score, best_index = carry
@@ -563,11 +714,40 @@ def _stream_argmax(
 
     init = (jnp.array(-jnp.inf, jnp.float64), jnp.array(0, jnp.int64))
     _, best = lax.fori_loop(0, num_chunks, body, init)
-    if isinstance(spec, GridNet):
-        point = spec.decode(best)[0]
-    else:
-        point = jnp.asarray(points, jnp.float64)[best]
-    return point, best
+    return _net_point(net, best), best
+
+
+@functools.partial(jax.jit, static_argnames=("loss_fn", "chunk_size", "num_chunks"))
+def _stream_min(
+    data: Any,
+    net: GridNet | PointNet,
+    *,
+    loss_fn: Callable[..., Array],
+    chunk_size: int,
+    num_chunks: int,
+) -> tuple[Array, Array, Array]:
+    """Running minimum of ``F_D`` over the net; returns (point, risk, flat index).
+
+    Same chunks as :func:`_stream_argmax`; ties go to the smallest flat index, and
+    NaN risks are never selected.
+    """
+
+    def body(i: Array, carry: tuple[Array, Array]) -> tuple[Array, Array]:
+        best_risk, best_index = carry
+        start = i.astype(jnp.int64) * chunk_size
+        pts, mask = net.chunk(i, chunk_size)
+        risk = _risk_batch(loss_fn, pts, data)
+        risk = jnp.where(mask & ~jnp.isnan(risk), risk, jnp.inf)
+        j = jnp.argmin(risk)
+        better = risk[j] < best_risk
+        return (
+            jnp.where(better, risk[j], best_risk),
+            jnp.where(better, start + j, best_index),
+        )
+
+    init = (jnp.array(jnp.inf, jnp.float64), jnp.array(0, jnp.int64))
+    best_risk, best = lax.fori_loop(0, num_chunks, body, init)
+    return _net_point(net, best), best_risk, best
 
 
 def _auto_chunk_size(n: int, num_candidates: int) -> int:
@@ -594,6 +774,99 @@ def _check_net_in_ball(net: GridNet | PointNet, ball: Ball) -> None:
         dist = np.linalg.norm(points - _center(ball), axis=-1)
         if not bool(np.all(dist <= ball.radius * (1.0 + 1e-12) + 1e-12)):
             raise ValueError("every net point must lie in the domain K")
+
+
+def _problem_ball(problem: Any, what: str) -> Ball:
+    """The problem's Ball domain with its dimension filled in (public)."""
+    domain = problem.domain
+    if isinstance(domain, Ball) and domain.dim is None:
+        domain = domain.with_dim(problem.dim)
+    ball = _require_ball(domain, what)
+    if ball.dim != problem.dim:
+        raise ValueError(
+            f"domain dimension {ball.dim} != problem dimension {problem.dim}"
+        )
+    return ball
+
+
+def _theorem_radius(ball: Ball, epsilon: float, n: int) -> float | None:
+    """Theorem 5.8's net radius ``r = D d / (eps n)``, or None if ``eps n <= d``."""
+    d = ball.dim
+    assert d is not None
+    return ball.diameter * d / (epsilon * n) if epsilon * n > d else None
+
+
+def _default_net(ball: Ball, epsilon: float, n: int) -> GridNet:
+    """The default net: the :class:`GridNet` with covering radius ``D d / (eps n)``.
+
+    Shared by :func:`exponential_mechanism` and :func:`net_minimum`. Depends on public
+    values only (``K``, ``eps``, ``n``).
+    """
+    radius = _theorem_radius(ball, epsilon, n)
+    if radius is None:
+        raise ValueError(
+            f"The default net radius r = D d / (eps n) needs eps * n > d; got "
+            f"eps * n = {epsilon * n!r} <= d = {ball.dim}. Pass spacing= or net= "
+            "to choose a net explicitly"
+        )
+    assert ball.dim is not None
+    return grid_net(ball, spacing=2.0 * radius / math.sqrt(ball.dim))
+
+
+def _resolve_net(
+    ball: Ball,
+    n: int,
+    *,
+    net: GridNet | PointNet | ArrayLike | None,
+    spacing: float | None,
+    epsilon: float | None,
+    max_points: int,
+    what: str,
+) -> GridNet | PointNet:
+    """Validated net from ``net``/``spacing``/the default (public values only)."""
+    if net is not None and spacing is not None:
+        raise ValueError("Pass either net or spacing, not both")
+    if net is None:
+        if spacing is not None:
+            net = grid_net(ball, spacing=spacing)
+        elif epsilon is not None:
+            net = _default_net(ball, epsilon, n)
+        else:
+            raise ValueError(
+                f"{what} needs net=, spacing= or epsilon= (the default net of "
+                "exponential_mechanism depends on epsilon)"
+            )
+    elif not isinstance(net, GridNet | PointNet):
+        points = np.asarray(net, np.float64)
+        if points.ndim != 2 or points.shape[0] < 1:
+            raise ValueError(f"Expected net points of shape (N, d), got {points.shape}")
+        net = PointNet(points)
+    _check_net_in_ball(net, ball)
+    if net.size() > max_points:
+        raise ValueError(
+            f"The net has {net.size()} points, more than max_points={max_points}; "
+            "increase spacing (or raise max_points)"
+        )
+    return net
+
+
+def _resolve_chunk_size(chunk_size: int | None, n: int, num_candidates: int) -> int:
+    if chunk_size is None:
+        return _auto_chunk_size(n, num_candidates)
+    chunk_size = validation.positive_int("chunk_size", chunk_size)
+    if chunk_size % NOISE_BLOCK:
+        raise ValueError(
+            f"Expected chunk_size={chunk_size} to be a multiple of "
+            f"NOISE_BLOCK={NOISE_BLOCK}"
+        )
+    return chunk_size
+
+
+def _jit_net(net: GridNet | PointNet) -> GridNet | PointNet:
+    """The net as passed to the jitted core (PointNet: float64 points only)."""
+    if isinstance(net, GridNet):
+        return net
+    return PointNet(jnp.asarray(net.points, jnp.float64), None)
 
 
 def exponential_mechanism(
@@ -629,12 +902,16 @@ def exponential_mechanism(
 
     Sampling is Gumbel-max: ``argmax_p (-k F_D(p) + G_p)`` with i.i.d. standard Gumbel
     ``G_p``, computed chunk by chunk inside one ``lax.fori_loop`` that carries only the
-    running best (score, index). Each chunk decodes its points, evaluates ``F_D``
-    (vmapped over points and examples), and adds Gumbel noise drawn per block of
-    :data:`NOISE_BLOCK` flat indices from ``fold_in(rng_key, block)``; masked
-    candidates score ``-inf``. Memory is ``O(chunk_size * (n + d))``, independent of
-    the net size, and the output for a given key does not depend on ``chunk_size``.
-    Everything runs in float64.
+    running best (score, index). Each chunk decodes the net points of ``chunk_size``
+    consecutive flat indices (a :class:`GridNet` enumerates only net points, row by
+    row; see there), evaluates ``F_D`` (vmapped over points and examples; a linear-model
+    loss becomes one ``(chunk, d) x (d, n)`` matrix product), and adds Gumbel noise
+    drawn per block of :data:`NOISE_BLOCK` flat indices from
+    ``fold_in(rng_key, block)``; only the padding past the last net point in the final
+    chunk is masked (score ``-inf``). Memory is ``O(chunk_size * (n + d))`` plus the
+    grid's row table (``O((2m + 1)^(d - 1))``), independent of the net size, and the
+    output for a given key does not depend on ``chunk_size``. Everything runs in
+    float64. :func:`net_minimum` streams the same net non-privately, for diagnostics.
 
     Privacy:
         Replace-one neighbours ``D ~ D'`` (``problem.relation``). With
@@ -663,17 +940,16 @@ def exponential_mechanism(
         chunk_size: Candidates per chunk, a positive multiple of :data:`NOISE_BLOCK`;
             default: at most 65536, reduced so a chunk's ``(chunk, n)`` loss matrix
             stays within 32 MiB. It affects speed and memory only, not the output.
-        max_points: Refuse nets with more than this many points (and grids whose index
-            cube exceeds ``16 * max_points``).
+        max_points: Refuse nets with more than this many points.
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with ``value`` the selected point
         (float64, shape ``(d,)``), ``privacy`` the ``eps``-DP exponential-mechanism
         guarantee and ``info`` a dict of public quantities: ``net`` (``"grid"`` or
-        ``"points"``), ``net_size``, ``num_candidates``, ``covering_radius``,
-        ``spacing``, ``theorem_radius``, ``inverse_temperature``,
-        ``sensitivity_oscillation``, ``epsilon``, ``n``, ``dim``, ``chunk_size``,
-        ``num_chunks``.
+        ``"points"``), ``net_size``, ``num_candidates`` (the enumeration length,
+        equal to ``net_size``), ``covering_radius``, ``spacing``,
+        ``theorem_radius``, ``inverse_temperature``, ``sensitivity_oscillation``,
+        ``epsilon``, ``n``, ``dim``, ``chunk_size``, ``num_chunks``.
 
     Raises:
         ValueError: On invalid ``epsilon``, ``spacing``, ``chunk_size`` or net; if the
@@ -710,66 +986,25 @@ def exponential_mechanism(
     # ---- public validation, before any private computation --------------------
     epsilon = validation.positive("epsilon", epsilon)
     max_points = validation.positive_int("max_points", max_points)
-    domain = problem.domain
-    if isinstance(domain, Ball) and domain.dim is None:
-        domain = domain.with_dim(problem.dim)
-    ball = _require_ball(domain, "exponential_mechanism")
+    ball = _problem_ball(problem, "exponential_mechanism")
     dim, n = ball.dim, int(problem.n)
-    if dim != problem.dim:
-        raise ValueError(f"domain dimension {dim} != problem dimension {problem.dim}")
     osc = validation.positive("utility_oscillation", problem.utility_oscillation())
     sensitivity = osc / n
     inverse_temperature = epsilon / sensitivity
-    theorem_radius = ball.diameter * dim / (epsilon * n) if epsilon * n > dim else None
-
-    if net is not None and spacing is not None:
-        raise ValueError("Pass either net or spacing, not both")
-    if net is None:
-        if spacing is None:
-            if theorem_radius is None:
-                raise ValueError(
-                    f"The default net radius r = D d / (eps n) needs eps * n > d; got "
-                    f"eps * n = {epsilon * n!r} <= d = {dim}. Pass spacing= or net= "
-                    "to choose a net explicitly"
-                )
-            spacing = 2.0 * theorem_radius / math.sqrt(dim)
-        net = grid_net(ball, spacing=spacing)
-    elif not isinstance(net, GridNet | PointNet):
-        points = np.asarray(net, np.float64)
-        if points.ndim != 2 or points.shape[0] < 1:
-            raise ValueError(f"Expected net points of shape (N, d), got {points.shape}")
-        net = PointNet(points)
-    _check_net_in_ball(net, ball)
-
-    num_candidates = net.num_candidates
-    if num_candidates > _CANDIDATE_FACTOR * max_points:
-        raise ValueError(
-            f"The net's index cube has {num_candidates} candidates, more than "
-            f"{_CANDIDATE_FACTOR} x max_points={max_points}; increase spacing"
-        )
+    theorem_radius = _theorem_radius(ball, epsilon, n)
+    net = _resolve_net(
+        ball,
+        n,
+        net=net,
+        spacing=spacing,
+        epsilon=epsilon,
+        max_points=max_points,
+        what="exponential_mechanism",
+    )
     net_size = net.size()
-    if net_size > max_points:
-        raise ValueError(
-            f"The net has {net_size} points, more than max_points={max_points}; "
-            "increase spacing (or raise max_points)"
-        )
-    if chunk_size is None:
-        chunk_size = _auto_chunk_size(n, num_candidates)
-    else:
-        chunk_size = validation.positive_int("chunk_size", chunk_size)
-        if chunk_size % NOISE_BLOCK:
-            raise ValueError(
-                f"Expected chunk_size={chunk_size} to be a multiple of "
-                f"NOISE_BLOCK={NOISE_BLOCK}"
-            )
+    num_candidates = net.num_candidates
+    chunk_size = _resolve_chunk_size(chunk_size, n, num_candidates)
     num_chunks = -(-num_candidates // chunk_size)
-
-    if isinstance(net, GridNet):
-        spec: GridNet | _PointSpec = net
-        points = None
-    else:
-        spec = _PointSpec(num_candidates)
-        points = jnp.asarray(net.points, jnp.float64)
 
     info = {
         "net": "grid" if isinstance(net, GridNet) else "points",
@@ -792,11 +1027,93 @@ def exponential_mechanism(
     point, _ = _stream_argmax(
         rng_key,
         problem.data,
-        points,
+        _jit_net(net),
         jnp.asarray(inverse_temperature, jnp.float64),
-        spec=spec,
         loss_fn=problem.loss_fn,
         chunk_size=chunk_size,
         num_chunks=num_chunks,
     )
     return PrivateResult(point, privacy, info)
+
+
+def net_minimum(
+    problem: Any,
+    net: GridNet | PointNet | ArrayLike | None = None,
+    *,
+    spacing: float | None = None,
+    epsilon: float | None = None,
+    chunk_size: int | None = None,
+    max_points: int = 10**8,
+) -> tuple[Array, float]:
+    """**Non-private** minimum of the empirical risk ``F_D`` over a net (diagnostic).
+
+    .. warning::
+
+        **Not differentially private.** This reads the private data and returns its
+        exact minimiser over the net: it is a diagnostic for the excess empirical risk
+        of :func:`exponential_mechanism` (compare ``F_D(out) - min_P F_D`` with the
+        Theorem 5.8 bound). Its outputs must never be released, published or fed into
+        anything that is.
+
+    Streams the net in the same chunks as :func:`exponential_mechanism` (one jitted
+    ``lax.fori_loop`` carrying the running minimum and its flat index), so memory is
+    ``O(chunk_size * (n + d))`` whatever the net size. Ties go to the smallest flat
+    index; NaN risks are skipped.
+
+    Args:
+        problem: A :class:`dpsample.problem.Problem` whose domain is a
+            :class:`~dpsample.domains.Ball`.
+        net: A :class:`GridNet` of the same ball, a :class:`PointNet` or an array of
+            points ``(N, d)`` in ``K``.
+        spacing: Lattice spacing of a grid net (exclusive with ``net``).
+        epsilon: Use :func:`exponential_mechanism`'s default net for this ``eps``
+            (the :class:`GridNet` of covering radius ``D d / (eps n)``), when neither
+            ``net`` nor ``spacing`` is given.
+        chunk_size: Points per chunk, a positive multiple of :data:`NOISE_BLOCK`;
+            default as in :func:`exponential_mechanism`.
+        max_points: Refuse nets with more than this many points.
+
+    Returns:
+        ``(point, risk)``: the minimising net point (float64, shape ``(d,)``) and
+        ``min_P F_D`` as a Python float (``inf`` if every risk is NaN).
+
+    Raises:
+        ValueError: On an invalid net, spacing, epsilon or chunk size, a non-Ball
+            domain, or if none of ``net``, ``spacing``, ``epsilon`` is given.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import dpsample
+        >>> from dpsample.domains import Ball
+        >>> from dpsample.problem import Problem
+        >>> from dpsample.nets import net_minimum
+        >>> data = {"x": jnp.ones((50, 1)), "y": jnp.ones(50)}
+        >>> loss = lambda x, z: -z["y"] * jnp.dot(z["x"], x)
+        >>> problem = Problem(loss, data, Ball(1.0, dim=1), lipschitz=1.0)
+        >>> point, risk = net_minimum(problem, spacing=0.25)  # NOT private
+        >>> point.tolist(), risk
+        ([1.0], -1.0)
+    """
+    if epsilon is not None:
+        epsilon = validation.positive("epsilon", epsilon)
+    max_points = validation.positive_int("max_points", max_points)
+    ball = _problem_ball(problem, "net_minimum")
+    n = int(problem.n)
+    net = _resolve_net(
+        ball,
+        n,
+        net=net,
+        spacing=spacing,
+        epsilon=epsilon,
+        max_points=max_points,
+        what="net_minimum",
+    )
+    chunk_size = _resolve_chunk_size(chunk_size, n, net.num_candidates)
+    point, risk, _ = _stream_min(
+        problem.data,
+        _jit_net(net),
+        loss_fn=problem.loss_fn,
+        chunk_size=chunk_size,
+        num_chunks=-(-net.num_candidates // chunk_size),
+    )
+    return point, float(risk)

@@ -80,23 +80,65 @@ def test_grid_net_size_exact(dim, radius, spacing):
     kept = np.linalg.norm(grid * spacing, axis=1) <= reach * (1 + 1e-12)
     assert net.size() == int(kept.sum())
     assert np.abs(grid[kept]).max() <= m
-    _, mask = net.decode(jnp.arange(net.num_candidates))
-    assert int(mask.sum()) == net.size()
-    assert net.num_candidates == (2 * m + 1) ** dim
+    # Row-compressed enumeration: every flat index is a net point, and the flat
+    # order is the lexicographic order of the lattice coordinates.
+    assert net.num_candidates == net.size()
+    j, mask = net.lattice_index(jnp.arange(net.num_candidates))
+    assert bool(mask.all())
+    np.testing.assert_array_equal(np.asarray(j), grid[kept])
+    # The row table is O((2m + 1)^(d - 1)), never O(size).
+    assert net.num_rows <= (2 * m + 1) ** (dim - 1)
+    assert net.prefixes.shape == (net.num_rows, dim - 1)
+    assert net.prefixes.dtype == net.offsets.dtype == np.int64
+    assert net.offsets[0] == 0 and net.offsets[-1] == net.size()
     assert net.size() <= nets.grid_net_size_bound(dim, radius, spacing)
+    # Points are the projected lattice points, brute force.
+    lattice = grid[kept] * spacing
+    norms = np.linalg.norm(lattice, axis=1, keepdims=True)
+    expected = lattice * np.minimum(1.0, radius / np.where(norms > 0, norms, 1.0))
+    np.testing.assert_allclose(net.points(), expected, rtol=0, atol=1e-15)
 
 
-def test_grid_chunks_partition_the_cube():
+def test_grid_net_one_dimension_is_one_row():
+    net = nets.grid_net(Ball(1.0, [0.5], dim=1), spacing=0.25)
+    assert net.num_rows == 1 and net.prefixes.shape == (1, 0)
+    np.testing.assert_allclose(
+        np.asarray(net.points())[:, 0], 0.5 + 0.25 * np.arange(-4, 5)
+    )
+    pts, mask = jax.jit(lambda n: n.chunk(0, 256))(net)
+    assert int(mask.sum()) == 9 and pts.shape == (256, 1)
+
+
+def test_grid_chunks_partition_the_net():
     net = nets.grid_net(Ball(1.0, [0.2, -0.1], dim=2), spacing=0.05)
-    full_pts, full_mask = net.decode(jnp.arange(net.num_candidates))
+    full_pts = net.points()
     chunk = 512
     chunk_fn = jax.jit(lambda i: net.chunk(i, chunk))
-    parts = [chunk_fn(i) for i in range(-(-net.num_candidates // chunk))]
-    pts = jnp.concatenate([p for p, _ in parts])[: net.num_candidates]
-    mask = jnp.concatenate([m for _, m in parts])
+    num_chunks = -(-net.num_candidates // chunk)
+    parts = [chunk_fn(i) for i in range(num_chunks)]
+    pts = jnp.concatenate([p for p, _ in parts])
+    mask = np.asarray(jnp.concatenate([m for _, m in parts]))
     assert int(mask.sum()) == net.size()
-    np.testing.assert_array_equal(mask[: net.num_candidates], full_mask)
-    np.testing.assert_allclose(pts, full_pts)
+    assert mask[: net.size()].all() and not mask[net.size() :].any()  # tail padding
+    np.testing.assert_allclose(pts[: net.size()], full_pts)
+
+
+def test_grid_net_is_a_pytree_with_dynamic_table():
+    net = nets.grid_net(Ball(1.0, dim=3), spacing=0.2)
+    leaves, treedef = jax.tree_util.tree_flatten(net)
+    assert [leaf.shape for leaf in leaves] == [(net.num_rows, 2), (net.num_rows + 1,)]
+    again = jax.tree_util.tree_unflatten(treedef, leaves)
+    assert again == net and hash(again) == hash(net)
+    assert again.size() == net.size()
+    # The table enters jitted code as an argument, not as a baked-in constant.
+    jaxpr = jax.make_jaxpr(lambda n: n.chunk(0, 256))(net)
+    assert all(np.size(c) < net.num_rows for c in jaxpr.consts)
+    assert len(jaxpr.jaxpr.invars) == 2
+
+
+def test_grid_net_row_table_cap():
+    with pytest.raises(ValueError, match="row table"):
+        nets.grid_net(Ball(1.0, dim=20), spacing=0.1)
 
 
 def test_grid_net_bad_inputs():
@@ -188,7 +230,7 @@ def test_risk_matches_problem():
 
 def test_chunk_size_invariance():
     problem = make_problem(n=40, dim=2, seed=3)
-    net = nets.grid_net(problem.domain, spacing=0.03)  # ~3.5k points, 4.5k candidates
+    net = nets.grid_net(problem.domain, spacing=0.03)  # ~3.5k points
     outs = []
     for i in range(4):
         key = jax.random.key(SEED + i)
@@ -265,6 +307,74 @@ def test_large_epsilon_selects_net_minimiser():
             jax.random.key(i), problem, epsilon=1e7, net=net
         )
         np.testing.assert_allclose(res.value, best)
+
+
+# ------------------------------------------------ net_minimum (non-private diagnostic)
+
+
+@pytest.mark.parametrize(
+    "dim,spacing,center,chunk",
+    [
+        (1, 0.005, None, 256),
+        (2, 0.07, [0.3, -0.2], 256),
+        (3, 0.2, None, 512),
+        (3, 0.2, None, None),
+    ],
+)
+def test_net_minimum_matches_brute_force(dim, spacing, center, chunk):
+    problem = make_problem(n=30, dim=dim, center=center, seed=23)
+    net = nets.grid_net(problem.domain, spacing=spacing)
+    assert net.size() > 256  # several chunks at the smallest chunk size
+    pts = np.asarray(net.points())
+    risk = np.asarray(problem.empirical_risk_batch(pts))
+    point, value = nets.net_minimum(problem, net, chunk_size=chunk)
+    assert isinstance(value, float)
+    assert value == pytest.approx(risk.min(), rel=1e-12, abs=1e-14)
+    np.testing.assert_allclose(point, pts[np.argmin(risk)])
+    by_spacing = nets.net_minimum(problem, spacing=spacing, chunk_size=chunk)
+    np.testing.assert_array_equal(by_spacing[0], point)
+
+
+def test_net_minimum_point_net_and_array():
+    problem = make_problem(n=20, dim=2, seed=29)
+    pts = np.asarray(nets.random_net(jax.random.key(3), problem.domain, 700).points)
+    risk = np.asarray(problem.empirical_risk_batch(pts))
+    for net in (nets.PointNet(jnp.asarray(pts)), pts):
+        point, value = nets.net_minimum(problem, net, chunk_size=256)
+        np.testing.assert_allclose(point, pts[np.argmin(risk)])
+        assert value == pytest.approx(risk.min(), rel=1e-12)
+
+
+def test_net_minimum_is_the_large_epsilon_mechanism():
+    problem = make_problem(n=40, dim=3, seed=31)
+    net = nets.grid_net(problem.domain, spacing=0.15)
+    point, _ = nets.net_minimum(problem, net)
+    for i in range(3):
+        res = nets.exponential_mechanism(
+            jax.random.key(i), problem, epsilon=1e9, net=net, chunk_size=512
+        )
+        np.testing.assert_array_equal(res.value, point)
+
+
+def test_net_minimum_default_net_is_the_mechanism_default():
+    problem = make_problem(n=200, dim=2, seed=37)
+    eps = 0.5
+    info = nets.exponential_mechanism(jax.random.key(0), problem, epsilon=eps).info
+    net = nets.grid_net(problem.domain, spacing=info["spacing"])
+    default = nets.net_minimum(problem, epsilon=eps)
+    explicit = nets.net_minimum(problem, net)
+    np.testing.assert_array_equal(default[0], explicit[0])
+    assert default[1] == explicit[1]
+    with pytest.raises(ValueError, match="net=, spacing= or epsilon="):
+        nets.net_minimum(problem)
+    with pytest.raises(ValueError, match="not both"):
+        nets.net_minimum(problem, net, spacing=0.5)
+    with pytest.raises(ValueError, match="eps \\* n > d"):
+        nets.net_minimum(problem, epsilon=0.001)
+    with pytest.raises(ValueError, match="multiple"):
+        nets.net_minimum(problem, net, chunk_size=100)
+    with pytest.raises(ValueError, match="max_points"):
+        nets.net_minimum(problem, spacing=0.01, max_points=1000)
 
 
 def test_array_net_accepted_and_checked():
