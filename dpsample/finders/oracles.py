@@ -69,6 +69,15 @@ record. Noise is drawn with fresh keys (split from the caller's key, never reuse
 ``estimate_fn`` is a pure JAX function suitable for ``jit``/``lax.scan``; calling the
 oracle object eagerly returns ``(estimate, record)``.
 
+Compilation reuse: ``estimate_fn`` closes over the data and the noise scale, so a jitted
+loop that calls it is traced afresh for every oracle object. Loops that should compile
+once per shape use :meth:`FirstKindOracle.functional` /
+:meth:`SecondKindOracle.functional` instead, which split the oracle into a hashable
+*static* callable (loss function, scheme, batch sizes: a valid ``jit`` static argument
+that compares equal across oracles of the same structure) and a pytree of *operands*
+(the data and the noise parameters, passed as traced arguments). ``estimate_fn`` is
+implemented through the same pair, so both paths compute the same release.
+
 References:
     Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar, Zhang, *Deep Learning with
     Differential Privacy*, CCS 2016.
@@ -80,6 +89,8 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import dp_accounting
@@ -326,6 +337,143 @@ def _clip_rows(g: Array, bound: Array | float) -> Array:
     return g * scale
 
 
+def _spec_batch(
+    spec: _FirstKindFn | _SecondKindFn,
+    rng_key: PRNGKey,
+    data: Any,
+    indices: ArrayLike | None,
+) -> tuple[Any, Array]:
+    """``(batch pytree, weights)`` of one call of an oracle with structure ``spec``."""
+    if spec.sampling == "fresh":
+        if indices is None:
+            raise ValueError("a 'fresh' oracle needs the batch indices")
+        idx = jnp.asarray(indices)
+        if idx.shape != (spec.batch_size,):
+            raise ValueError(
+                f"Expected indices of shape ({spec.batch_size},), got {idx.shape}"
+            )
+        return _gather(data, idx), jnp.ones(spec.batch_size)
+    if indices is not None:
+        raise ValueError(
+            f"indices are only accepted by 'fresh' oracles, not {spec.sampling!r} "
+            "(the accounting assumes the oracle's own sampling)"
+        )
+    if spec.sampling == "full_batch":
+        return data, jnp.ones(spec.n, jnp.float64)
+    idx, w = sample_batch(
+        rng_key,
+        spec.n,
+        sampling=spec.sampling,
+        batch_size=spec.batch_size,
+        max_batch_size=spec.max_batch_size,
+    )
+    return _gather(data, idx), w
+
+
+@dataclasses.dataclass(frozen=True)
+class _FirstKindFn:
+    """Static structure of an O1 oracle: hashable, equal across equal structures.
+
+    ``fn(operands, rng_key, x, indices=None)`` is ``O1(x)`` with ``operands =
+    {"data": ..., "noise_std": s1}`` (plus ``"clip_norm"`` when clipped).
+    """
+
+    loss_fn: Callable[..., Any]
+    sampling: str
+    n: int
+    batch_size: int
+    max_batch_size: int
+    clipped: bool
+
+    def mean(
+        self, operands: dict[str, Any], rng_key: PRNGKey, x: Array, indices: Any
+    ) -> Array:
+        batch, w = _spec_batch(self, rng_key, operands["data"], indices)
+        if not self.clipped:
+            total = _weighted_grad_sum(self.loss_fn, x, batch, w)
+        else:
+            g = _clip_rows(
+                _per_example_grads(self.loss_fn, x, batch), operands["clip_norm"]
+            )
+            total = jnp.sum(w[:, None] * g, axis=0)
+        return total / self.batch_size
+
+    def __call__(
+        self,
+        operands: dict[str, Any],
+        rng_key: PRNGKey,
+        x: Array,
+        indices: Any = None,
+    ) -> Array:
+        k_batch, k_noise = jax.random.split(rng_key)
+        mean = self.mean(operands, k_batch, x, indices)
+        noise = jax.random.normal(k_noise, mean.shape, jnp.float64)
+        return mean + operands["noise_std"] * noise
+
+
+@dataclasses.dataclass(frozen=True)
+class _SecondKindFn:
+    """Static structure of an O2 oracle: hashable, equal across equal structures.
+
+    ``fn(operands, rng_key, x, y, indices=None)`` is ``O2(x, y)`` with ``operands =
+    {"data": ..., "noise_multiplier": z, "cap": 2G or inf}`` (plus ``"smoothness"``
+    when ``M`` is declared).
+    """
+
+    loss_fn: Callable[..., Any]
+    sampling: str
+    n: int
+    batch_size: int
+    max_batch_size: int
+    clip: bool
+    has_smoothness: bool
+
+    def difference_bound(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
+        r = jnp.linalg.norm(x - y)
+        if not self.has_smoothness:
+            return jnp.where(r > 0, operands["cap"], 0.0)
+        return jnp.minimum(operands["smoothness"] * r, operands["cap"])
+
+    def noise_std(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
+        sens = _common.C_SENS * self.difference_bound(operands, x, y) / self.batch_size
+        return operands["noise_multiplier"] * sens
+
+    def mean(
+        self,
+        operands: dict[str, Any],
+        rng_key: PRNGKey,
+        x: Array,
+        y: Array,
+        indices: Any,
+    ) -> Array:
+        batch, w = _spec_batch(self, rng_key, operands["data"], indices)
+        loss_fn = self.loss_fn
+        if not self.clip:
+            total = _weighted_grad_sum(loss_fn, x, batch, w) - _weighted_grad_sum(
+                loss_fn, y, batch, w
+            )
+        else:
+            diff = _per_example_grads(loss_fn, x, batch) - _per_example_grads(
+                loss_fn, y, batch
+            )
+            diff = _clip_rows(diff, self.difference_bound(operands, x, y))
+            total = jnp.sum(w[:, None] * diff, axis=0)
+        return total / self.batch_size
+
+    def __call__(
+        self,
+        operands: dict[str, Any],
+        rng_key: PRNGKey,
+        x: Array,
+        y: Array,
+        indices: Any = None,
+    ) -> Array:
+        k_batch, k_noise = jax.random.split(rng_key)
+        mean = self.mean(operands, k_batch, x, y, indices)
+        noise = jax.random.normal(k_noise, mean.shape, jnp.float64)
+        return mean + self.noise_std(operands, x, y) * noise
+
+
 class _OracleBase:
     """Shared construction (validated eagerly) of both oracle kinds."""
 
@@ -354,30 +502,37 @@ class _OracleBase:
 
     def _batch(self, rng_key: PRNGKey, indices: ArrayLike | None) -> tuple[Any, Array]:
         """``(batch pytree, weights)`` of one call."""
-        if self.sampling == "fresh":
-            if indices is None:
-                raise ValueError("a 'fresh' oracle needs the batch indices")
-            idx = jnp.asarray(indices)
-            if idx.shape != (self.batch_size,):
-                raise ValueError(
-                    f"Expected indices of shape ({self.batch_size},), got {idx.shape}"
-                )
-            return _gather(self.problem.data, idx), jnp.ones(self.batch_size)
-        if indices is not None:
-            raise ValueError(
-                f"indices are only accepted by 'fresh' oracles, not {self.sampling!r} "
-                "(the accounting assumes the oracle's own sampling)"
-            )
-        if self.sampling == "full_batch":
-            return self.problem.data, jnp.ones(self.problem.n, jnp.float64)
-        idx, w = sample_batch(
-            rng_key,
-            self.problem.n,
-            sampling=self.sampling,
-            batch_size=self.batch_size,
-            max_batch_size=self.max_batch_size,
-        )
-        return _gather(self.problem.data, idx), w
+        return _spec_batch(self._fn, rng_key, self.problem.data, indices)
+
+    def functional(self) -> tuple[Callable[..., Array], dict[str, Any]]:
+        """Split the oracle into a static callable and its traced operands.
+
+        Returns ``(fn, operands)`` with ``fn(operands, rng_key, *points,
+        indices=None)`` equal to ``estimate_fn(rng_key, *points, indices)``. ``fn``
+        depends only on the oracle's structure (loss function, sampling scheme, batch
+        sizes, clipping) and is hashable, with equal structures comparing equal, so it
+        can be a static argument of ``jax.jit``; ``operands`` is a pytree (the data
+        and the noise parameters) to pass as a traced argument. A jitted loop written
+        this way compiles once per structure and shapes, not once per oracle.
+
+        Examples:
+            >>> import jax, jax.numpy as jnp
+            >>> import dpsample
+            >>> from dpsample.finders.oracles import first_kind
+            >>> loss = lambda x, z: jnp.sum((x - z["x"]) ** 2) / 8
+            >>> def oracle(feats, z):
+            ...     prob = dpsample.Problem(loss, {"x": feats},
+            ...                             dpsample.Ball(1.0, dim=2), lipschitz=1.0)
+            ...     return first_kind(prob, noise_multiplier=z)
+            >>> o_a, o_b = oracle(jnp.ones((4, 2)), 1.0), oracle(jnp.zeros((4, 2)), 2.0)
+            >>> (fn_a, _), (fn_b, ops_b) = o_a.functional(), o_b.functional()
+            >>> fn_a == fn_b  # same structure: a jit keyed on it compiles once
+            True
+            >>> key, x = jax.random.key(0), jnp.zeros(2)
+            >>> bool(jnp.all(fn_b(ops_b, key, x) == o_b.estimate_fn(key, x)))
+            True
+        """
+        return self._fn, self._operands
 
     def run_guarantee(self, num_calls: int) -> PrivacyGuarantee:
         """Guarantee of ``num_calls`` adaptive calls of this oracle.
@@ -446,24 +601,28 @@ class FirstKindOracle(_OracleBase):
             guarantee=self.guarantee,
             composition=self.composition,
         )
+        self._fn = _FirstKindFn(
+            loss_fn=problem.loss_fn,
+            sampling=self.sampling,
+            n=problem.n,
+            batch_size=self.batch_size,
+            max_batch_size=self.max_batch_size,
+            clipped=self.clip_norm is not None,
+        )
+        self._operands: dict[str, Any] = {
+            "data": problem.data,
+            "noise_std": self.noise_std,
+        }
+        if self.clip_norm is not None:
+            self._operands["clip_norm"] = self.clip_norm
 
     def mean_fn(self, rng_key: PRNGKey, x: Array, indices: Any = None) -> Array:
         """The noiseless batch statistic (for tests/diagnostics; not private)."""
-        batch, w = self._batch(rng_key, indices)
-        loss_fn = self.problem.loss_fn
-        if self.clip_norm is None:
-            total = _weighted_grad_sum(loss_fn, x, batch, w)
-        else:
-            g = _clip_rows(_per_example_grads(loss_fn, x, batch), self.clip_norm)
-            total = jnp.sum(w[:, None] * g, axis=0)
-        return total / self.batch_size
+        return self._fn.mean(self._operands, rng_key, x, indices)
 
     def estimate_fn(self, rng_key: PRNGKey, x: Array, indices: Any = None) -> Array:
         """The private estimate ``O1(x)`` (pure JAX; ``jit`` is left to the caller)."""
-        k_batch, k_noise = jax.random.split(rng_key)
-        mean = self.mean_fn(k_batch, x, indices)
-        noise = jax.random.normal(k_noise, mean.shape, jnp.float64)
-        return mean + self.noise_std * noise
+        return self._fn(self._operands, rng_key, x, indices)
 
     def __call__(
         self, rng_key: PRNGKey, x: ArrayLike, indices: Any = None
@@ -541,13 +700,26 @@ class SecondKindOracle(_OracleBase):
             guarantee=self.guarantee,
             composition=self.composition,
         )
+        self._fn = _SecondKindFn(
+            loss_fn=problem.loss_fn,
+            sampling=self.sampling,
+            n=problem.n,
+            batch_size=self.batch_size,
+            max_batch_size=self.max_batch_size,
+            clip=self.clip,
+            has_smoothness=self.smoothness is not None,
+        )
+        self._operands: dict[str, Any] = {
+            "data": problem.data,
+            "noise_multiplier": self.noise_multiplier,
+            "cap": self.cap,
+        }
+        if self.smoothness is not None:
+            self._operands["smoothness"] = self.smoothness
 
     def difference_bound(self, x: Array, y: Array) -> Array:
         """Per-example bound ``min(M ||x - y||, 2G)`` (public: ``x, y`` are public)."""
-        r = jnp.linalg.norm(x - y)
-        if self.smoothness is None:
-            return jnp.where(r > 0, self.cap, 0.0)
-        return jnp.minimum(self.smoothness * r, self.cap)
+        return self._fn.difference_bound(self._operands, x, y)
 
     def sensitivity(self, x: Array, y: Array) -> Array:
         """L2 sensitivity ``2 min(M ||x - y||, 2G) / b`` of one release."""
@@ -555,34 +727,19 @@ class SecondKindOracle(_OracleBase):
 
     def noise_std(self, x: Array, y: Array) -> Array:
         """Noise std ``z * sensitivity(x, y)``."""
-        return self.noise_multiplier * self.sensitivity(x, y)
+        return self._fn.noise_std(self._operands, x, y)
 
     def mean_fn(
         self, rng_key: PRNGKey, x: Array, y: Array, indices: Any = None
     ) -> Array:
         """The noiseless paired-difference statistic (not private)."""
-        batch, w = self._batch(rng_key, indices)
-        loss_fn = self.problem.loss_fn
-        if not self.clip:
-            total = _weighted_grad_sum(loss_fn, x, batch, w) - _weighted_grad_sum(
-                loss_fn, y, batch, w
-            )
-        else:
-            diff = _per_example_grads(loss_fn, x, batch) - _per_example_grads(
-                loss_fn, y, batch
-            )
-            diff = _clip_rows(diff, self.difference_bound(x, y))
-            total = jnp.sum(w[:, None] * diff, axis=0)
-        return total / self.batch_size
+        return self._fn.mean(self._operands, rng_key, x, y, indices)
 
     def estimate_fn(
         self, rng_key: PRNGKey, x: Array, y: Array, indices: Any = None
     ) -> Array:
         """The private estimate ``O2(x, y)`` (pure JAX)."""
-        k_batch, k_noise = jax.random.split(rng_key)
-        mean = self.mean_fn(k_batch, x, y, indices)
-        noise = jax.random.normal(k_noise, mean.shape, jnp.float64)
-        return mean + self.noise_std(x, y) * noise
+        return self._fn(self._operands, rng_key, x, y, indices)
 
     def __call__(
         self, rng_key: PRNGKey, x: ArrayLike, y: ArrayLike, indices: Any = None

@@ -431,6 +431,8 @@ def _spider_scan(
     x0: Array,
     perm: Array,
     params: dict[str, Array],
+    o1_ops: dict[str, Any],
+    o2_ops: dict[str, Any],
     *,
     o1_fn: Any,
     o2_fn: Any,
@@ -438,6 +440,9 @@ def _spider_scan(
     kick_mode: str,
     batches: tuple[int, int] | None,
 ) -> tuple[_SpiderState, Array, Array]:
+    # The oracles enter as (static structure, traced operands) pairs
+    # (``oracle.functional()``): the data and the noise scales are arguments, so
+    # repeated runs with the same shapes and structure reuse one compilation.
     d = x0.shape[0]
     eta, kappa = params["eta"], params["kappa"]
 
@@ -461,11 +466,11 @@ def _spider_scan(
 
         def call_o1(_):
             idx = indices(state.ptr, batches[0]) if batches else None
-            return o1_fn(k_oracle, state.x, idx)
+            return o1_fn(o1_ops, k_oracle, state.x, idx)
 
         def call_o2(_):
             idx = indices(state.ptr, batches[1]) if batches else None
-            return state.g_prev + o2_fn(k_oracle, state.x, state.x_prev, idx)
+            return state.g_prev + o2_fn(o2_ops, k_oracle, state.x, state.x_prev, idx)
 
         def no_call(_):
             return state.g_prev
@@ -547,7 +552,11 @@ def stochastic_spider(
     :math:`D_1` and ``permutation`` a public permutation of its indices, consumed
     sequentially (``b1`` per O1 call, ``b2`` per O2 call, both points of an O2 call on
     the same batch, E37), so no example is used twice. The whole loop is one
-    ``lax.scan`` with ``lax.switch`` branches (jitted).
+    ``lax.scan`` with ``lax.switch`` branches, jitted on the oracles' static structure
+    only (:meth:`~dpsample.finders.oracles.FirstKindOracle.functional`): the data and
+    the noise levels are traced arguments, so repeated calls with other keys, other
+    data of the same shape or another privacy level (same ``T`` and batch sizes)
+    reuse one compilation.
 
     Args:
         rng_key: a PRNG key (consumed).
@@ -618,13 +627,17 @@ def stochastic_spider(
         "freeze": jnp.int32(plan.freeze_period),
         "n1_max": jnp.int32(plan.max_o1_calls),
     }
+    o1_fn, o1_ops = o1.functional()
+    o2_fn, o2_ops = o2.functional()
     final, xs, codes = _spider_scan(
         rng_key,
         x0,
         perm,
         params,
-        o1_fn=o1.estimate_fn,
-        o2_fn=o2.estimate_fn,
+        o1_ops,
+        o2_ops,
+        o1_fn=o1_fn,
+        o2_fn=o2_fn,
         num_iters=plan.num_iters,
         kick_mode=plan.kick_mode,
         batches=batches,
@@ -678,17 +691,27 @@ def _subproblem(problem: Problem, data: Any) -> Problem:
     )
 
 
+def _mean_loss(loss_fn: Any, x: Array, data: Any) -> Array:
+    return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
+
+
+# Module-level jits keyed on the loss function only (the data is an argument), so the
+# selection queries compile once per loss and shapes, not once per call.
+_risk_gradient = jax.jit(jax.grad(_mean_loss, argnums=1), static_argnums=0)
+_risk_hessian = jax.jit(jax.hessian(_mean_loss, argnums=1), static_argnums=0)
+
+
 def _selection_queries(problem: Problem, xs: np.ndarray):
     """Lazy exact queries ``||grad F_S(x_i)||`` and ``lambda_min(hess F_S(x_i))``."""
-    grad = jax.jit(problem.gradient)
-    hess = jax.jit(problem.hessian)
+    loss_fn, data = problem.loss_fn, problem.data
 
     def grad_norm(i: int) -> float:
-        return float(jnp.linalg.norm(grad(xs[i])))
+        return float(jnp.linalg.norm(_risk_gradient(loss_fn, jnp.asarray(xs[i]), data)))
 
     def min_eig(i: int) -> float:
         # Exact float64 symmetric eigensolver (E34): deterministic given the data.
-        return float(np.linalg.eigvalsh(np.asarray(hess(xs[i]), np.float64))[0])
+        hess = _risk_hessian(loss_fn, jnp.asarray(xs[i]), data)
+        return float(np.linalg.eigvalsh(np.asarray(hess, np.float64))[0])
 
     return grad_norm, min_eig
 
