@@ -14,12 +14,16 @@ from dpsample import (  # noqa: E402
     bounds,
     datasets,
     errors,
+    finders,
     losses,
     mechanisms,
     nets,
+    pipelines,
     privacy,
+    samplers,
 )
 from dpsample.domains import Ball, Unconstrained  # noqa: E402
+from dpsample.pipelines import should_warm_start, warm_start  # noqa: E402
 from dpsample.privacy import PrivacyGuarantee, PrivateResult  # noqa: E402
 from dpsample.problem import Problem  # noqa: E402
 
@@ -34,8 +38,13 @@ __all__ = [
     "bounds",
     "datasets",
     "errors",
+    "finders",
     "losses",
     "mechanisms",
     "nets",
+    "pipelines",
     "privacy",
+    "samplers",
+    "should_warm_start",
+    "warm_start",
 ]

@@ -1,5 +1,6 @@
 """Privacy core: guarantees, results, the budget ledger, calibration and audits."""
 
+from dpsample.privacy import lsi
 from dpsample.privacy.audit import AuditResult, audit, clopper_pearson
 from dpsample.privacy.calibrate import CalibrationError, calibrate_noise
 from dpsample.privacy.guarantee import (
@@ -35,6 +36,7 @@ __all__ = [
     "from_event",
     "gaussian",
     "laplace",
+    "lsi",
     "pure",
     "randomized_response_rdp",
     "zcdp",

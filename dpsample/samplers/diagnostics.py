@@ -1,0 +1,220 @@
+r"""Non-private multi-chain runner for validating the Gibbs samplers.
+
+.. warning::
+    **This module releases nothing privately.** :func:`run` reads the private data
+    through many chains and many steps, returns every position and per-step
+    information (acceptance, projections, rejection-sampler counters), and computes
+    ESS and R-hat on them. None of it is covered by a privacy guarantee. Use it to
+    validate a sampler on a chosen ``(beta, mu)`` (on public or synthetic data, or in
+    a setting where no release happens), never to tune a private run on private
+    data. The private entry point is :func:`dpsample.samplers.gibbs.gibbs`.
+
+Chains are independent (``jax.vmap`` over keys) and run under ``jax.lax.scan``; with
+``progress=True`` the scan is split into chunks and a line per chunk is printed.
+The result carries an ArviZ ``InferenceData`` (posterior variable ``"x"`` with
+dimensions ``(chain, draw, x_dim)``) and its ESS / R-hat.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dpsample._src import validation
+from dpsample.samplers import langevin, mala, proximal
+from dpsample.samplers.target import GibbsTarget
+from dpsample.types import Array, ArrayLike, PRNGKey
+
+__all__ = ["DiagnosticsResult", "kernel_for", "run"]
+
+METHODS = ("proximal", "mala", "langevin")
+
+
+def _arviz() -> Any:
+    with warnings.catch_warnings():  # arviz announces its refactor on import
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz
+
+    return arviz
+
+
+class DiagnosticsResult(NamedTuple):
+    """Output of :func:`run` (**not private**).
+
+    Attributes:
+        positions: ``(num_chains, num_draws, d)`` float64 positions after warm-up
+            and thinning.
+        info: the kernel's per-step info, stacked ``(num_chains, num_steps, ...)``.
+        inference_data: ArviZ ``InferenceData`` of ``positions``.
+        ess: bulk effective sample size per coordinate, shape ``(d,)``.
+        rhat: rank-normalised split R-hat per coordinate, shape ``(d,)``.
+        step_size: the step size used.
+    """
+
+    positions: np.ndarray
+    info: Any
+    inference_data: Any
+    ess: np.ndarray
+    rhat: np.ndarray
+    step_size: float
+
+
+def kernel_for(
+    target: GibbsTarget,
+    method: str,
+    *,
+    clip_norm: float | None = None,
+    **proximal_options: Any,
+) -> tuple[Any, Any]:
+    """``(init_fn(position, target), kernel(key, state, target, step_size))``."""
+    if method == "langevin":
+        if clip_norm is None:
+            clip_norm = target.problem.lipschitz
+        return langevin.init, langevin.build_kernel(clip_norm=clip_norm)
+    if method == "mala":
+        return mala.init, mala.build_kernel()
+    if method == "proximal":
+        return proximal.init, proximal.build_kernel(**proximal_options)
+    raise ValueError(f"Expected method in {METHODS}, got {method!r}")
+
+
+def run(
+    rng_key: PRNGKey,
+    target: GibbsTarget,
+    *,
+    method: str,
+    num_chains: int,
+    num_steps: int,
+    step_size: float | None = None,
+    progress: bool = False,
+    init_positions: ArrayLike | None = None,
+    num_warmup: int = 0,
+    thin: int = 1,
+    clip_norm: float | None = None,
+    num_chunks: int = 10,
+    **proximal_options: Any,
+) -> DiagnosticsResult:
+    r"""Run ``num_chains`` independent chains of a sampler on ``target`` (NOT private).
+
+    **Not differentially private**: everything returned depends on the private data
+    without any guarantee (see the module warning).
+
+    Args:
+        rng_key: PRNG key (consumed).
+        target: the :class:`~dpsample.samplers.target.GibbsTarget`.
+        method: ``"proximal"``, ``"mala"`` or ``"langevin"``.
+        num_chains: number of chains, >= 1.
+        num_steps: steps per chain (warm-up included), > ``num_warmup``.
+        step_size: step size; default
+            :func:`dpsample.samplers.langevin.default_step_size` (all methods).
+        progress: print one line per chunk of steps to stderr (off by default).
+        init_positions: ``(num_chains, d)`` starting points in ``K``; default: the
+            domain centre for every chain.
+        num_warmup: steps dropped at the start of each chain.
+        thin: keep every ``thin``-th step after warm-up.
+        clip_norm: Langevin per-example clipping (default: the declared ``G``).
+        num_chunks: number of chunks when ``progress`` is on.
+        **proximal_options: passed to ``proximal.build_kernel``.
+
+    Returns:
+        A :class:`DiagnosticsResult`.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> import dpsample
+        >>> from dpsample import Ball, Problem
+        >>> from dpsample.samplers import diagnostics
+        >>> from dpsample.samplers.target import GibbsTarget
+        >>> p = Problem(lambda x, z: 0.0 * x[0], jnp.zeros(3), Ball(5.0, dim=1),
+        ...             lipschitz=1.0)
+        >>> t = GibbsTarget.create(p, beta=1.0, mu=1.0)   # ~ N(0, 1) on [-5, 5]
+        >>> res = diagnostics.run(jax.random.key(0), t, method="mala", num_chains=4,
+        ...                       num_steps=300, step_size=0.5, num_warmup=50)
+        >>> res.positions.shape, bool(res.rhat[0] < 1.1)
+        ((4, 250, 1), True)
+    """
+    if method not in METHODS:
+        raise ValueError(f"Expected method in {METHODS}, got {method!r}")
+    if not isinstance(target, GibbsTarget):
+        raise TypeError(f"Expected a GibbsTarget, got {type(target).__name__}")
+    num_chains = validation.positive_int("num_chains", num_chains)
+    num_steps = validation.positive_int("num_steps", num_steps)
+    thin = validation.positive_int("thin", thin)
+    num_chunks = validation.positive_int("num_chunks", num_chunks)
+    if not 0 <= int(num_warmup) < num_steps:
+        raise ValueError(f"Expected 0 <= num_warmup={num_warmup} < {num_steps}")
+    num_warmup = int(num_warmup)
+    h = (
+        langevin.default_step_size(target)
+        if step_size is None
+        else langevin.check_step_size(target, step_size)
+    )
+    dim = target.problem.dim
+    if init_positions is None:
+        x0 = jnp.broadcast_to(target.problem.domain.center_point, (num_chains, dim))
+    else:
+        x0 = jnp.asarray(init_positions, jnp.float64)
+        if x0.shape != (num_chains, dim):
+            raise ValueError(
+                f"Expected init_positions of shape ({num_chains}, {dim}), got "
+                f"{x0.shape}"
+            )
+        if not bool(jnp.all(target.problem.domain.contains(x0))):
+            raise ValueError("Expected every initial position to lie in K")
+    init_fn, kernel = kernel_for(
+        target, method, clip_norm=clip_norm, **proximal_options
+    )
+    states = jax.vmap(lambda x: init_fn(x, target))(x0)
+
+    @jax.jit
+    def chunk(keys: Array, state: Any) -> tuple[Any, tuple[Array, Any]]:
+        def one_chain(ks: Array, s: Any) -> tuple[Any, tuple[Array, Any]]:
+            def body(carry: Any, k: PRNGKey) -> tuple[Any, tuple[Array, Any]]:
+                new, info = kernel(k, carry, target, h)
+                return new, (new.position, info)
+
+            return jax.lax.scan(body, s, ks)
+
+        return jax.vmap(one_chain)(keys, state)
+
+    keys = jax.random.split(rng_key, num_chains * num_steps).reshape(
+        num_chains, num_steps
+    )
+    sizes = [num_steps] if not progress else _chunk_sizes(num_steps, num_chunks)
+    pos_parts, info_parts, start = [], [], 0
+    for i, size in enumerate(sizes):
+        states, (pos, info) = chunk(keys[:, start : start + size], states)
+        pos_parts.append(np.asarray(pos))
+        info_parts.append(info)
+        start += size
+        if progress:
+            print(
+                f"[dpsample diagnostics, NOT private] {method}: step {start}/"
+                f"{num_steps} (chunk {i + 1}/{len(sizes)})",
+                file=sys.stderr,
+                flush=True,
+            )
+    positions = np.concatenate(pos_parts, axis=1)[:, num_warmup::thin]
+    info = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *info_parts)
+    az = _arviz()
+    idata = az.from_dict(posterior={"x": positions})
+    ess = np.asarray(az.ess(idata)["x"].values, np.float64).reshape(dim)
+    rhat = np.asarray(az.rhat(idata)["x"].values, np.float64).reshape(dim)
+    return DiagnosticsResult(positions, info, idata, ess, rhat, float(h))
+
+
+def _chunk_sizes(total: int, num_chunks: int) -> list[int]:
+    k = min(total, num_chunks)
+    base = math.ceil(total / k)
+    sizes = []
+    left = total
+    while left > 0:
+        sizes.append(min(base, left))
+        left -= sizes[-1]
+    return sizes

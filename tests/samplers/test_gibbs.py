@@ -1,0 +1,211 @@
+"""The private top level `gibbs`: routes, guarantees, public info, bad input."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from dpsample.domains import Ball
+from dpsample.errors import MissingConstantError
+from dpsample.problem import Problem
+from dpsample.samplers import gibbs as G
+from dpsample.samplers import proximal
+
+EPS, DELTA = 1.0, 1e-5
+
+
+def _problem(n=40, **consts):
+    consts.setdefault("lipschitz", 1.0)
+    return Problem(
+        lambda x, z: jnp.abs(x[0] - z),
+        jnp.linspace(-0.5, 0.5, n),
+        Ball(1.0, dim=1),
+        **consts,
+    )
+
+
+def test_langevin_route_guarantee_and_public_info():
+    p = _problem()
+    res = G.gibbs(
+        jax.random.key(0),
+        p,
+        epsilon=EPS,
+        delta=DELTA,
+        method="langevin",
+        max_steps=100,
+    )
+    assert res.value.shape == (1,)
+    assert bool(p.domain.contains(res.value))
+    assert res.privacy.epsilon(DELTA) <= EPS
+    info = res.info
+    assert info["bound"] == "langevin_trajectory"
+    assert info["num_steps"] == 100
+    cal = G.calibrate(p, epsilon=EPS, delta=DELTA * (1 - G.TV_FRACTION))
+    assert info["beta"] == pytest.approx(cal.beta)
+    assert info["mu"] == pytest.approx(cal.mu)
+    # The guarantee is the trajectory bound of what ran.
+    rho = info["num_steps"] * info["step_size"] * (info["beta"] / p.n) ** 2
+    assert res.privacy.zcdp_rho() == pytest.approx(rho)
+    # Only public values.
+    assert set(info) >= {"method", "beta", "mu", "step_size", "num_steps", "epsilon"}
+
+
+def test_langevin_steps_fill_the_budget():
+    p = _problem()
+    res = G.gibbs(
+        jax.random.key(1),
+        p,
+        epsilon=EPS,
+        delta=DELTA,
+        method="langevin",
+        beta=5.0,
+        step_size=0.5,
+        max_steps=10**9,
+    )
+    nm = G.gaussian_noise_multiplier(epsilon=EPS, delta=DELTA)
+    total_time = p.n**2 / (2 * (5.0 * 1.0 * nm) ** 2)
+    assert res.info["num_steps"] == math.floor(total_time / 0.5)
+    assert res.privacy.epsilon(DELTA) <= EPS
+
+
+def test_explicit_configuration_over_budget_is_refused():
+    p = _problem()
+    with pytest.raises(ValueError, match="above the target"):
+        G.gibbs(
+            jax.random.key(0),
+            p,
+            epsilon=EPS,
+            delta=DELTA,
+            method="langevin",
+            beta=50.0,
+            step_size=0.5,
+            num_steps=10_000,
+        )
+
+
+def test_mala_needs_a_declared_tv_bound():
+    p = _problem()
+    with pytest.raises(ValueError, match="MALA has no privacy bound"):
+        G.gibbs(jax.random.key(0), p, epsilon=EPS, delta=DELTA, method="mala")
+    res = G.gibbs(
+        jax.random.key(0),
+        p,
+        epsilon=EPS,
+        delta=DELTA,
+        method="mala",
+        tv_bound=1e-7,
+        num_steps=50,
+        step_size=0.05,
+    )
+    assert res.privacy.tv_slack == 1e-7
+    assert res.privacy.epsilon(DELTA) <= EPS
+    assert "declared" in res.info["privacy_rests_on"]
+    with pytest.raises(ValueError):  # a TV bound too large for delta
+        G.gibbs(
+            jax.random.key(0),
+            p,
+            epsilon=EPS,
+            delta=DELTA,
+            method="mala",
+            tv_bound=1e-3,
+            num_steps=5,
+        )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"epsilon": 0.0},
+        {"epsilon": -1.0},
+        {"delta": 0.0},
+        {"delta": 1.5},
+        {"method": "hmc"},
+        {"beta": 0.0, "method": "langevin"},
+        {"beta": -2.0, "method": "langevin"},
+        {"beta": 1.0, "mu": -1.0, "method": "langevin"},
+        {"mu": 1.0, "method": "langevin"},
+        {"step_size": 0.0, "method": "langevin"},
+        {"tv_fraction": 1.0},
+        {"tv_bound": 1e-8, "method": "langevin"},
+        {"num_steps": 0, "method": "langevin"},
+    ],
+)
+def test_bad_input_is_rejected_before_sampling(kwargs):
+    args = {"epsilon": EPS, "delta": DELTA, "method": "langevin"} | kwargs
+    with pytest.raises(ValueError):
+        G.gibbs(jax.random.key(0), _problem(), **args)
+
+
+def test_missing_constants():
+    p = Problem(
+        lambda x, z: jnp.abs(x[0] - z),
+        jnp.zeros(5),
+        Ball(1.0, dim=1),
+        loss_range=1.0,
+    )
+    with pytest.raises(MissingConstantError):
+        G.gibbs(jax.random.key(0), p, epsilon=EPS, delta=DELTA, method="langevin")
+
+
+def test_step_size_warning_is_raised_for_smooth_losses():
+    p = Problem(
+        lambda x, z: (x[0] - z) ** 2 / 4,
+        jnp.zeros(40),
+        Ball(1.0, dim=1),
+        lipschitz=1.0,
+        smoothness=0.5,
+    )
+    from dpsample.samplers.langevin import StepSizeWarning
+
+    with pytest.warns(StepSizeWarning):
+        G.gibbs(
+            jax.random.key(0),
+            p,
+            epsilon=EPS,
+            delta=DELTA,
+            method="langevin",
+            beta=2.0,
+            step_size=5.0,
+            num_steps=1,
+        )
+
+
+def test_unconstrained_domain_is_refused():
+    from dpsample.domains import Unconstrained
+
+    p = Problem(
+        lambda x, z: jnp.abs(x[0] - z), jnp.zeros(5), Unconstrained(1), lipschitz=1.0
+    )
+    with pytest.raises(ValueError, match="Ball"):
+        G.gibbs(jax.random.key(0), p, epsilon=EPS, delta=DELTA, method="langevin")
+
+
+def test_proximal_route_guarantee_from_its_schedule():
+    p = _problem(n=40)
+    delta = 1e-3  # a proven (GLL constant) schedule short enough for a fast test
+    res = G.gibbs(jax.random.key(3), p, epsilon=EPS, delta=delta, beta=0.2)
+    assert res.info["method"] == "proximal"
+    assert bool(p.domain.contains(res.value))
+    sched = res.info["schedule"]
+    assert sched["proven"]
+    assert res.privacy.tv_slack == pytest.approx(sched["tv_total"])
+    tau = G.TV_FRACTION * delta / (1 + math.exp(EPS))
+    assert sched["tv_total"] <= tau * (1 + 1e-9)
+    assert res.privacy.epsilon(delta) <= EPS
+    assert res.info["num_steps"] == sched["num_steps"]
+    assert res.info["bound"] == "pure"
+    assert "privacy_rests_on" not in res.info
+    with pytest.raises(ValueError, match="schedule"):
+        G.gibbs(jax.random.key(3), p, epsilon=EPS, delta=DELTA, step_size=0.1)
+
+
+def test_proximal_unproven_schedule_is_refused_unless_allowed():
+    p = _problem(n=40)
+    kw = dict(epsilon=EPS, delta=DELTA, c_step=proximal.C_STEP_PRACTICAL)
+    with pytest.raises(ValueError, match="proof constant"):
+        G.gibbs(jax.random.key(4), p, **kw)
+    res = G.gibbs(jax.random.key(4), p, allow_unproven_schedule=True, **kw)
+    assert "nominal" in res.info["privacy_rests_on"]
+    assert not res.info["schedule"]["proven"]
+    assert res.privacy.epsilon(DELTA) <= EPS
