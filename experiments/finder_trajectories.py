@@ -14,12 +14,11 @@ Every finder starts at the exact saddle, at two privacy levels (epsilon 1 and 8,
 1e-5): DP-SGD (clipped, Poisson batches), DP-SPIDER (seed 003), Stochastic Spider (seed
 000 Algorithm 1, with Algorithm 2's selected iterate marked), DP-TR and DP-STR (seed
 001, until their stopping rule fires). The iterates come from
-``return_iterates=True`` (DP-SGD, DP-SPIDER), from
-:func:`~dpsample.finders.spider_sosp.stochastic_spider` run with the key and plan that
-:func:`~dpsample.finders.spider_sosp.spider_sosp` uses (checked: the selected iterate
-equals the released point), and, for DP-TR / DP-STR (which release only the final
-point), by replaying their jitted iteration with the same keys (checked: the replay
-ends exactly at the released point). The measurements along the iterates use the
+``return_iterates=True`` (DP-SGD, DP-SPIDER, DP-TR and DP-STR; for DP-TR / DP-STR,
+checked: the last iterate is exactly the released point) and, for Stochastic Spider,
+from :func:`~dpsample.finders.spider_sosp.stochastic_spider` run with the key and plan
+that :func:`~dpsample.finders.spider_sosp.spider_sosp` uses (checked: the selected
+iterate equals the released point). The measurements along the iterates use the
 private data and are **non-private diagnostics**.
 
 Writes ``docs/figures/finder_trajectories.png`` and
@@ -137,34 +136,25 @@ def run_stochastic_spider(key, problem, eps):
     return xs, res, sel
 
 
-def _replay_tr(key, problem, res, batch_sizes):
-    """Re-run the jitted DP-TR/DP-STR iteration with the finder's own keys."""
-    info = res.info
-    keys = jax.random.split(key, info["num_iters"])
-    w = jnp.zeros(DIM)
-    xs = []
-    for k in range(info["iterations_run"]):
-        w, _, _ = trust_region._noisy_step(
-            problem.loss_fn,
-            w,
-            problem.data,
-            keys[k],
-            jnp.float64(info["sigma_grad"]),
-            jnp.float64(info["sigma_hess"]),
-            jnp.float64(info["radius"]),
-            batch_sizes,
-        )
-        xs.append(np.asarray(w))
-    xs = np.stack(xs)
-    assert np.array_equal(xs[-1], np.asarray(res.value)), "replay mismatch"
+def _tr_iterates(res):
+    """DP-TR/DP-STR iterates from ``return_iterates=True`` (last one released)."""
+    xs = np.asarray(res.info["iterates"])
+    assert len(xs) == res.info["iterations_run"]
+    assert np.array_equal(xs[-1], np.asarray(res.value)), "last iterate != released"
     return xs
 
 
 def run_dp_tr(key, problem, eps):
     res = trust_region.dp_trust_region(
-        key, problem, epsilon=eps, delta=DELTA, x0=jnp.zeros(DIM), alpha=ALPHA
+        key,
+        problem,
+        epsilon=eps,
+        delta=DELTA,
+        x0=jnp.zeros(DIM),
+        alpha=ALPHA,
+        return_iterates=True,
     )
-    return _replay_tr(key, problem, res, None), res, None
+    return _tr_iterates(res), res, None
 
 
 def run_dp_str(key, problem, eps):
@@ -178,8 +168,9 @@ def run_dp_str(key, problem, eps):
         hessian_batch_size=STR_BATCH,
         alpha=ALPHA,
         accounting="tight",
+        return_iterates=True,
     )
-    return _replay_tr(key, problem, res, (STR_BATCH, STR_BATCH)), res, None
+    return _tr_iterates(res), res, None
 
 
 RUNNERS = dict(

@@ -91,10 +91,62 @@ REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
 _OUTPUTS = ("random", "last")
 
 
-def _project_fn(problem: Problem, project: bool):
+def _ball_operands(problem: Problem, project: bool) -> dict[str, Any] | None:
+    """The projection as traced operands: ``None`` (identity) or radius and centre.
+
+    Passing the ball's radius and centre as operands (rather than closing over the
+    :class:`~dpsample.domains.Ball`) keeps the jitted cores keyed on structure only:
+    another ball of the same dimension reuses the compilation.
+    """
     if project and isinstance(problem.domain, Ball):
-        return problem.domain.project
-    return lambda x: x
+        ball = problem.domain
+        return {"radius": jnp.float64(ball.radius), "center": ball.center}
+    return None
+
+
+def _project(x: Array, ball: dict[str, Any] | None) -> Array:
+    """:meth:`Ball.project <dpsample.domains.Ball.project>` with traced radius/centre.
+
+    The same operations in the same order as ``Ball.project`` (so the iterates are
+    bit-for-bit those of the closed-over projection); ``ball=None`` is the identity.
+    """
+    if ball is None:
+        return x
+    radius, center = ball["radius"], ball["center"]
+    x = jnp.asarray(x, jnp.float64)
+    offset = x if center is None else x - center
+    sq = jnp.sum(offset**2, axis=-1, keepdims=True)
+    outside = sq > radius**2
+    safe = jnp.where(outside, sq, 1.0)
+    scaled = jnp.where(outside, offset * (radius / jnp.sqrt(safe)), offset)
+    return scaled if center is None else scaled + center
+
+
+def _sgd_scan_body(
+    rng_key: PRNGKey,
+    x0: Array,
+    learning_rate: Array,
+    ball: dict[str, Any] | None,
+    o_ops: dict[str, Any],
+    *,
+    o_fn: Any,
+    num_steps: int,
+) -> Array:
+    """Iterates ``x_1..x_T``; ``o_fn, o_ops = oracle.functional()``."""
+
+    def step(x, key):
+        x_new = _project(x - learning_rate * o_fn(o_ops, key, x), ball)
+        return x_new, x_new
+
+    _, xs = jax.lax.scan(step, x0, jax.random.split(rng_key, num_steps))
+    return xs
+
+
+# The compiled core: keyed on the oracle's static structure (loss function, scheme,
+# batch sizes, clipping) and T only; the data, the noise std, the clip norm, the step
+# size and the ball are traced operands, so another key, other data of the same shape
+# or another epsilon (same T) reuse the compilation.
+_sgd_scan = jax.jit(_sgd_scan_body, static_argnames=("o_fn", "num_steps"))
 
 
 def _sgd_iterates(
@@ -106,15 +158,21 @@ def _sgd_iterates(
     learning_rate: float,
     project: bool = True,
 ) -> Array:
-    """Iterates ``x_1..x_T`` of noisy SGD driven by ``oracle`` (no accounting here)."""
-    proj = _project_fn(oracle.problem, project)
+    """Iterates ``x_1..x_T`` of noisy SGD driven by ``oracle`` (no accounting here).
 
-    def step(x, key):
-        x_new = proj(x - learning_rate * oracle.estimate_fn(key, x))
-        return x_new, x_new
-
-    _, xs = jax.lax.scan(step, x0, jax.random.split(rng_key, num_steps))
-    return xs
+    Not jitted (callers may ``jit``/``vmap`` it); :func:`dp_sgd` runs the same
+    computation through the module-level compiled core.
+    """
+    o_fn, o_ops = oracle.functional()
+    return _sgd_scan_body(
+        rng_key,
+        x0,
+        learning_rate,
+        _ball_operands(oracle.problem, project),
+        o_ops,
+        o_fn=o_fn,
+        num_steps=num_steps,
+    )
 
 
 def _defaults(
@@ -216,6 +274,11 @@ def dp_sgd(
     r"""Differentially private (projected) SGD, noise calibrated to (epsilon, delta).
 
     See the module docstring for the update, the two modes and the defaults.
+
+    The loop runs in a module-level jitted core keyed on the oracles' static structure
+    (:meth:`~dpsample.finders.oracles.FirstKindOracle.functional`) and ``T`` only: a
+    second call with another key, other data of the same shapes or another epsilon
+    (same ``T``) reuses the compilation.
 
     Args:
         rng_key: A JAX PRNG key (split internally, never reused).
@@ -365,16 +428,16 @@ def dp_sgd(
 
     # ---- the private computation
     k_run, k_out = jax.random.split(rng_key)
-    xs = jax.jit(
-        lambda key, x: _sgd_iterates(
-            key,
-            oracle,
-            x,
-            num_steps=num_steps,
-            learning_rate=learning_rate,
-            project=project,
-        )
-    )(k_run, x0)
+    o_fn, o_ops = oracle.functional()
+    xs = _sgd_scan(
+        k_run,
+        x0,
+        jnp.float64(learning_rate),
+        _ball_operands(problem, project),
+        o_ops,
+        o_fn=o_fn,
+        num_steps=num_steps,
+    )
     if output == "last":
         index = num_steps - 1
     else:

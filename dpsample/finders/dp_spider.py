@@ -65,6 +65,7 @@ from dpsample._src import validation
 from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.finders import _common
+from dpsample.finders.dp_sgd import _ball_operands, _project
 from dpsample.finders.oracles import (
     FirstKindOracle,
     SecondKindOracle,
@@ -137,6 +138,57 @@ def spider_parameters(
     }
 
 
+def _spider_scan_body(
+    rng_key: PRNGKey,
+    w0: Array,
+    params: dict[str, Array],
+    ball: dict[str, Any] | None,
+    o1_ops: dict[str, Any],
+    o2_ops: dict[str, Any],
+    *,
+    o1_fn: Any,
+    o2_fn: Any,
+    num_steps: int,
+) -> Array:
+    """Iterates ``w_1..w_T``; ``o*_fn, o*_ops = oracle.functional()``.
+
+    ``params = {"learning_rate": eta, "phase_length": q}`` (traced).
+    """
+    eta, q = params["learning_rate"], params["phase_length"]
+
+    def step(carry, inp):
+        w, w_prev, est = carry
+        t, key = inp
+        k1, k2 = jax.random.split(key)
+        est = jax.lax.cond(
+            t % q == 0,
+            lambda: o1_fn(o1_ops, k1, w),
+            lambda: est + o2_fn(o2_ops, k2, w, w_prev),
+        )
+        w_new = _project(w - eta * est, ball)
+        return (w_new, w, est), w_new
+
+    keys = jax.random.split(rng_key, num_steps)
+    init = (w0, w0, jnp.zeros_like(w0))
+    _, ws = jax.lax.scan(step, init, (jnp.arange(num_steps), keys))
+    return ws
+
+
+# The compiled core: keyed on the two oracles' static structures and T only; the data,
+# the noise parameters, eta, q and the ball are traced operands, so another key, other
+# data of the same shape or another epsilon (same T) reuse the compilation.
+_spider_scan = jax.jit(
+    _spider_scan_body, static_argnames=("o1_fn", "o2_fn", "num_steps")
+)
+
+
+def _spider_params(learning_rate: float, phase_length: int) -> dict[str, Array]:
+    return {
+        "learning_rate": jnp.float64(learning_rate),
+        "phase_length": jnp.int64(phase_length),
+    }
+
+
 def _spider_iterates(
     rng_key: PRNGKey,
     o1: FirstKindOracle,
@@ -148,30 +200,24 @@ def _spider_iterates(
     learning_rate: float,
     project: bool = True,
 ) -> Array:
-    """Iterates ``w_1..w_T`` of DP-SPIDER driven by the two oracles (no accounting)."""
-    problem = o1.problem
-    proj = (
-        problem.domain.project
-        if project and isinstance(problem.domain, Ball)
-        else (lambda x: x)
+    """Iterates ``w_1..w_T`` of DP-SPIDER driven by the two oracles (no accounting).
+
+    Not jitted (callers may ``jit``/``vmap`` it); :func:`dp_spider` runs the same
+    computation through the module-level compiled core.
+    """
+    o1_fn, o1_ops = o1.functional()
+    o2_fn, o2_ops = o2.functional()
+    return _spider_scan_body(
+        rng_key,
+        w0,
+        _spider_params(learning_rate, phase_length),
+        _ball_operands(o1.problem, project),
+        o1_ops,
+        o2_ops,
+        o1_fn=o1_fn,
+        o2_fn=o2_fn,
+        num_steps=num_steps,
     )
-
-    def step(carry, inp):
-        w, w_prev, est = carry
-        t, key = inp
-        k1, k2 = jax.random.split(key)
-        est = jax.lax.cond(
-            t % phase_length == 0,
-            lambda: o1.estimate_fn(k1, w),
-            lambda: est + o2.estimate_fn(k2, w, w_prev),
-        )
-        w_new = proj(w - learning_rate * est)
-        return (w_new, w, est), w_new
-
-    keys = jax.random.split(rng_key, num_steps)
-    init = (w0, w0, jnp.zeros_like(w0))
-    _, ws = jax.lax.scan(step, init, (jnp.arange(num_steps), keys))
-    return ws
 
 
 def dp_spider(
@@ -196,6 +242,11 @@ def dp_spider(
     r"""DP-SPIDER with noise calibrated by an accountant to ``(epsilon, delta)``.
 
     See the module docstring for the recursion, noise scales and defaults.
+
+    The loop runs in a module-level jitted core keyed on the oracles' static structure
+    (:meth:`~dpsample.finders.oracles.FirstKindOracle.functional`) and ``T`` only: a
+    second call with another key, other data of the same shapes or another epsilon
+    (same ``T``) reuses the compilation.
 
     Args:
         rng_key: A JAX PRNG key (split internally, never reused).
@@ -385,18 +436,19 @@ def dp_spider(
 
     # ---- the private computation
     k_run, k_out = jax.random.split(rng_key)
-    ws = jax.jit(
-        lambda key, w: _spider_iterates(
-            key,
-            o1,
-            o2,
-            w,
-            num_steps=num_steps,
-            phase_length=phase_length,
-            learning_rate=learning_rate,
-            project=project,
-        )
-    )(k_run, x0)
+    o1_fn, o1_ops = o1.functional()
+    o2_fn, o2_ops = o2.functional()
+    ws = _spider_scan(
+        k_run,
+        x0,
+        _spider_params(learning_rate, phase_length),
+        _ball_operands(problem, project),
+        o1_ops,
+        o2_ops,
+        o1_fn=o1_fn,
+        o2_fn=o2_fn,
+        num_steps=num_steps,
+    )
     if output == "last":
         index = num_steps - 1
     else:

@@ -263,10 +263,12 @@ def _run(
     num_iters: int,
     stop_threshold: float,
     batch_sizes: tuple[int, int] | None,
+    return_iterates: bool = False,
 ) -> tuple[Array, dict[str, Any]]:
     keys = jax.random.split(rng_key, num_iters)
     w = x0
     multipliers: list[float] = []
+    iterates: list[Array] = []
     stopped_at = None
     for k in range(num_iters):
         w, lam, _ = _noisy_step(
@@ -281,6 +283,8 @@ def _run(
         )
         lam = float(lam)
         multipliers.append(lam)
+        if return_iterates:
+            iterates.append(w)
         if lam <= stop_threshold:
             stopped_at = k
             break
@@ -290,6 +294,8 @@ def _run(
         "iterations_run": len(multipliers),
         "multipliers": multipliers,
     }
+    if return_iterates:
+        info["iterates"] = jnp.stack(iterates)
     return w, info
 
 
@@ -308,6 +314,7 @@ def dp_trust_region(
     initial_gap: float | None = None,
     hessian_rank: int | None = None,
     calibration: str = "paper",
+    return_iterates: bool = False,
 ) -> PrivateResult:
     r"""DP-TR: differentially private trust region (seed 001, Algorithm 1).
 
@@ -359,6 +366,12 @@ def dp_trust_region(
         the composition of the :math:`2T` Gaussian mechanisms (charged in full even
         when the rule stops early: the stop is post-processing), so
         ``privacy.epsilon(delta) <= epsilon``, often strictly (PLD route).
+        The iterates :math:`w_1, \dots, w_m` (``return_iterates=True``; ``m`` =
+        ``iterations_run``, :math:`w_m` the released point) are covered by the
+        same guarantee: each :math:`w_{k+1} = w_k + h_k` is a
+        deterministic function of the public :math:`w_0` and the noisy releases
+        :math:`(\tilde g_j, \tilde H_j)_{j \le k}` that the composition accounts,
+        so releasing all of them (and the stopping index) is post-processing.
 
     Args:
         rng_key: a PRNG key (consumed; split once per iteration).
@@ -378,6 +391,10 @@ def dp_trust_region(
         hessian_rank: public bound on the rank of per-example Hessian differences
             (default ``p``, the paper's :math:`\sqrt p` factor).
         calibration: ``"paper"`` (zCDP, the formulas above) or ``"tight"``.
+        return_iterates: put the iterates :math:`w_1, \dots, w_m` (one per
+            iteration that ran, the last one the released point) in
+            ``info["iterates"]``, shape ``(iterations_run, d)``; covered by the
+            same guarantee (post-processing, see Privacy).
 
     Returns:
         ``PrivateResult(value, privacy, info)``: ``value`` the released point;
@@ -385,7 +402,8 @@ def dp_trust_region(
         ``zcdp_rho`` (φ for ``"paper"``), ``radius``, ``num_iters``,
         ``stop_threshold``, ``alpha``, ``hessian_rank``, ``calibration``,
         ``converged``, ``stopped_at``, ``iterations_run`` and ``multipliers`` (the
-        released :math:`\lambda_k`, post-processing of noisy quantities).
+        released :math:`\lambda_k`, post-processing of noisy quantities), and
+        ``iterates`` with ``return_iterates=True``.
 
     Raises:
         ValueError: invalid privacy parameters or schedule, a non-finite or
@@ -402,8 +420,12 @@ def dp_trust_region(
         >>> prob = Problem(loss, jnp.zeros((500, 2)), Unconstrained(2), lipschitz=1.5,
         ...                smoothness=1.0, hessian_lipschitz=1.0, loss_range=4.0)
         >>> res = dp_trust_region(jax.random.key(0), prob, epsilon=5.0, delta=1e-5,
-        ...                       x0=jnp.array([1.0, -0.5]), alpha=0.05)
+        ...                       x0=jnp.array([1.0, -0.5]), alpha=0.05,
+        ...                       return_iterates=True)
         >>> res.info["converged"], bool(jnp.linalg.norm(res.value) < 0.3)
+        (True, True)
+        >>> xs = res.info["iterates"]  # one per iteration, the last one released
+        >>> len(xs) == res.info["iterations_run"], bool(jnp.all(xs[-1] == res.value))
         (True, True)
         >>> res.privacy.epsilon(1e-5) <= 5.0
         True
@@ -476,6 +498,7 @@ def dp_trust_region(
         num_iters=num_iters,
         stop_threshold=stop_threshold,
         batch_sizes=None,
+        return_iterates=return_iterates,
     )
     info = {
         "algorithm": "DP-TR (seed 001 Algorithm 1)",
@@ -539,6 +562,7 @@ def dp_stochastic_trust_region(
     initial_gap: float | None = None,
     hessian_rank: int | None = None,
     accounting: str = "strict",
+    return_iterates: bool = False,
 ) -> PrivateResult:
     r"""DP-STR: differentially private stochastic trust region (seed 001, Algorithm 2).
 
@@ -579,6 +603,9 @@ def dp_stochastic_trust_region(
         :math:`\varepsilon > 1`); the subsampling lemma also needs each base
         mechanism's privacy :math:`\le 1`, checked eagerly (``ValueError``
         otherwise) for ``"paper"`` and ``"strict"``.
+        The iterates (``return_iterates=True``) are post-processing of the noisy
+        batch gradients and Hessians that this accounting covers (the batch
+        indices are never released), so they are covered by the same guarantee.
 
     Args:
         rng_key: a PRNG key (consumed).
@@ -595,6 +622,8 @@ def dp_stochastic_trust_region(
         initial_gap: public :math:`\Delta` (default ``problem.loss_range``).
         hessian_rank: as for :func:`dp_trust_region`.
         accounting: ``"strict"``, ``"paper"`` or ``"tight"``.
+        return_iterates: put the iterates in ``info["iterates"]`` (as for
+            :func:`dp_trust_region`; covered by the same guarantee).
 
     Returns:
         ``PrivateResult``; ``info`` as for :func:`dp_trust_region` plus
@@ -734,6 +763,7 @@ def dp_stochastic_trust_region(
         num_iters=num_iters,
         stop_threshold=stop_threshold,
         batch_sizes=(b_g, b_h),
+        return_iterates=return_iterates,
     )
     info = {
         "algorithm": "DP-STR (seed 001 Algorithm 2)",

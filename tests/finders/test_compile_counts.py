@@ -4,14 +4,10 @@ The loss function counts the times it is *traced* (called with a JAX tracer; the
 probe in ``Problem.__init__`` gets concrete arrays and is not counted). Every finder is
 called once (which traces), then again with a different key and different data of the
 same shape: the count must not move. Power: the first call must register traces (the
-counter is wired to the finder); one test also calls with another number of examples,
-which must retrace; and the DP-SGD / DP-SPIDER tests below fail (strict ``xfail``)
-because those finders do retrace, so the check demonstrably detects retracing.
-
-DP-SGD and DP-SPIDER jit a fresh closure over the oracle at every call
-(``jax.jit(lambda ...)`` in ``dp_sgd.py`` / ``dp_spider.py``), so they retrace every
-call; their tests are strict ``xfail`` until those files pass the oracles in through
-:meth:`~dpsample.finders.oracles.FirstKindOracle.functional` as ``spider_sosp`` does.
+counter is wired to the finder); some tests also call with another number of examples,
+which must retrace (the counter is live); and :func:`test_the_check_detects_retracing`
+runs a finder core re-jitted per call (the pattern DP-SGD and DP-SPIDER used before
+their module-level cores) and asserts that the same check fails on it.
 """
 
 from __future__ import annotations
@@ -24,7 +20,7 @@ from _saddles_b import cosine_case, cosine_loss
 
 import dpsample
 from dpsample.finders import oracles
-from dpsample.finders.dp_sgd import dp_sgd
+from dpsample.finders.dp_sgd import _sgd_iterates, dp_sgd
 from dpsample.finders.dp_spider import dp_spider
 from dpsample.finders.spider_sosp import spider_sosp
 from dpsample.finders.trust_region import dp_stochastic_trust_region, dp_trust_region
@@ -147,46 +143,102 @@ def test_dp_stochastic_trust_region_compiles_once():
 
 
 # ------------------------------------------------------- DP-SGD and DP-SPIDER
-_RETRACE = (
-    "dp_sgd.py / dp_spider.py jit a fresh lambda over the oracle at every call; fix: "
-    "a module-level jit taking oracle.functional() (static fn, traced operands)"
+def _run_dp_sgd(key, problem, *, epsilon=2.0, sampling="full_batch", **kw):
+    return dp_sgd(
+        key,
+        problem,
+        epsilon=epsilon,
+        delta=DELTA,
+        x0=X0,
+        num_steps=10,
+        learning_rate=0.1,
+        sampling=sampling,
+        **kw,
+    )
+
+
+def _run_dp_spider(key, problem, *, epsilon=2.0, **kw):
+    return dp_spider(
+        key,
+        problem,
+        epsilon=epsilon,
+        delta=DELTA,
+        x0=X0,
+        num_steps=10,
+        phase_length=5,
+        learning_rate=0.1,
+        anchor_batch_size=400,
+        variation_batch_size=100,
+        **kw,
+    )
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"sampling": "full_batch"},
+        {"sampling": "poisson", "batch_size": 50, "clip_norm": 0.5},
+        {"sampling": "without_replacement", "batch_size": 50},
+    ],
+    ids=["full_batch", "poisson_clipped", "without_replacement"],
 )
+def test_dp_sgd_compiles_once(kw):
+    assert_no_retrace(
+        lambda key, problem: _run_dp_sgd(key, problem, **kw),
+        power_check=kw["sampling"] == "full_batch",
+    )
 
 
-@pytest.mark.xfail(strict=True, reason=_RETRACE)
-def test_dp_sgd_compiles_once():
-    def run(key, problem):
-        return dp_sgd(
-            key,
-            problem,
-            epsilon=2.0,
-            delta=DELTA,
-            x0=X0,
-            num_steps=10,
-            learning_rate=0.1,
-            sampling="full_batch",
-        )
-
-    assert_no_retrace(run)
-
-
-@pytest.mark.xfail(strict=True, reason=_RETRACE)
 def test_dp_spider_compiles_once():
-    def run(key, problem):
-        return dp_spider(
-            key,
-            problem,
-            epsilon=2.0,
-            delta=DELTA,
-            x0=X0,
-            num_steps=10,
-            phase_length=5,
-            learning_rate=0.1,
-            anchor_batch_size=400,
-            variation_batch_size=100,
-        )
+    assert_no_retrace(_run_dp_spider, power_check=True)
 
-    assert_no_retrace(run)
+
+@pytest.mark.parametrize("run", [_run_dp_sgd, _run_dp_spider], ids=["sgd", "spider"])
+def test_other_epsilon_reuses_the_compilation(run):
+    # With T fixed, epsilon changes only traced values (noise scales).
+    loss = CountingLoss()
+    stds = []
+    for i, eps in enumerate((8.0, 1.0)):
+        res = run(jax.random.key(i), counting_problem(loss, n=400, seed=i), epsilon=eps)
+        stds.append(res.info.get("noise_std", res.info.get("sigma1")))
+        if i == 0:
+            first = loss.traces
+    assert first > 0
+    assert stds[1] > stds[0]  # the noise did change between the calls
+    assert loss.traces == first
+
+
+def test_dp_sgd_reuses_the_compilation_across_balls():
+    # The ball enters as traced radius/centre: another radius, same shapes, no retrace.
+    loss = CountingLoss()
+    for i, radius in enumerate((3.0, 5.0)):
+        base = counting_problem(loss, n=400, seed=i)
+        problem = dpsample.Problem(
+            loss,
+            base.data,
+            dpsample.Ball(radius, dim=2),
+            lipschitz=base.lipschitz,
+            smoothness=base.smoothness,
+            loss_range=base.loss_range,
+        )
+        _run_dp_sgd(jax.random.key(i), problem)
+        if i == 0:
+            first = loss.traces
+    assert first > 0
+    assert loss.traces == first
+
+
+def test_the_check_detects_retracing():
+    """Power: a core jitted afresh per call (the old DP-SGD pattern) fails the check."""
+
+    def run(key, problem):
+        oracle = oracles.first_kind(problem, noise_multiplier=1.0)
+        return jax.jit(
+            lambda k, x: _sgd_iterates(k, oracle, x, num_steps=3, learning_rate=0.1)
+        )(key, X0)
+
+    with pytest.raises(AssertionError, match="second call retraced"):
+        assert_no_retrace(run)
 
 
 # ------------------------------------------------ the oracles' functional form

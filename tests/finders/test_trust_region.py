@@ -157,6 +157,64 @@ def test_dp_tr_nonconvergence_releases_last_iterate(case):
     assert res.info["stopped_at"] is None
 
 
+def _nonprivate_tr_path(problem, x0, radius, threshold, num_iters):
+    w, path = jnp.asarray(x0), []
+    for _ in range(num_iters):
+        sol = solve_tr_subproblem(problem.gradient(w), problem.hessian(w), radius)
+        w = w + sol.step
+        path.append(np.asarray(w))
+        if float(sol.multiplier) <= threshold:
+            break
+    return np.stack(path)
+
+
+@pytest.mark.parametrize("finder", ["tr", "str"])
+def test_return_iterates_are_the_iterations_that_ran(case, finder):
+    kw = dict(epsilon=1.0, delta=DELTA, x0=case.saddle, initial_gap=2.0, num_iters=6)
+    if finder == "tr":
+        run = dp_trust_region
+    else:
+        run = dp_stochastic_trust_region
+        kw.update(grad_batch_size=500, hessian_batch_size=500, accounting="tight")
+    plain = run(jax.random.key(5), case.problem, **kw)
+    res = run(jax.random.key(5), case.problem, return_iterates=True, **kw)
+    assert "iterates" not in plain.info
+    xs = np.asarray(res.info["iterates"])
+    assert xs.shape == (res.info["iterations_run"], 2)
+    # The flag changes nothing else; the last iterate is the released point.
+    np.testing.assert_array_equal(res.value, plain.value)
+    np.testing.assert_array_equal(xs[-1], res.value)
+    assert res.info["multipliers"] == plain.info["multipliers"]
+    assert res.privacy.epsilon(DELTA) == plain.privacy.epsilon(DELTA)
+    # Consecutive iterates are trust-region steps (||h_k|| <= r).
+    steps = np.diff(np.vstack([np.asarray(case.saddle)[None], xs]), axis=0)
+    assert np.all(np.linalg.norm(steps, axis=1) <= res.info["radius"] * (1 + 1e-9))
+
+
+def test_return_iterates_match_the_nonprivate_path_at_huge_epsilon(case):
+    # Every iterate (not only the last) is the non-private TR iterate when the noise
+    # vanishes: the iterates are the path that ran, in order.
+    prob, x0 = case.problem, np.array([0.3, 0.2])
+    res = dp_trust_region(
+        jax.random.key(1),
+        prob,
+        epsilon=1e12,
+        delta=DELTA,
+        x0=x0,
+        alpha=0.01,
+        initial_gap=2.0,
+        return_iterates=True,
+    )
+    ref = _nonprivate_tr_path(
+        prob, x0, res.info["radius"], res.info["stop_threshold"], res.info["num_iters"]
+    )
+    xs = np.asarray(res.info["iterates"])
+    assert xs.shape == ref.shape and len(xs) > 1
+    np.testing.assert_allclose(xs, ref, atol=1e-6)
+    # Power: the path shifted by one iteration does not match.
+    assert not np.allclose(xs[1:], ref[:-1], atol=1e-6)
+
+
 # ---------------------------------------------------------------- DP-TR accounting
 @pytest.mark.parametrize("rank", [None, 1])
 def test_dp_tr_accounting_matches_independent_computation(case, rank):
