@@ -6,6 +6,8 @@ DP trust region (DP-TR, DP-STR), and stationarity measurement.
 """
 
 from dpsample.finders import (
+    goldstein,
+    goldstein_stationarity,
     oracles,
     stationarity,
     tr_subproblem,
@@ -13,6 +15,11 @@ from dpsample.finders import (
 )
 from dpsample.finders.dp_sgd import dp_sgd, dp_sgd_guarantee, dp_sgd_transform
 from dpsample.finders.dp_spider import dp_spider
+from dpsample.finders.goldstein import (
+    goldstein_first_order,
+    goldstein_zero_order,
+    plan_goldstein,
+)
 from dpsample.finders.spider_sosp import (
     SpiderPlan,
     plan_spider,
@@ -34,7 +41,12 @@ __all__ = [
     "dp_spider",
     "dp_stochastic_trust_region",
     "dp_trust_region",
+    "goldstein",
+    "goldstein_first_order",
+    "goldstein_stationarity",
+    "goldstein_zero_order",
     "oracles",
+    "plan_goldstein",
     "plan_spider",
     "solve_tr_subproblem",
     "spider_sosp",
