@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from dpsample._src import validation
+from dpsample.errors import MissingConstantError
 from dpsample.problem import Problem
 from dpsample.types import Array
 
@@ -100,6 +101,26 @@ def check_batch_size(
     if b > problem.n:
         raise ValueError(f"Expected {name}={b} <= n={problem.n}")
     return b
+
+
+def public_initial_gap(
+    problem: Problem, initial_gap: Any, *, needed_for: str
+) -> tuple[float, str]:
+    """A public bound on ``F(x0) - inf F``: ``initial_gap`` or the declared range.
+
+    Returns ``(value, source)`` with source ``"user"`` or ``"declared loss_range"``;
+    raises :class:`~dpsample.errors.MissingConstantError` when neither is available.
+    The gap is never measured on the data.
+    """
+    if initial_gap is not None:
+        return validation.positive("initial_gap", initial_gap), "user"
+    if problem.loss_range is None:
+        raise MissingConstantError(
+            f"{needed_for} needs a public initial-gap bound F(x0) - inf F: pass "
+            "initial_gap=... or declare loss_range=... on the Problem (never "
+            "measure it on the data)"
+        )
+    return float(problem.loss_range), "declared loss_range"
 
 
 def poisson_overflow_probability(n: int, rate: float, max_batch: int) -> float:

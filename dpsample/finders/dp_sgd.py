@@ -69,7 +69,6 @@ import optax
 
 from dpsample._src import validation
 from dpsample.domains import Ball
-from dpsample.errors import MissingConstantError
 from dpsample.finders import _common
 from dpsample.finders.oracles import FirstKindOracle, first_kind
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
@@ -221,18 +220,11 @@ def _defaults(
             problem.smoothness,
             needed_for="the default number of DP-SGD steps (or pass num_steps)",
         )
-        if initial_gap is None:
-            if problem.loss_range is None:
-                raise MissingConstantError(
-                    "the default number of DP-SGD steps needs a public initial-gap "
-                    "bound f_max >= F(x0) - F*: pass initial_gap=... or declare "
-                    "loss_range=... on the Problem (never measure it on the data)"
-                )
-            f_max = problem.loss_range
-            sources["initial_gap"] = "declared loss_range"
-        else:
-            f_max = validation.positive("initial_gap", initial_gap)
-            sources["initial_gap"] = "user"
+        f_max, sources["initial_gap"] = _common.public_initial_gap(
+            problem,
+            initial_gap,
+            needed_for="the default number of DP-SGD steps (or pass num_steps)",
+        )
         alpha_sq = (
             8.0
             * contribution

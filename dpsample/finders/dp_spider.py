@@ -63,7 +63,6 @@ import jax.numpy as jnp
 
 from dpsample._src import validation
 from dpsample.domains import Ball
-from dpsample.errors import MissingConstantError
 from dpsample.finders import _common
 from dpsample.finders.dp_sgd import _ball_operands, _project
 from dpsample.finders.oracles import (
@@ -325,18 +324,9 @@ def dp_spider(
             problem.smoothness,
             needed_for="DP-SPIDER's default parameters",
         )
-        if initial_gap is None:
-            if problem.loss_range is None:
-                raise MissingConstantError(
-                    "DP-SPIDER's default parameters need a public initial-gap bound "
-                    "F_0 >= F(w_0) - F*: pass initial_gap=... or declare loss_range "
-                    "(never measure it on the data)"
-                )
-            f0 = problem.loss_range
-            sources["initial_gap"] = "declared loss_range"
-        else:
-            f0 = validation.positive("initial_gap", initial_gap)
-            sources["initial_gap"] = "user"
+        f0, sources["initial_gap"] = _common.public_initial_gap(
+            problem, initial_gap, needed_for="DP-SPIDER's default parameters"
+        )
         params = spider_parameters(
             n=n,
             dim=d,

@@ -128,7 +128,6 @@ import jax.numpy as jnp
 
 from dpsample._src import validation
 from dpsample.domains import Unconstrained
-from dpsample.errors import MissingConstantError
 from dpsample.finders import _common
 from dpsample.privacy import CalibrationError, PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem
@@ -807,15 +806,7 @@ def _validate(
     big_l = validation.require_constant(
         "lipschitz", prob.lipschitz, needed_for=f"{name} (sensitivity and step sizes)"
     )
-    if initial_gap is None:
-        if prob.loss_range is None:
-            raise MissingConstantError(
-                f"{name} needs a public initial gap: pass initial_gap=... or declare "
-                "loss_range on the Problem"
-            )
-        phi = float(prob.loss_range)
-    else:
-        phi = validation.positive("initial_gap", initial_gap)
+    phi, _ = _common.public_initial_gap(prob, initial_gap, needed_for=name)
     if not isinstance(enforce_sensitivity, bool):
         raise TypeError("Expected enforce_sensitivity to be a bool")
     if not enforce_sensitivity and not isinstance(prob.domain, Unconstrained):
