@@ -2,19 +2,29 @@
 
 (a) DP-SGD throughput (examples/s) of one clipped step on an MLP (64-64-10, tanh,
     cross-entropy) over scikit-learn's digits data, batch size 256, clip norm 1.0, on
-    this CPU, measured side by side in one run (interleaved rounds, medians):
+    this CPU, measured side by side in one run (interleaved rounds, medians), in
+    float64 and in float32 (like for like: every row of one dtype computes its
+    gradients in that dtype):
 
-    * ``dpsample``: the first-kind oracle of :mod:`dpsample.finders.oracles` with
-      per-example clipping (``vmap`` of ``grad`` over a flat parameter vector from
-      ``ravel_pytree``), fixed-size batches drawn without replacement inside the jitted
-      step, Gaussian noise, SGD update; ``lax.scan`` over steps;
+    * ``dpsample``: the library's own path, i.e. the module-level compiled core that
+      :func:`~dpsample.finders.dp_sgd` runs (``dp_sgd._sgd_scan`` driven by the
+      first-kind oracle's ``functional()`` pair, built with the arguments ``dp_sgd``
+      passes), with ``sampling="without_replacement"`` (a fresh uniform batch of 256
+      per step, drawn inside the jitted step), ``clip_norm=1.0`` and
+      ``gradient_dtype`` ``"float64"`` or ``"float32"`` (per-example gradients, norms
+      and clipped sum in that dtype; iterates and Gaussian noise in float64);
     * ``jax_sgd``: non-private JAX SGD (one mean-loss gradient per step), same model,
-      batch and sampling;
+      batch, dtype and sampler (:func:`~dpsample.finders.oracles.sample_batch`);
     * ``opacus``: Opacus ``GradSampleModule`` + ``DPOptimizer`` on the same model,
-      batch and clipping (torch CPU build); skipped with a message if not installed;
-    * ``torch_sgd``: non-private torch SGD for reference.
+      batch, clipping and dtype, one ``torch.randperm`` batch per step (torch CPU
+      build, 2 threads); skipped with a message if not installed;
+    * ``torch_sgd``: non-private torch SGD for reference;
+    * ``dpsample_poisson``: the same core with ``dp_sgd``'s default sampling (Poisson,
+      expected batch 256 in the default padded buffer), counted per expected example
+      (no Opacus counterpart: Opacus' Poisson loader varies the batch shape).
 
-    Ratios: dpsample / opacus (target >= 2) and jax_sgd / dpsample (target <= 3).
+    Ratios per dtype: dpsample / opacus (target >= 2) and jax_sgd / dpsample
+    (target <= 3).
 
 (b) Cost per iteration relative to one full-batch gradient, on the same MLP, measured
     side by side (interleaved rounds, medians, compilation excluded by a warm-up call):
@@ -71,6 +81,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the pack
 import dpsample  # noqa: F401, E402  (x64)
 from dpsample.domains import Unconstrained  # noqa: E402
 from dpsample.finders import oracles, trust_region  # noqa: E402
+from dpsample.finders.dp_sgd import _sgd_scan  # noqa: E402
 from dpsample.finders.dp_spider import _spider_iterates  # noqa: E402
 from dpsample.finders.spider_sosp import plan_spider, stochastic_spider  # noqa: E402
 from dpsample.losses import sigmoid  # noqa: E402
@@ -124,40 +135,75 @@ def _time(fn, *args):
     return time.perf_counter() - start
 
 
-def bench_jax(prob, theta0, steps, rounds):
-    o1 = oracles.first_kind(
-        prob,
-        noise_multiplier=1.0,
-        sampling="without_replacement",
-        batch_size=BATCH,
-        clip_norm=CLIP,
+DTYPES = ("float64", "float32")
+
+
+def _cast(tree, dtype):
+    return jax.tree.map(
+        lambda a: a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a,
+        tree,
     )
 
-    @jax.jit
-    def dp_run(key, theta):
-        def step(t, k):
-            return t - LR * o1.estimate_fn(k, t), None
 
-        return jax.lax.scan(step, theta, jax.random.split(key, steps))[0]
-
-    data = prob.data
+def _sgd_reference(prob, theta0, dtype, steps):
+    """Non-private JAX SGD in ``dtype``: same model, batch and sampler as dpsample."""
+    data = _cast(prob.data, dtype)
+    t0 = theta0.astype(dtype)
 
     @jax.jit
-    def sgd_run(key, theta):
+    def run(key):
         def step(t, k):
-            idx = jax.random.choice(k, prob.n, (BATCH,), replace=False)
+            idx, _ = oracles.sample_batch(
+                k, prob.n, sampling="without_replacement", batch_size=BATCH
+            )
             batch = jax.tree.map(lambda a: a[idx], data)
             g = jax.grad(
                 lambda p: jnp.mean(jax.vmap(prob.loss_fn, (None, 0))(p, batch))
             )(t)
             return t - LR * g, None
 
-        return jax.lax.scan(step, theta, jax.random.split(key, steps))[0]
+        return jax.lax.scan(step, t0, jax.random.split(key, steps))[0]
 
-    key = jax.random.key(1)
-    _time(dp_run, key, theta0)
-    _time(sgd_run, key, theta0)  # compile
-    return dp_run, sgd_run
+    return run
+
+
+def bench_jax(prob, theta0, steps):
+    """Compiled runs ``fn(key)`` of ``steps`` steps each, keyed by row name."""
+    runs = {}
+    for dtype in DTYPES:
+        for sampling in ("without_replacement", "poisson"):
+            # The oracle dp_sgd builds for these arguments, driven by dp_sgd's own
+            # compiled core (Unconstrained domain: no projection, ball=None).
+            o1 = oracles.first_kind(
+                prob,
+                noise_multiplier=1.0,
+                sampling=sampling,
+                batch_size=BATCH,
+                clip_norm=CLIP,
+                gradient_dtype=dtype,
+            )
+            o_fn, o_ops = o1.functional()
+            name = "dpsample" if sampling == "without_replacement" else "poisson"
+
+            def dp_run(key, o_fn=o_fn, o_ops=o_ops):
+                return _sgd_scan(
+                    key,
+                    theta0,
+                    jnp.float64(LR),
+                    None,
+                    o_ops,
+                    o_fn=o_fn,
+                    num_steps=steps,
+                )
+
+            runs[f"{name}_{dtype}"] = dp_run
+            if sampling == "poisson":
+                padded = o1.max_batch_size
+
+        runs[f"jax_sgd_{dtype}"] = _sgd_reference(prob, theta0, dtype, steps)
+    for fn in runs.values():
+        _time(fn, jax.random.key(1))  # compile
+    return runs, padded
 
 
 def bench_torch(x, y, steps):
@@ -166,53 +212,51 @@ def bench_torch(x, y, steps):
     except ImportError:
         return None, "torch not installed (pip install torch==2.13.0 opacus)"
     try:
+        import opacus
         from opacus import GradSampleModule
         from opacus.optimizers import DPOptimizer
     except ImportError:
         return None, "opacus not installed (pip install opacus after torch==2.13.0)"
     torch.set_num_threads(2)
     torch.manual_seed(0)
-    xt = torch.tensor(x, dtype=torch.float64)
     yt = torch.tensor(y)
-
-    def model():
-        return torch.nn.Sequential(
-            torch.nn.Linear(x.shape[1], HIDDEN),
-            torch.nn.Tanh(),
-            torch.nn.Linear(HIDDEN, 10),
-        ).double()
-
     lossf = torch.nn.CrossEntropyLoss()
-    dp_model = GradSampleModule(model())
-    dp_opt = DPOptimizer(
-        torch.optim.SGD(dp_model.parameters(), lr=LR),
-        noise_multiplier=1.0,
-        max_grad_norm=CLIP,
-        expected_batch_size=BATCH,
-    )
-    plain = model()
-    opt = torch.optim.SGD(plain.parameters(), lr=LR)
-    gen = torch.Generator().manual_seed(0)
+    runs = {}
+    for dtype in DTYPES:
+        tdt = getattr(torch, dtype)
+        xt = torch.tensor(x, dtype=tdt)
 
-    def run_dp():
-        for _ in range(steps):
-            idx = torch.randperm(xt.shape[0], generator=gen)[:BATCH]
-            dp_opt.zero_grad()
-            lossf(dp_model(xt[idx]), yt[idx]).backward()
-            dp_opt.step()
+        def model(tdt=tdt):
+            return torch.nn.Sequential(
+                torch.nn.Linear(x.shape[1], HIDDEN),
+                torch.nn.Tanh(),
+                torch.nn.Linear(HIDDEN, 10),
+            ).to(tdt)
 
-    def run_plain():
-        for _ in range(steps):
-            idx = torch.randperm(xt.shape[0], generator=gen)[:BATCH]
-            opt.zero_grad()
-            lossf(plain(xt[idx]), yt[idx]).backward()
-            opt.step()
+        dp_model = GradSampleModule(model())
+        dp_opt = DPOptimizer(
+            torch.optim.SGD(dp_model.parameters(), lr=LR),
+            noise_multiplier=1.0,
+            max_grad_norm=CLIP,
+            expected_batch_size=BATCH,
+        )
+        plain = model()
+        opt = torch.optim.SGD(plain.parameters(), lr=LR)
+        gen = torch.Generator().manual_seed(0)
 
-    run_dp()
-    run_plain()  # warm up
-    import opacus
+        def run(net, optimizer, xt=xt, gen=gen):
+            for _ in range(steps):
+                idx = torch.randperm(xt.shape[0], generator=gen)[:BATCH]
+                optimizer.zero_grad()
+                lossf(net(xt[idx]), yt[idx]).backward()
+                optimizer.step()
 
-    return (run_dp, run_plain, torch.__version__, opacus.__version__), None
+        # fn(key) like the JAX rows; torch draws its batches from its own generator
+        runs[f"opacus_{dtype}"] = lambda key, r=run, m=dp_model, o=dp_opt: r(m, o)
+        runs[f"torch_sgd_{dtype}"] = lambda key, r=run, m=plain, o=opt: r(m, o)
+    for fn in runs.values():
+        fn(None)  # warm up
+    return (runs, torch.__version__, opacus.__version__), None
 
 
 def bench_spider(prob, theta0, steps):
@@ -303,47 +347,58 @@ def main(argv):
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     steps, rounds = (20, 3) if args.quick else (50, 5)
+    rounds_a = 3 if args.quick else 9  # part (a) rounds are cheap: more of them
     load_start = os.getloadavg()
     x, y = _data()
     prob, theta0 = _make_problem(x, y)
     print(f"digits n={prob.n}, MLP 64-{HIDDEN}-10 (d={prob.dim}), batch={BATCH}")
 
-    dp_run, sgd_run = bench_jax(prob, theta0, steps, rounds)
+    jax_runs, padded = bench_jax(prob, theta0, steps)
     torch_fns, torch_msg = bench_torch(x, y, steps)
-    t_dp, t_sgd, t_op, t_tp = [], [], [], []
-    for r in range(rounds):
-        key = jax.random.key(100 + r)
-        t_dp.append(_time(dp_run, key, theta0))
-        t_sgd.append(_time(sgd_run, key, theta0))
-        if torch_fns is not None:
+    runs_a = dict(jax_runs)
+    if torch_fns is not None:
+        runs_a.update(torch_fns[0])
+    times_a = {name: [] for name in runs_a}
+    loads_a = []
+    for r in range(rounds_a):
+        loads_a.append(os.getloadavg()[0])
+        for name, fn in runs_a.items():
             start = time.perf_counter()
-            torch_fns[0]()
-            t_op.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            torch_fns[1]()
-            t_tp.append(time.perf_counter() - start)
-
-    def thr(ts):
-        return steps * BATCH / statistics.median(ts)
-
-    res = {
-        "dpsample_dp_sgd": thr(t_dp),
-        "jax_sgd": thr(t_sgd),
+            jax.block_until_ready(fn(jax.random.key(100 + r)))
+            times_a[name].append(time.perf_counter() - start)
+    res = {name: steps * BATCH / statistics.median(ts) for name, ts in times_a.items()}
+    print(
+        f"\n(a) throughput, examples/s (median of {rounds_a} interleaved rounds of "
+        f"{steps} steps; 1-min load {min(loads_a):.2f}-{max(loads_a):.2f})"
+    )
+    rows = ["dpsample", "jax_sgd", "opacus", "torch_sgd", "poisson"]
+    labels = {
+        "dpsample": "dpsample dp_sgd core",
+        "jax_sgd": "jax_sgd",
+        "opacus": "opacus dp-sgd",
+        "torch_sgd": "torch_sgd",
+        "poisson": f"dpsample, poisson (padded {padded})",
     }
-    if torch_fns is not None:
-        res["opacus_dp_sgd"] = thr(t_op)
-        res["torch_sgd"] = thr(t_tp)
-    print("\n(a) throughput, examples/s (median of interleaved rounds)")
-    print(f"{'implementation':<18}{'examples/s':>14}")
-    for k, v in res.items():
-        print(f"{k:<18}{v:>14.0f}")
-    ratios = {"jax_sgd / dpsample": res["jax_sgd"] / res["dpsample_dp_sgd"]}
-    if torch_fns is not None:
-        ratios["dpsample / opacus"] = res["dpsample_dp_sgd"] / res["opacus_dp_sgd"]
-    else:
-        print(f"opacus column skipped: {torch_msg}")
+    print(f"{'implementation':<36}" + "".join(f"{d:>12}" for d in DTYPES))
+    for row in rows:
+        if f"{row}_{DTYPES[0]}" not in res:
+            continue
+        vals = "".join(f"{res[f'{row}_{d}']:>12.0f}" for d in DTYPES)
+        print(f"{labels[row]:<36}{vals}")
+    ratios = {}
+    for d in DTYPES:
+        ratios[f"jax_sgd / dpsample ({d})"] = res[f"jax_sgd_{d}"] / res[f"dpsample_{d}"]
+        if torch_fns is not None:
+            ratios[f"dpsample / opacus ({d})"] = (
+                res[f"dpsample_{d}"] / res[f"opacus_{d}"]
+            )
+    ratios["dpsample float32 / float64"] = (
+        res["dpsample_float32"] / res["dpsample_float64"]
+    )
+    if torch_fns is None:
+        print(f"opacus rows skipped: {torch_msg}")
     for k, v in ratios.items():
-        print(f"ratio {k:<22}{v:>8.2f}")
+        print(f"ratio {k:<32}{v:>8.2f}")
 
     spider_steps = 50 if args.quick else 200
     run, m2 = bench_spider(prob, theta0, spider_steps)
@@ -433,14 +488,17 @@ def main(argv):
             "clip": CLIP,
             "steps": steps,
             "rounds": rounds,
+            "rounds_throughput": rounds_a,
+            "poisson_padded_batch": padded,
+            "load_1min_during_throughput_rounds": loads_a,
         },
         "throughput_examples_per_s": res,
         "ratios": ratios,
         "opacus": None
         if torch_fns is None
         else {
-            "torch": torch_fns[2],
-            "opacus": torch_fns[3],
+            "torch": torch_fns[1],
+            "opacus": torch_fns[2],
         },
         "opacus_skipped": torch_msg,
         "per_iteration_vs_full_gradient": {

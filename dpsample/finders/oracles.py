@@ -64,6 +64,18 @@ Accounting matches the scheme that runs (dp-libraries spec §4.1); each call's
   mix several fresh oracles on one permutation are covered by composing one call of
   each.
 
+Clipping in floating point (O1 with ``clip_norm``). Rows are clipped at ``C / F``,
+where ``C = min(G, clip_norm)`` is the accounted bound (so a gradient that breaks the
+declared ``G`` is clipped too) and ``F >= 1`` is the rounding margin of
+:func:`clip_margin`: the per-example norms, the scale and the weighted sum are then
+provably within the sensitivity ``2C/b`` *as computed*, not only in exact arithmetic
+(``F - 1`` is about ``1e-11`` in float64). Norms, scale and sum are fused (one pass
+for the norms, one matrix-vector product ``c^T G`` for the sum), and rows with a
+non-finite squared norm contribute zero. ``gradient_dtype="float32"`` computes the
+per-example gradients, norms and sum in float32 (about ``1.3-1.5x`` faster on CPU;
+``F - 1 ~ 2 m^2 2^-24``, ``0.8 %`` for ``m = 256``); the noise is drawn and added in
+float64 and the guarantee is unchanged.
+
 The oracles are diagnostics-free: they return only the noisy estimate and the public
 record. Noise is drawn with fresh keys (split from the caller's key, never reused).
 ``estimate_fn`` is a pure JAX function suitable for ``jit``/``lax.scan``; calling the
@@ -90,6 +102,7 @@ References:
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -112,6 +125,8 @@ __all__ = [
     "second_kind",
     "fresh_batches",
     "sample_batch",
+    "clip_margin",
+    "GRADIENT_DTYPES",
 ]
 
 REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
@@ -331,6 +346,141 @@ def _per_example_grads(loss_fn: Any, x: Array, batch: Any) -> Array:
     return jax.vmap(jax.grad(loss_fn), in_axes=(None, 0))(x, batch)
 
 
+#: Dtypes of the first-kind oracle's per-example gradient computation.
+GRADIENT_DTYPES = ("float64", "float32")
+#: Smallest clip bound accepted by the float32 path (keeps squared norms normal).
+_MIN_CLIP_FLOAT32 = 1e-12
+_MAX_CLIP_FLOAT32 = 1e12
+
+
+def _check_gradient_dtype(gradient_dtype: Any, clipped: bool) -> str:
+    """Validate ``gradient_dtype``; return ``"float64"`` or ``"float32"``."""
+    try:
+        name = jnp.dtype(gradient_dtype).name
+    except TypeError:
+        name = None
+    if name not in GRADIENT_DTYPES:
+        raise ValueError(
+            f"Expected gradient_dtype in {GRADIENT_DTYPES}, got {gradient_dtype!r}"
+        )
+    if name == "float32" and not clipped:
+        raise ValueError(
+            "gradient_dtype='float32' needs per-example clipping (clip_norm=...): "
+            "without clipping the guarantee rests on the declared Lipschitz bound, "
+            "which float32 rounding of the gradients could exceed"
+        )
+    return name
+
+
+def clip_margin(gradient_dtype: str, rows: int, dim: int) -> float:
+    r"""Factor ``F >= 1`` by which the clip bound is shrunk to absorb rounding.
+
+    The first-kind oracle clips every per-example gradient at ``C / F`` and sums the
+    clipped rows in ``gradient_dtype`` (unit roundoff ``u``: ``2^-24`` for float32,
+    ``2^-53`` for float64); the sum is converted to float64 and divided by ``b``
+    there. With ``gamma_k = k u / (1 - k u)`` (Higham, *Accuracy and Stability of
+    Numerical Algorithms*, Sec. 3.1: any summation order, with or without FMA):
+
+    * the computed squared norm of a row is within a factor ``1 +- gamma_d`` of the
+      exact one, and rounding the bound, the square root and the quotient costs at
+      most ``(1 + u)^3 / (1 - u)``, so every scaled row has exact norm at most
+      ``rho C / F`` with ``rho = (1 + u)^3 / ((1 - u) sqrt(1 - gamma_d))``;
+    * the computed sum of ``k <= m`` such rows is within ``gamma_m k rho C / F`` of
+      the exact sum, and the float64 division by ``b`` adds at most ``2 u_64`` of the
+      sum's norm.
+
+    Two batches that differ by one added, removed or replaced row (``|S| <= m``)
+    therefore give computed statistics at most
+    ``rho (1 + (2m + 1)(gamma_m + 2 u_64)) C / F`` (times 2 for a replacement) apart,
+    which is at most ``C`` (``2C``) with
+
+    .. math::
+        F = \rho\,\big(1 + (2m + 1)(\gamma_m + 2 u_{64})\big).
+
+    So the sensitivity ``2C/b`` holds for the *floating-point* statistic, not only in
+    exact arithmetic (the noise addition itself is the usual floating-point caveat,
+    see ``docs/sharp_edges.md``). ``F - 1`` is about ``1e-11`` in float64 and
+    ``2 m^2 2^-24`` in float32 (``0.8 %`` at ``m = 256``, ``d = 4810``). Underflow
+    is harmless: the float32 path requires ``1e-12 <= C <= 1e12`` so that squared
+    norms near the bound are normal numbers, and rows whose squared norm overflows
+    contribute zero.
+
+    Args:
+        gradient_dtype: ``"float64"`` or ``"float32"``.
+        rows: ``m``, the number of rows summed (padded batch size).
+        dim: ``d``, the gradient dimension.
+
+    Returns:
+        The factor ``F``.
+
+    Raises:
+        ValueError: If ``m u`` or ``d u`` is so large that the bound fails
+            (``F > 2``); use float64 then.
+
+    Examples:
+        >>> from dpsample.finders.oracles import clip_margin
+        >>> clip_margin("float64", 256, 4810) - 1 < 1e-10
+        True
+        >>> round(clip_margin("float32", 256, 4810), 3)  # clip at 99.2 % of C
+        1.008
+    """
+    name = _check_gradient_dtype(gradient_dtype, clipped=True)
+    m = validation.positive_int("rows", rows)
+    d = validation.positive_int("dim", dim)
+    u = float(jnp.finfo(name).eps) / 2.0
+    u64 = float(jnp.finfo(jnp.float64).eps) / 2.0
+    factor = math.inf
+    if max(m, d) * u < 0.5:
+        gamma_m, gamma_d = m * u / (1 - m * u), d * u / (1 - d * u)
+        rho = (1 + u) ** 3 / ((1 - u) * math.sqrt(1 - gamma_d))
+        factor = rho * (1 + (2 * m + 1) * (gamma_m + 2 * u64))
+    if not factor <= 2.0:
+        raise ValueError(
+            f"{name} rounding over m={m} rows of dimension d={dim} is too large for a "
+            "provable clip bound (margin factor > 2); use gradient_dtype='float64'"
+        )
+    return factor
+
+
+def _cast_floating(tree: Any, dtype: str) -> Any:
+    """Floating leaves of ``tree`` in ``dtype``; other leaves unchanged."""
+
+    def cast(leaf: Any) -> Any:
+        leaf = jnp.asarray(leaf)
+        if jnp.issubdtype(leaf.dtype, jnp.floating):
+            return leaf.astype(dtype)
+        return leaf
+
+    return jax.tree.map(cast, tree)
+
+
+def _clipped_sum(
+    loss_fn: Any, x: Array, batch: Any, w: Array, bound: Array, dtype: str
+) -> Array:
+    r"""``sum_i w_i clip_bound(grad f(x, z_i))`` (float64), gradients in ``dtype``.
+
+    Norms, scale and weighted sum are fused: one pass computes the squared norms,
+    then one matrix-vector product ``c^T G`` with ``c_i = w_i min(1, bound /
+    ||g_i||)`` sums the rows (the ``(m, d)`` matrix of per-example gradients is not
+    scaled and copied first). Rows whose squared norm is not finite (an overflowing,
+    infinite or NaN gradient) contribute zero, so the output never exceeds the bound
+    per row and a NaN example cannot poison (or reveal itself in) the release.
+    ``bound`` already includes the margin of :func:`clip_margin`.
+    """
+    ft = jnp.dtype(dtype)
+    g = _per_example_grads(loss_fn, x.astype(ft), _cast_floating(batch, dtype))
+    g = g.astype(ft)
+    sq = jnp.sum(g * g, axis=-1)
+    finite = jnp.isfinite(sq)
+    norms = jnp.sqrt(jnp.where(finite, sq, 0.0))
+    tiny = jnp.finfo(ft).tiny
+    scale = jnp.minimum(1.0, bound.astype(ft) / jnp.maximum(norms, tiny))
+    coef = jnp.where(finite, w.astype(ft) * scale, 0.0).astype(ft)
+    g = jnp.where(finite[:, None], g, 0.0)
+    total = jnp.dot(coef, g, precision=jax.lax.Precision.HIGHEST)
+    return total.astype(jnp.float64)
+
+
 def _clip_rows(g: Array, bound: Array | float) -> Array:
     norms = jnp.linalg.norm(g, axis=-1, keepdims=True)
     scale = jnp.minimum(1.0, bound / jnp.maximum(norms, 1e-300))
@@ -375,7 +525,9 @@ class _FirstKindFn:
     """Static structure of an O1 oracle: hashable, equal across equal structures.
 
     ``fn(operands, rng_key, x, indices=None)`` is ``O1(x)`` with ``operands =
-    {"data": ..., "noise_std": s1}`` (plus ``"clip_norm"`` when clipped).
+    {"data": ..., "noise_std": s1}`` (plus ``"clip_bound"``, the clip norm after
+    the rounding margin of :func:`clip_margin`, when clipped; the floating leaves of
+    ``"data"`` are in ``gradient_dtype``).
     """
 
     loss_fn: Callable[..., Any]
@@ -384,6 +536,7 @@ class _FirstKindFn:
     batch_size: int
     max_batch_size: int
     clipped: bool
+    gradient_dtype: str = "float64"
 
     def mean(
         self, operands: dict[str, Any], rng_key: PRNGKey, x: Array, indices: Any
@@ -392,10 +545,14 @@ class _FirstKindFn:
         if not self.clipped:
             total = _weighted_grad_sum(self.loss_fn, x, batch, w)
         else:
-            g = _clip_rows(
-                _per_example_grads(self.loss_fn, x, batch), operands["clip_norm"]
+            total = _clipped_sum(
+                self.loss_fn,
+                x,
+                batch,
+                w,
+                jnp.asarray(operands["clip_bound"]),
+                self.gradient_dtype,
             )
-            total = jnp.sum(w[:, None] * g, axis=0)
         return total / self.batch_size
 
     def __call__(
@@ -552,10 +709,17 @@ class FirstKindOracle(_OracleBase):
     Build it with :func:`first_kind`. ``estimate_fn(rng_key, x, indices=None)`` is a
     pure JAX function; calling the oracle returns ``(estimate, record)``.
 
+    Attributes of note: ``contribution_bound`` (``C``), ``clip_bound`` (the bound the
+    rows are clipped at, ``C / F`` with the rounding margin ``F`` of
+    :func:`clip_margin`; ``None`` without clipping), ``gradient_dtype``,
+    ``sensitivity`` (``2C/b``) and ``noise_std``.
+
     Privacy:
         Replace-one neighbours; per-example term bound ``C`` (declared ``G``, or the
         clip norm); L2 sensitivity of one release ``2 C / b``; one release is covered by
         ``record.guarantee`` (see the module docstring for each sampling scheme).
+        With clipping, rows are clipped at ``C / F`` so the bound holds for the
+        floating-point statistic in either ``gradient_dtype``.
     """
 
     kind = "first"
@@ -569,8 +733,12 @@ class FirstKindOracle(_OracleBase):
         batch_size: int | None = None,
         clip_norm: float | None = None,
         max_batch_size: int | None = None,
+        gradient_dtype: str = "float64",
     ) -> None:
         self._setup(problem, noise_multiplier, sampling, batch_size, max_batch_size)
+        self.gradient_dtype = _check_gradient_dtype(
+            gradient_dtype, clipped=clip_norm is not None
+        )
         if clip_norm is None:
             self.clip_norm = None
             self.contribution_bound = validation.require_constant(
@@ -584,6 +752,20 @@ class FirstKindOracle(_OracleBase):
             self.contribution_bound = (
                 self.clip_norm if g is None else min(self.clip_norm, g)
             )
+            if self.gradient_dtype == "float32" and not (
+                _MIN_CLIP_FLOAT32 <= self.contribution_bound <= _MAX_CLIP_FLOAT32
+            ):
+                raise ValueError(
+                    f"gradient_dtype='float32' needs a clip bound in "
+                    f"[{_MIN_CLIP_FLOAT32:g}, {_MAX_CLIP_FLOAT32:g}], got "
+                    f"{self.contribution_bound:g}; use gradient_dtype='float64'"
+                )
+        self.clip_bound = (
+            None
+            if self.clip_norm is None
+            else self.contribution_bound
+            / clip_margin(self.gradient_dtype, self.max_batch_size, problem.dim)
+        )
         self.sensitivity = _common.C_SENS * self.contribution_bound / self.batch_size
         self.noise_std = self.noise_multiplier * self.sensitivity
         self.record = OracleRecord(
@@ -608,13 +790,14 @@ class FirstKindOracle(_OracleBase):
             batch_size=self.batch_size,
             max_batch_size=self.max_batch_size,
             clipped=self.clip_norm is not None,
+            gradient_dtype=self.gradient_dtype,
         )
-        self._operands: dict[str, Any] = {
-            "data": problem.data,
-            "noise_std": self.noise_std,
-        }
-        if self.clip_norm is not None:
-            self._operands["clip_norm"] = self.clip_norm
+        data = problem.data
+        if self.gradient_dtype != "float64":
+            data = _cast_floating(data, self.gradient_dtype)  # once, not per call
+        self._operands: dict[str, Any] = {"data": data, "noise_std": self.noise_std}
+        if self.clip_bound is not None:
+            self._operands["clip_bound"] = self.clip_bound
 
     def mean_fn(self, rng_key: PRNGKey, x: Array, indices: Any = None) -> Array:
         """The noiseless batch statistic (for tests/diagnostics; not private)."""
@@ -766,6 +949,7 @@ def first_kind(
     batch_size: int | None = None,
     clip_norm: float | None = None,
     max_batch_size: int | None = None,
+    gradient_dtype: str = "float64",
 ) -> FirstKindOracle:
     r"""Build the first-kind oracle ``O1`` (noisy mean gradient).
 
@@ -785,6 +969,13 @@ def first_kind(
             ``C = min(G, c)`` (or ``c`` without a declared ``G``).
         max_batch_size: Poisson padding (default: overflow probability ``<= 1e-12``;
             any value is accounted exactly).
+        gradient_dtype: ``"float64"`` (default) or ``"float32"``: the dtype of the
+            per-example gradients, their norms and their clipped sum (clipping
+            only). The iterate and the floating data leaves are cast to it; the
+            noise std, the noise and its addition stay in float64, and rows are
+            clipped at ``C / F`` (:func:`clip_margin`, ``F - 1 ~ 2 m^2 2^-24``)
+            so that the float32 sum provably keeps the sensitivity ``2C/b``. The
+            guarantee is the same in both dtypes.
 
     Returns:
         A :class:`FirstKindOracle`.
@@ -792,12 +983,18 @@ def first_kind(
     Raises:
         MissingConstantError: Without ``clip_norm`` and without a declared
             ``lipschitz``.
-        ValueError: On a bad scheme, batch size or noise multiplier.
+        ValueError: On a bad scheme, batch size, noise multiplier or
+            ``gradient_dtype`` (float32 needs ``clip_norm``, a clip bound in
+            ``[1e-12, 1e12]`` and a batch and dimension small enough for
+            :func:`clip_margin`).
 
     Privacy:
         Replace-one; sensitivity ``2C/b``; per call ``record.guarantee``
         (Gaussian for the full batch / fresh batches, sampled-without-replacement
-        Gaussian (RDP), truncated-Poisson subsampled Gaussian (PLD)).
+        Gaussian (RDP), truncated-Poisson subsampled Gaussian (PLD)). With
+        clipping the per-example rows are clipped at ``C / F``, which keeps the
+        sensitivity of the computed (rounded) statistic at ``2C/b``
+        (:func:`clip_margin`), in float64 and in float32.
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -812,6 +1009,12 @@ def first_kind(
         ((2,), 'full_batch', True)
         >>> o1.sensitivity  # 2 G / n
         0.5
+        >>> o32 = first_kind(prob, noise_multiplier=2.0, clip_norm=0.5,
+        ...                  gradient_dtype="float32")
+        >>> o32(jax.random.key(0), jnp.zeros(2))[0].dtype  # noise added in float64
+        dtype('float64')
+        >>> 0.99 < o32.clip_bound / o32.contribution_bound < 1.0
+        True
     """
     return FirstKindOracle(
         problem,
@@ -820,6 +1023,7 @@ def first_kind(
         batch_size=batch_size,
         clip_norm=clip_norm,
         max_batch_size=max_batch_size,
+        gradient_dtype=gradient_dtype,
     )
 
 

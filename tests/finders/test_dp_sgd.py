@@ -388,3 +388,62 @@ def test_audit_stays_below_the_claim_and_flags_under_noise():
         jax.random.key(7), mech(0.25), d_plus, d_minus, num_samples=200_000, delta=DELTA
     )
     assert weak.epsilon_lower_bound > 1.0, weak
+
+
+def test_float32_gradients_keep_the_guarantee_and_agree(small):
+    p = small.problem
+    kw = dict(
+        epsilon=2.0,
+        delta=DELTA,
+        x0=small.saddle,
+        num_steps=20,
+        batch_size=10,
+        learning_rate=0.05,
+        clip_norm=1.0,
+        output="last",
+        return_iterates=True,
+    )
+    r64 = dp_sgd(jax.random.key(3), p, **kw)
+    r32 = dp_sgd(jax.random.key(3), p, gradient_dtype="float32", **kw)
+    assert r32.info["gradient_dtype"] == "float32"
+    assert r64.info["gradient_dtype"] == "float64"
+    for k in ("noise_multiplier", "noise_std", "max_batch_size", "contribution_bound"):
+        assert r32.info[k] == r64.info[k]
+    assert r32.privacy.epsilon(DELTA) == r64.privacy.epsilon(DELTA) <= 2.0
+    # clipped at C / F: F - 1 ~ 2 m^2 2^-24 in float32, ~1e-11 in float64
+    m = r32.info["max_batch_size"]
+    assert r32.info["clip_bound"] == pytest.approx(
+        1.0 / oracles.clip_margin("float32", m, p.dim), rel=1e-15
+    )
+    assert 1.0 - 1e-10 < r64.info["clip_bound"] < 1.0
+    # Same key: same batches and noise; the iterates differ by float32 rounding of the
+    # gradients and the 1.5e-4 relative difference of the clip bounds, per step.
+    xs32, xs64 = np.asarray(r32.info["iterates"]), np.asarray(r64.info["iterates"])
+    assert r32.value.dtype == jnp.float64
+    step = kw["learning_rate"] * m / kw["batch_size"] * 1.0  # <= eta * m C / b
+    assert np.abs(xs32 - xs64).max() <= kw["num_steps"] * step * 3e-4
+    assert np.abs(xs64[-1] - xs64[0]).max() > 1e-3  # the iterates do move
+
+
+def test_float32_bad_inputs(small):
+    p = small.problem
+    kw = dict(x0=small.saddle, num_steps=5, batch_size=8, learning_rate=0.1)
+    with pytest.raises(ValueError, match="clip_norm"):
+        dp_sgd(
+            jax.random.key(0),
+            p,
+            epsilon=1.0,
+            delta=DELTA,
+            gradient_dtype="float32",
+            **kw,
+        )
+    with pytest.raises(ValueError, match="gradient_dtype"):
+        dp_sgd(
+            jax.random.key(0),
+            p,
+            epsilon=1.0,
+            delta=DELTA,
+            clip_norm=1.0,
+            gradient_dtype="bfloat16",
+            **kw,
+        )

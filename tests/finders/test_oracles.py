@@ -183,3 +183,164 @@ def test_bad_inputs(case):
     assert clipped.contribution_bound == 2.0
     with pytest.raises(ValueError, match="finite"):
         clipped(jax.random.key(0), jnp.array([jnp.nan, 0.0, 0.0]))
+
+
+# ------------------------------------------- clipping in floating point (float32)
+def _linear_problem(z, **constants):
+    """``f(x, z) = <x, z>``: the per-example gradient is ``z`` itself."""
+    z = np.asarray(z)
+    return dpsample.Problem(
+        lambda x, ex: x @ ex["z"],
+        {"z": z},
+        dpsample.domains.Unconstrained(z.shape[1]),
+        **constants,
+    )
+
+
+def _near_bound_rows(n, d, c, seed=0):
+    """Rows of norm within a few float32 ulps of ``c``, plus far larger/smaller ones."""
+    rng = np.random.default_rng(seed)
+    u = rng.standard_normal((n, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    r = c * (1 + rng.uniform(-3e-7, 3e-7, n))
+    r[: n // 10] *= 10.0 ** rng.uniform(-3, 6, n // 10)
+    return u * r[:, None]
+
+
+def test_clip_margin_values_and_limits():
+    f64 = oracles.clip_margin("float64", 256, 4810)
+    f32 = oracles.clip_margin("float32", 256, 4810)
+    assert 1.0 < f64 < 1 + 1e-10
+    # F - 1 ~ 2 m^2 u + d u / 2 with u = 2^-24
+    u = 2.0**-24
+    assert f32 - 1 == pytest.approx(2 * 256**2 * u + 4810 * u / 2, rel=0.02)
+    assert oracles.clip_margin("float32", 366, 4810) > f32  # grows with m
+    with pytest.raises(ValueError, match="float64"):
+        oracles.clip_margin("float32", 2**13, 10)  # F > 2: no useful bound
+    with pytest.raises(ValueError, match="gradient_dtype"):
+        oracles.clip_margin("float16", 10, 10)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_clipped_rows_never_exceed_the_bound(dtype):
+    """Every row's computed contribution (fresh batch of one) has norm <= C."""
+    c = 1.0
+    p = _linear_problem(_near_bound_rows(2000, 64, c))
+    o1 = oracles.first_kind(
+        p,
+        noise_multiplier=1.0,
+        sampling="fresh",
+        batch_size=1,
+        clip_norm=c,
+        gradient_dtype=dtype,
+    )
+    x, key = jnp.zeros(64), jax.random.key(0)
+    rows = jax.jit(jax.vmap(lambda i: o1.mean_fn(key, x, i[None])))(jnp.arange(p.n))
+    norms = np.linalg.norm(np.asarray(rows, np.float64), axis=1)
+    assert norms.max() <= c
+    # the clipping binds (rows are at the bound, not zeroed)
+    assert np.median(norms) > c / oracles.clip_margin(dtype, 1, 64) * (1 - 1e-6)
+    # Power: float32 clipping at exactly C (no margin) overshoots C on these rows.
+    g = jnp.asarray(p.data["z"], jnp.float32)
+    naive = g * jnp.minimum(1.0, jnp.float32(c) / jnp.linalg.norm(g, axis=1))[:, None]
+    assert np.linalg.norm(np.asarray(naive, np.float64), axis=1).max() > c
+
+
+def test_float32_sum_keeps_the_sensitivity():
+    """Two batches differing in one row: computed sums at most 2C apart (m rows)."""
+    c, m = 1.0, 256
+    z = _near_bound_rows(m + 1, 64, c, seed=1)
+    z[0] *= 5.0 / np.linalg.norm(z[0])  # clipped
+    z[m] = -z[0] * 1e3  # the replacement row, clipped, points the other way
+    p = _linear_problem(z)
+    o1 = oracles.first_kind(
+        p,
+        noise_multiplier=1.0,
+        sampling="fresh",
+        batch_size=m,
+        clip_norm=c,
+        gradient_dtype="float32",
+    )
+    x, key = jnp.zeros(64), jax.random.key(0)
+    s = o1.mean_fn(key, x, jnp.arange(m)) * m
+    idx = jnp.arange(m).at[0].set(m)
+    s_other = o1.mean_fn(key, x, idx) * m
+    assert float(jnp.linalg.norm(s - s_other)) <= 2 * c
+    assert float(jnp.linalg.norm(s - s_other)) > 1.9 * c  # near the bound: binding
+
+
+def test_float32_agrees_with_float64_and_keeps_the_guarantee():
+    rng = np.random.default_rng(2)
+    d, n = 20, 300
+    p = dpsample.Problem(
+        lambda x, ex: jnp.sum(jnp.sin(x * ex["a"])) + 0.5 * jnp.sum((x - ex["a"]) ** 2),
+        {"a": rng.uniform(-2, 2, (n, d))},
+        dpsample.domains.Unconstrained(d),
+    )
+    kw = dict(noise_multiplier=1.3, sampling="poisson", batch_size=64)
+    o32 = oracles.first_kind(p, clip_norm=3.0, gradient_dtype="float32", **kw)
+    # float64 oracle clipped at the same bound C / F_32, to compare like with like
+    m, f64 = o32.max_batch_size, oracles.clip_margin("float64", o32.max_batch_size, d)
+    o64 = oracles.first_kind(p, clip_norm=o32.clip_bound * f64, **kw)
+    assert o64.clip_bound == pytest.approx(o32.clip_bound, rel=1e-14)
+    x = jnp.asarray(rng.uniform(-1, 1, d))
+    mean32, mean64 = jax.jit(o32.mean_fn), jax.jit(o64.mean_fn)
+    for i in range(3):
+        key = jax.random.key(i)
+        m32, m64 = mean32(key, x), mean64(key, x)
+        assert m32.dtype == jnp.float64
+        # float32 gradients: relative error a few ulps of the per-row terms
+        assert float(jnp.linalg.norm(m32 - m64)) <= 1e-5 * 3.0 * m / kw["batch_size"]
+        assert float(jnp.linalg.norm(m64)) > 0.1  # not trivially zero
+    # same noise, same accounting as the float64 oracle with the same clip_norm
+    o64c = oracles.first_kind(p, clip_norm=3.0, **kw)
+    assert o32.noise_std == o64c.noise_std and o32.event == o64c.event
+    assert o32.record._replace(guarantee=None) == o64c.record._replace(guarantee=None)
+    e32 = jax.jit(o32.estimate_fn)(jax.random.key(9), x)
+    e64 = jax.jit(o64c.estimate_fn)(jax.random.key(9), x)
+    assert e32.dtype == jnp.float64
+    # same key: same batch and noise, so the releases differ by the clipped means only
+    np.testing.assert_allclose(e32, e64, atol=3.0 * 2 * 0.02)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_non_finite_rows_contribute_zero(dtype):
+    z = np.ones((4, 3))
+    z[1] = 1e300  # float64: squared norm overflows; float32: the data cast is inf
+    p = _linear_problem(z)
+    o1 = oracles.first_kind(
+        p, noise_multiplier=1.0, clip_norm=10.0, gradient_dtype=dtype
+    )
+    mean = o1.mean_fn(jax.random.key(0), jnp.zeros(3))
+    np.testing.assert_allclose(mean, np.full(3, 3.0 / 4), rtol=1e-6)
+
+
+def test_clipping_uses_the_declared_bound_when_smaller():
+    """A row that breaks the declared G is clipped at G (up to the margin), not C."""
+    z = np.zeros((2, 3))
+    z[0, 0] = 5.0  # violates lipschitz=0.5
+    p = _linear_problem(z, lipschitz=0.5)
+    o1 = oracles.first_kind(p, noise_multiplier=1.0, clip_norm=2.0)
+    assert o1.contribution_bound == 0.5
+    mean = o1.mean_fn(jax.random.key(0), jnp.zeros(3)) * 2
+    assert 0.5 * (1 - 1e-9) < float(jnp.linalg.norm(mean)) <= 0.5
+
+
+def test_gradient_dtype_bad_inputs(case):
+    p = case.problem
+    with pytest.raises(ValueError, match="gradient_dtype"):
+        oracles.first_kind(p, noise_multiplier=1.0, clip_norm=1.0, gradient_dtype="x")
+    with pytest.raises(ValueError, match="gradient_dtype"):
+        oracles.first_kind(
+            p, noise_multiplier=1.0, clip_norm=1.0, gradient_dtype="float16"
+        )
+    with pytest.raises(ValueError, match="clip_norm"):
+        oracles.first_kind(p, noise_multiplier=1.0, gradient_dtype="float32")
+    with pytest.raises(ValueError, match="clip bound"):
+        oracles.first_kind(
+            p, noise_multiplier=1.0, clip_norm=1e-13, gradient_dtype="float32"
+        )
+    o = oracles.first_kind(
+        p, noise_multiplier=1.0, clip_norm=1.0, gradient_dtype=jnp.float32
+    )
+    assert o.gradient_dtype == "float32"
