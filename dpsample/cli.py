@@ -1,8 +1,19 @@
-"""The ``dpsample`` command.
+"""The ``dpsample`` command: ``dpsample quickstart`` and ``dpsample run CONFIG.toml``.
 
-``dpsample quickstart`` is the main job behind ``make demo``: the exponential mechanism
-over a net of a ball (seed 000, Theorem 5.8) on scikit-learn's bundled breast-cancer
-data under the non-convex sigmoid loss, with a privacy report and a risk report.
+``dpsample quickstart`` is the main job behind ``make demo``: the warm-start pipeline
+of seed 003 (the exponential mechanism over a net of a ball, then DP-SPIDER from its
+output) on scikit-learn's bundled breast-cancer data under the non-convex sigmoid loss,
+with the privacy report (every stage, the composed total and the ledger), the public
+warm-start bound ``psi``, the theorem's stationarity bound against the cold start's,
+the dispatcher's decision and clearly labelled non-private diagnostics.
+
+``dpsample run CONFIG.toml`` runs any registered sampler, finder or pipeline on a
+named dataset and loss (:mod:`dpsample.config`) and writes ``released.json``,
+``report.json`` and ``config.toml`` to an output folder.
+
+Exit status: ``0`` success; ``2`` a usage, configuration or privacy-parameter error,
+an infeasible budget or an existing output folder (``dpsample: error: ...`` on
+stderr, no traceback); ``1`` an unexpected internal error (with its traceback).
 """
 
 from __future__ import annotations
@@ -10,15 +21,60 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import shutil
 import sys
-import time
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "quickstart"]
+__all__ = ["main", "quickstart", "quickstart_config", "run"]
 
 #: Publicly chosen features of the quickstart (no look at the data's statistics).
 QUICKSTART_FEATURES = ("mean concave points", "mean fractal dimension")
+
+
+def quickstart_config(
+    *,
+    epsilon: float = 1.0,
+    delta: float = 1e-6,
+    radius: float = 8.0,
+    seed: int = 0,
+    features: Sequence[str] = QUICKSTART_FEATURES,
+) -> dict[str, Any]:
+    """The quickstart job as a ``dpsample run`` configuration (unresolved).
+
+    Args:
+        epsilon: Total epsilon of the warm-start pipeline.
+        delta: Total delta.
+        radius: Radius of the ball ``K`` centred at the origin (public).
+        seed: Seed of the private run's PRNG key.
+        features: Breast-cancer feature names (chosen publicly).
+
+    Returns:
+        The configuration, one dict per TOML section.
+
+    Examples:
+        >>> from dpsample.cli import quickstart_config
+        >>> from dpsample.config import resolve_config
+        >>> cfg = resolve_config(quickstart_config())
+        >>> cfg["job"]["name"], cfg["options"]["sampler"], cfg["options"]["finder"]
+        ('warm_start', 'net', 'dp_spider')
+    """
+    return {
+        "job": {"kind": "pipeline", "name": "warm_start", "seed": seed},
+        "data": {
+            "source": "sklearn",
+            "name": "breast_cancer",
+            "features": list(features),
+            "normalize_rows": True,
+        },
+        "loss": {"name": "sigmoid", "feature_bound": 1.0, "radius": radius},
+        "domain": {"kind": "ball", "radius": radius},
+        "privacy": {"epsilon": epsilon, "delta": delta},
+        "options": {"sampler": "net", "finder": "dp_spider", "diagnostics": True},
+    }
 
 
 def quickstart(
@@ -31,154 +87,366 @@ def quickstart(
 ) -> dict[str, Any]:
     """Run the quickstart job and return its report (a JSON-serialisable dict).
 
+    The warm-start pipeline :func:`dpsample.pipelines.warm_start` with
+    ``sampler="net"`` and ``finder="dp_spider"`` on the breast-cancer data (two
+    publicly chosen features, rows scaled to unit norm), the sigmoid loss with
+    constants derived for ``||a|| <= 1`` and ``||x|| <= radius``, on the ball of
+    that radius.
+
     Args:
-        epsilon: privacy budget of the exponential mechanism (pure DP).
-        delta: the delta at which the (epsilon, delta) conversion is also reported.
-        radius: radius of the ball K centred at the origin (public).
-        seed: seed of the PRNG key of the private run.
-        features: breast-cancer feature names (chosen publicly).
+        epsilon: Total epsilon (split evenly between the two stages).
+        delta: Total delta (all of it goes to the finder: the warm start is pure).
+        radius: Radius of the ball ``K`` centred at the origin (public).
+        seed: Seed of the PRNG key of the private run.
+        features: Breast-cancer feature names (chosen publicly).
 
     Returns:
-        The report: ``released``, ``privacy``, ``risk`` (non-private diagnostics,
-        labelled), ``bound`` and ``run`` sections.
+        The report: ``problem``, ``released``, ``privacy`` (``stages``, ``total``,
+        ``ledger``), ``warm_start_bound``, ``stationarity_bound``, ``dispatcher``,
+        ``schedule``, ``non_private_diagnostics`` (labelled) and ``run``.
+
+    Raises:
+        ValueError: Invalid or infeasible parameters (e.g. ``eps n / 2 <= d``).
 
     Examples:
         >>> from dpsample.cli import quickstart
-        >>> report = quickstart(epsilon=1.0, radius=2.0)  # doctest: +SKIP
+        >>> report = quickstart(epsilon=1.0, radius=2.0)
+        >>> report["privacy"]["total"]["epsilon"] <= 1.0
+        True
     """
-    import jax
-    import numpy as np
+    from dpsample.config import execute, resolve_config
 
-    from dpsample import bounds, datasets, losses, nets
-    from dpsample.domains import Ball
-    from dpsample.problem import Problem
-
-    t0 = time.perf_counter()
-    data = datasets.load_sklearn("breast_cancer", features=list(features))
-    dim = int(data["x"].shape[1])
-    n = int(data["x"].shape[0])
-    loss = losses.sigmoid()
-    consts = loss.constants(feature_bound=1.0, radius=radius, dim=dim)
-    problem = Problem(loss.loss_fn, data, Ball(radius, dim=dim), **consts._asdict())
-
-    result = nets.exponential_mechanism(jax.random.key(seed), problem, epsilon=epsilon)
-    x = np.asarray(result.value)
-    elapsed = time.perf_counter() - t0
-
-    # ---- non-private diagnostics (they read the private data; nothing is released)
-    net = nets.grid_net(problem.domain, spacing=result.info["spacing"])
-    best_point, best_risk = nets.net_minimum(problem, net)
-    risk_released = float(problem.empirical_risk(x))
-    risk_centre = float(problem.empirical_risk(np.zeros(dim)))
-    margins = np.asarray(data["y"]) * (np.asarray(data["x"]) @ x)
-    accuracy = float(np.mean(margins > 0))
-
-    bound = bounds.theorem_5_8_empirical_risk_bound(
-        lipschitz=consts.lipschitz,
-        diameter=problem.domain.diameter,
-        dim=dim,
-        epsilon=epsilon,
-        n=n,
-        radius=result.info["covering_radius"],
-        net_size=result.info["net_size"],
-        inverse_temperature=result.info["inverse_temperature"],
+    cfg = resolve_config(
+        quickstart_config(
+            epsilon=epsilon, delta=delta, radius=radius, seed=seed, features=features
+        )
     )
-    privacy = result.privacy.report(delta)
+    ex = execute(cfg)
+    rep, info = ex.report, ex.report["info"]
+    finder_info, sampler_info = info["finder_info"], info["sampler_info"]
+    psi_terms = info["psi_terms"]
+    decision, reason = info["dispatcher"]
+    total = rep["privacy"]
+    sampler_report = info["privacy_sampler"]
+    finder_report = info["privacy_finder"]
+    diag = rep["non_private_diagnostics"]
     return {
         "problem": {
             "dataset": "breast_cancer (scikit-learn, bundled)",
             "features": list(features),
             "rows": "scaled to unit L2 norm (per row)",
-            "n": n,
-            "dim": dim,
+            "n": rep["problem"]["n"],
+            "dim": rep["problem"]["dim"],
             "loss": "sigmoid 1/(1+exp(y<a,x>)) (non-convex)",
-            "domain": f"ball of radius {radius} at the origin",
-            "constants": {k: v for k, v in consts._asdict().items() if v is not None},
+            "domain": f"ball of radius {radius:g} at the origin",
+            "constants": rep["problem"]["constants"],
+            "constant_sources": rep["problem"]["constant_sources"],
         },
-        "released": {"point": x.tolist()},
+        "released": rep["released"],
         "privacy": {
-            "mechanism": "exponential mechanism over a grid net (seed 000 Thm 5.8)",
-            "relation": privacy["relation"],
-            "pure_epsilon": result.privacy.epsilon(0.0),
-            "delta": delta,
-            "epsilon_at_delta": privacy["epsilon"],
-            "tightest_route": privacy["tightest"],
-            "sensitivity": "osc_K(f(.,z)-f(.,z'))/n from declared constants",
+            "relation": total["relation"],
+            "budget": {"epsilon": epsilon, "delta": delta},
+            "stages": {
+                "sampler": {
+                    "mechanism": "exponential mechanism over a grid net "
+                    "(seed 003 Def. 4.1)",
+                    "epsilon_share": info["epsilon_split"][0],
+                    "pure_epsilon": sampler_report["pure_epsilon"],
+                    "epsilon_at_delta": sampler_report["epsilon"],
+                },
+                "finder": {
+                    "mechanism": "DP-SPIDER (seed 003 Thm 3.2)",
+                    "epsilon_share": info["epsilon_split"][1],
+                    "delta_share": info["delta_split"][1],
+                    "epsilon_at_delta": finder_report["epsilon"],
+                    "tightest_route": finder_report["tightest"],
+                    "routes": finder_report["routes"],
+                },
+            },
+            "total": {
+                "epsilon": total["epsilon"],
+                "delta": total["delta"],
+                "tightest_route": total["tightest_route"],
+                "routes": total["routes"],
+                "basic_composition_epsilon": epsilon,
+                "within_budget": total["within_budget"],
+            },
+            "ledger": total["ledger"],
         },
-        "run": {
-            k: result.info[k]
-            for k in (
-                "net_size",
-                "covering_radius",
-                "spacing",
-                "inverse_temperature",
-                "sensitivity_oscillation",
-                "num_chunks",
-            )
-        }
-        | {"seconds": elapsed},
-        "risk (NON-PRIVATE diagnostic)": {
-            "empirical_risk_released": risk_released,
-            "min_empirical_risk_over_net": best_risk,
-            "argmin_over_net": np.asarray(best_point).tolist(),
-            "excess_empirical_risk": risk_released - best_risk,
-            "empirical_risk_at_centre": risk_centre,
-            "training_accuracy_released": accuracy,
+        "warm_start_bound": {
+            "psi": info["psi"],
+            "failure_prob": info["psi_failure_prob"],
+            "covering_term": psi_terms["covering"],
+            "tail_term": psi_terms["tail"],
+            "minimizer_gap": psi_terms["minimizer_gap"],
+            "paper_closed_form": info["paper_psi"],
         },
-        "bound": {
-            "theorem": "seed 000 Thm 5.8, explicit constants: E[F_D(out)] - min_K F_D "
-            "<= G r + (log|P| + 1)/k",
-            "covering_term": bound.covering,
-            "exponential_mechanism_term": bound.exponential_mechanism,
-            "total": bound.total,
+        "stationarity_bound": {
+            "warm_start": info["stationarity_bound"],
+            "cold_start": info["cold_start_bound"],
+            "note": "Theorem 3.2 / Lemma 3.1 rate shapes with the absolute constant "
+            "set to 1 (for comparison, not certified bounds)",
         },
+        "dispatcher": {"warm_start": decision, "reason": reason},
+        "schedule": {
+            "net_size": sampler_info["net_size"],
+            "covering_radius": sampler_info["covering_radius"],
+            "inverse_temperature": sampler_info["inverse_temperature"],
+            **{
+                k: finder_info.get(k)
+                for k in (
+                    "num_steps",
+                    "phase_length",
+                    "anchor_batch_size",
+                    "variation_batch_size",
+                    "learning_rate",
+                    "anchor_noise_multiplier",
+                    "variation_noise_multiplier",
+                )
+            },
+        },
+        "non_private_diagnostics": {
+            "label": diag["label"],
+            "warm_start": diag["warm_start"],
+            "output": diag["output"],
+            "gap_over_net_minimum": diag.get("from_job", {}).get(
+                "gap_over_net_minimum"
+            ),
+        },
+        "run": {"seconds": rep["seconds"], "dpsample_version": rep["dpsample_version"]},
     }
 
 
-def _print_quickstart(report: dict[str, Any]) -> None:
-    p, priv, run = report["problem"], report["privacy"], report["run"]
-    risk, bound = report["risk (NON-PRIVATE diagnostic)"], report["bound"]
-    x = ", ".join(f"{v:+.4f}" for v in report["released"]["point"])
-    print("dpsample quickstart: exponential mechanism over a net (seed 000, Thm 5.8)")
+def _fmt_point(point: Sequence[float], limit: int = 8) -> str:
+    shown = ", ".join(f"{v:+.4f}" for v in point[:limit])
+    more = f", ... ({len(point)} coordinates)" if len(point) > limit else ""
+    return f"[{shown}{more}]"
+
+
+def _g(value: Any, spec: str = ".4g") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def _print_quickstart(r: dict[str, Any]) -> None:
+    p, priv = r["problem"], r["privacy"]
+    psi, stat, sched = r["warm_start_bound"], r["stationarity_bound"], r["schedule"]
+    diag = r["non_private_diagnostics"]
+    print("dpsample quickstart: warm start (seed 003, Algorithm 2)")
+    print(
+        "  exponential mechanism over a net of the ball, then DP-SPIDER from its output"
+    )
     print(f"  data      {p['dataset']}, n={p['n']}, features {p['features']}")
     print(f"            {p['rows']}; loss {p['loss']}")
     print(f"  domain    {p['domain']} (d={p['dim']})")
-    print(f"  constants {p['constants']}  (declared, public)")
+    consts = ", ".join(f"{k}={v:.4g}" for k, v in p["constants"].items())
+    print(f"  constants {consts}  (declared, public; derived from ||a|| <= 1)")
     print(
-        f"  net       {run['net_size']:,} grid points, covering radius "
-        f"{run['covering_radius']:.4g}, k = {run['inverse_temperature']:.4g}, "
-        f"{run['seconds']:.1f} s"
+        f"  schedule  net of {sched['net_size']:,} points (covering radius "
+        f"{sched['covering_radius']:.4g}, k = {sched['inverse_temperature']:.4g}); "
+        f"DP-SPIDER {sched['num_steps']} steps, phase {sched['phase_length']}, "
+        f"batches {sched['anchor_batch_size']}/{sched['variation_batch_size']}"
     )
     print()
-    print(f"RELEASED POINT  x = [{x}]")
-    print()
-    print("PRIVACY (replace-one neighbours)")
-    print(f"  pure epsilon-DP:   epsilon = {priv['pure_epsilon']:.6g}")
+    print(f"RELEASED POINT  x_priv = {_fmt_point(r['released']['point'])}")
     print(
-        f"  (epsilon, delta):  epsilon = {priv['epsilon_at_delta']:.6g} at "
-        f"delta = {priv['delta']:g} (route: {priv['tightest_route']})"
+        f"  warm start x_0 = {_fmt_point(r['released']['warm_start'])} (also "
+        "released, covered by the same guarantee)"
     )
     print()
-    print("RISK  -- NON-PRIVATE DIAGNOSTIC: evaluated on the private training data,")
-    print("         for checking the theorem; not a released quantity")
-    print(f"  F_D(released)              = {risk['empirical_risk_released']:.5f}")
-    print(f"  min over the net of F_D    = {risk['min_empirical_risk_over_net']:.5f}")
-    print(f"  excess empirical risk      = {risk['excess_empirical_risk']:.5f}")
-    print(f"  F_D at the centre (x = 0)  = {risk['empirical_risk_at_centre']:.5f}")
-    print(f"  training accuracy          = {risk['training_accuracy_released']:.3f}")
-    print()
-    print("THEOREM BOUND (expected excess empirical risk over K)")
-    print(f"  {bound['theorem']}")
+    tot, st = priv["total"], priv["stages"]
+    print(f"PRIVACY ({priv['relation']} neighbours)")
     print(
-        f"  = {bound['covering_term']:.5f} + {bound['exponential_mechanism_term']:.5f}"
-        f" = {bound['total']:.5f}"
+        f"  stage A  {st['sampler']['mechanism']}: "
+        f"{st['sampler']['pure_epsilon']:.6g}-DP (pure)"
+    )
+    print(
+        f"  stage B  {st['finder']['mechanism']}: epsilon = "
+        f"{st['finder']['epsilon_at_delta']:.6g} at delta = "
+        f"{st['finder']['delta_share']:g} (route {st['finder']['tightest_route']})"
+    )
+    routes = ", ".join(f"{k} {v:.6g}" for k, v in tot["routes"].items())
+    print(
+        f"  TOTAL    epsilon = {tot['epsilon']:.6g} at delta = {tot['delta']:g} "
+        f"(tightest route: {tot['tightest_route']}; routes: {routes})"
+    )
+    print(
+        f"           budget ({priv['budget']['epsilon']:g}, "
+        f"{priv['budget']['delta']:g}); basic composition gives epsilon = "
+        f"{tot['basic_composition_epsilon']:g}"
+    )
+    led = priv["ledger"]
+    print(
+        f"  ledger   budget epsilon = {led['epsilon']:g} at delta = {led['delta']:g}; "
+        "charged before each stage ran:"
+    )
+    for stage in led["stages"]:
+        print(f"             {stage['name']:<48} epsilon {stage['epsilon']:.6g}")
+    print(f"             spent (composed) epsilon {led['spent_epsilon']:.6g}")
+    print()
+    print("WARM-START BOUND (public: from declared constants and the net that ran)")
+    print(
+        f"  psi = G r + (ln N + ln(1/zeta))/k = {psi['covering_term']:.4g} + "
+        f"{psi['tail_term']:.4g} = {psi['psi']:.4g}, failing with probability "
+        f"zeta = {psi['failure_prob']:.3g}"
+    )
+    print(f"  (the seed's closed form would give {_g(psi['paper_closed_form'])})")
+    print()
+    print("STATIONARITY BOUND  E||grad F_D(x_priv)|| <~ (public; rate shapes of")
+    print("  Thm 3.2 / Lemma 3.1 with the absolute constant set to 1, not certified)")
+    print(f"  warm start (Thm 3.2, F_0 = psi)        {_g(stat['warm_start'])}")
+    print(f"  cold start (Lemma 3.1, F_0 = range B)  {_g(stat['cold_start'])}")
+    verdict = "warm start" if r["dispatcher"]["warm_start"] else "finder alone"
+    print(f"  dispatcher: {verdict}: {r['dispatcher']['reason']}")
+    print()
+    print("NON-PRIVATE DIAGNOSTICS  -- computed on the private training data, not")
+    print("  covered by the guarantee; for checking only, never release")
+    print(f"  {'':<30}{'warm start x_0':>16}{'output x_priv':>16}")
+    w, o = diag["warm_start"], diag["output"]
+    rows = (
+        ("empirical risk F_D", "empirical_risk", ".5f"),
+        ("gradient norm ||grad F_D||", "gradient_norm", ".5f"),
+        ("smallest Hessian eigenvalue", "min_hessian_eigenvalue", ".5f"),
+        ("training accuracy", "training_accuracy", ".3f"),
+    )
+    for label, key, spec in rows:
+        print(f"  {label:<30}{_g(w.get(key), spec):>16}{_g(o.get(key), spec):>16}")
+    print(
+        f"  warm start's gap over the net minimum: "
+        f"{_g(diag['gap_over_net_minimum'], '.5f')}"
+    )
+    print()
+    print(f"({r['run']['seconds']:.1f} s, dpsample {r['run']['dpsample_version']})")
+
+
+# ------------------------------------------------------------------------- run
+def _write_outputs(dest: Path, ex: Any, *, overwrite: bool) -> None:
+    """Write the three files to a temporary folder, then move it into place."""
+    from dpsample.config import jsonable, to_toml
+
+    parent = dest.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=parent))
+    try:
+        report = ex.report
+        released = {
+            "job": f"{ex.config['job']['kind']}:{ex.config['job']['name']}",
+            "point": report["released"]["point"],
+            **{k: v for k, v in report["released"].items() if k != "point"},
+            "epsilon": report["privacy"]["epsilon"],
+            "delta": report["privacy"]["delta"],
+            "relation": report["privacy"]["relation"],
+        }
+        (tmp / "released.json").write_text(json.dumps(released, indent=2) + "\n")
+        (tmp / "report.json").write_text(
+            json.dumps(jsonable(report), indent=2, allow_nan=False) + "\n"
+        )
+        (tmp / "config.toml").write_text(
+            "# Written by `dpsample run`: the resolved configuration of this run.\n"
+            + to_toml(ex.config)
+        )
+        if dest.exists():
+            if not overwrite:
+                raise _refuse(dest)
+            old = parent / f".{dest.name}.old-{os.getpid()}"
+            dest.rename(old)
+            tmp.rename(dest)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _refuse(dest: Path) -> Exception:
+    from dpsample.config import ConfigError
+
+    return ConfigError(
+        f"output folder {str(dest)!r} already exists; pass --overwrite (or set "
+        "[output] overwrite = true) to replace it"
     )
 
 
+def run(
+    config_path: str,
+    *,
+    output: str | None = None,
+    overwrite: bool = False,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """Run a configuration file and write its output folder.
+
+    Args:
+        config_path: The TOML configuration (see :mod:`dpsample.config`).
+        output: The output folder (default ``[output] dir``).
+        overwrite: Replace an existing output folder (also ``[output] overwrite``).
+        seed: Override ``[job] seed``.
+
+    Returns:
+        The report written to ``report.json``, with ``output_dir`` added.
+
+    Raises:
+        dpsample.config.ConfigError: A bad configuration or an existing folder.
+        ValueError: The library refused the run (infeasible budget, ...).
+    """
+    from dpsample.config import ConfigError, execute, load_config, resolve_config
+
+    cfg = resolve_config(load_config(config_path))
+    if seed is not None:
+        cfg["job"]["seed"] = seed
+    out = output if output is not None else cfg["output"].get("dir")
+    if not out:
+        raise ConfigError("no output folder: set [output] dir or pass --output DIR")
+    overwrite = overwrite or cfg["output"]["overwrite"]
+    dest = Path(out)
+    if dest.exists() and not dest.is_dir():
+        raise ConfigError(f"output path {out!r} exists and is not a folder")
+    if dest.exists() and not overwrite:
+        raise _refuse(dest)
+    cfg["output"]["dir"] = str(out)
+    ex = execute(cfg)
+    _write_outputs(dest, ex, overwrite=overwrite)
+    return ex.report | {"output_dir": str(dest)}
+
+
+def _print_run(report: dict[str, Any]) -> None:
+    job, priv, prob = report["job"], report["privacy"], report["problem"]
+    print(
+        f"dpsample run: {job['kind']} {job['name']} (seed {job['seed']}), "
+        f"n={prob['n']}, d={prob['dim']}"
+    )
+    print(f"RELEASED POINT  x = {_fmt_point(report['released']['point'])}")
+    print(
+        f"PRIVACY         epsilon = {priv['epsilon']:.6g} at delta = "
+        f"{priv['delta']:g} (route {priv['tightest_route']}; budget "
+        f"{priv['budget']['epsilon']:g}, {priv['budget']['delta']:g}; "
+        f"{priv['relation']})"
+    )
+    diag = report.get("non_private_diagnostics")
+    if diag:
+        out = diag["output"]
+        shown = ", ".join(
+            f"{k} {v:.5g}" for k, v in out.items() if isinstance(v, int | float)
+        )
+        print(f"NON-PRIVATE DIAGNOSTICS (training data, never release): {shown}")
+    print(f"wrote {report['output_dir']}/{{released.json, report.json, config.toml}}")
+
+
+# ------------------------------------------------------------------------ parser
 def _positive_float(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
+    return value
+
+
+def _unit_interval(text: str) -> float:
+    value = _positive_float(text)
+    if not value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text}")
     return value
 
 
@@ -186,17 +454,39 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dpsample",
         description="Differentially private learning with non-convex losses.",
+        epilog="Exit status: 0 success, 2 usage/configuration/privacy errors, "
+        "1 internal errors.",
+    )
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="show the traceback of errors instead of a one-line message",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     qs = sub.add_parser(
         "quickstart",
-        help="the main job: exponential mechanism over a net on breast-cancer data",
+        help="the main job: a warm-start run on the breast-cancer data",
+        description="Warm start (net exponential mechanism, then DP-SPIDER) on "
+        "scikit-learn's breast-cancer data under the sigmoid loss.",
     )
     qs.add_argument("--epsilon", type=_positive_float, default=1.0)
-    qs.add_argument("--delta", type=_positive_float, default=1e-6)
+    qs.add_argument("--delta", type=_unit_interval, default=1e-6)
     qs.add_argument("--radius", type=_positive_float, default=8.0)
     qs.add_argument("--seed", type=int, default=0)
     qs.add_argument("--json", action="store_true", help="print the report as JSON")
+    rn = sub.add_parser(
+        "run",
+        help="run a sampler, finder or pipeline from a TOML configuration",
+        description="Run CONFIG.toml and write released.json, report.json and "
+        "config.toml to the output folder (see docs/cli.md).",
+    )
+    rn.add_argument("config", metavar="CONFIG.toml")
+    rn.add_argument("--output", "-o", metavar="DIR", help="output folder")
+    rn.add_argument(
+        "--overwrite", action="store_true", help="replace an existing output folder"
+    )
+    rn.add_argument("--seed", type=int, help="override [job] seed")
+    rn.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 
@@ -204,25 +494,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpsample`` command.
 
     Args:
-        argv: command-line arguments (default ``sys.argv[1:]``).
+        argv: Command-line arguments (default ``sys.argv[1:]``).
 
     Returns:
-        The process exit status.
+        The process exit status (``0``, or ``2`` for a reported error).
     """
     args = _build_parser().parse_args(argv)
-    if args.command == "quickstart":
-        if not args.delta < 1:
-            print("dpsample: error: --delta must lie in (0, 1)", file=sys.stderr)
-            return 2
-        report = quickstart(
-            epsilon=args.epsilon, delta=args.delta, radius=args.radius, seed=args.seed
+    try:
+        if args.command == "quickstart":
+            report = quickstart(
+                epsilon=args.epsilon,
+                delta=args.delta,
+                radius=args.radius,
+                seed=args.seed,
+            )
+            if args.json:
+                print(json.dumps(report, indent=2))
+            else:
+                _print_quickstart(report)
+            return 0
+        report = run(
+            args.config, output=args.output, overwrite=args.overwrite, seed=args.seed
         )
         if args.json:
             print(json.dumps(report, indent=2))
         else:
-            _print_quickstart(report)
+            _print_run(report)
         return 0
-    return 2  # pragma: no cover (argparse rejects unknown commands)
+    except (ValueError, TypeError) as err:
+        if args.traceback:
+            raise
+        from dpsample.config import ConfigError
+
+        text = str(err) if isinstance(err, ConfigError) else _describe(err)
+        print(f"dpsample: error: {text}", file=sys.stderr)
+        return 2
+
+
+def _describe(err: Exception) -> str:
+    name = type(err).__name__
+    return f"{err} ({name})" if name not in ("ValueError", "TypeError") else str(err)
 
 
 if __name__ == "__main__":  # pragma: no cover
