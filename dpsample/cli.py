@@ -37,7 +37,7 @@ QUICKSTART_FEATURES = ("mean concave points", "mean fractal dimension")
 
 def quickstart_config(
     *,
-    epsilon: float = 1.0,
+    epsilon: float = 2.0,
     delta: float = 1e-6,
     radius: float = 8.0,
     seed: int = 0,
@@ -79,7 +79,7 @@ def quickstart_config(
 
 def quickstart(
     *,
-    epsilon: float = 1.0,
+    epsilon: float = 2.0,
     delta: float = 1e-6,
     radius: float = 8.0,
     seed: int = 0,
@@ -469,7 +469,7 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Warm start (net exponential mechanism, then DP-SPIDER) on "
         "scikit-learn's breast-cancer data under the sigmoid loss.",
     )
-    qs.add_argument("--epsilon", type=_positive_float, default=1.0)
+    qs.add_argument("--epsilon", type=_positive_float, default=2.0)
     qs.add_argument("--delta", type=_unit_interval, default=1e-6)
     qs.add_argument("--radius", type=_positive_float, default=8.0)
     qs.add_argument("--seed", type=int, default=0)

@@ -218,7 +218,10 @@ def test_budget_refusal_before_private_computation():
         ({"delta": 1.0}, ValueError),
         ({"split": 0.0}, ValueError),
         ({"split": 1.0}, ValueError),
-        ({"sampler": "gibbs"}, ValueError),
+        ({"sampler": "mcmc"}, ValueError),
+        ({"variant": "online"}, ValueError),
+        ({"sampler_options": {"beta": 1.0}}, ValueError),
+        ({"delta_split": 0.5}, ValueError),
         ({"finder": "newton"}, ValueError),
         ({"failure_prob": 0.0}, ValueError),
         ({"failure_prob": 1.0}, ValueError),
@@ -382,12 +385,37 @@ def test_dispatcher_rules():
         "smoothness": 1.0,
         "diameter": 2.0,
     }
-    # Finer rule: warm iff L D sqrt(d) abar < F0_def.
-    threshold = 1.0 * 2.0 * math.sqrt(2) * math.sqrt(2 * math.log(1e5)) / 1e4
-    ok, reason = should_warm_start(default_gap=2.0 * threshold, **public)
-    assert ok and "finer rule" in reason
-    ok, reason = should_warm_start(default_gap=0.5 * threshold, **public)
-    assert not ok and "finer rule" in reason
+
+    # Finer rule: Theorem 3.2's shapes at the default net's public psi, by hand.
+    def by_hand(f0):
+        n, d, eps, dlt, big_l, beta, diam = 10_000, 2, 1.0, 1e-5, 1.0, 1.0, 2.0
+        r = diam * d / (0.5 * eps * n)
+        k = 0.5 * eps * n / min(2 * big_l * diam, 2 * f0)
+        zeta = math.sqrt(d) / (eps * n)
+        psi = big_l * r + (d * math.log(1 + 2 * diam / r) + math.log(1 / zeta)) / k
+        abar_b = math.sqrt(d * math.log(1 / dlt)) / (0.5 * eps * n)
+        abar = math.sqrt(d * math.log(1 / dlt)) / (eps * n)
+        warm = (1 - zeta) * (
+            big_l * abar_b + (big_l * beta * psi) ** (1 / 3) * abar_b ** (2 / 3)
+        ) + big_l * zeta
+        cold = big_l * abar + (big_l * beta * f0) ** (1 / 3) * abar ** (2 / 3)
+        return warm < cold
+
+    for f0 in (2.0, 0.1, 0.01, 1e-3):
+        ok, reason = should_warm_start(default_gap=f0, **public)
+        assert ok == by_hand(f0) and "finer rule" in reason
+    assert should_warm_start(default_gap=2.0, **public)[0]
+    assert not should_warm_start(default_gap=1e-3, **public)[0]
+    # Breast cancer (sigmoid, radius 8): no gain at eps <= 1, a gain at eps >= 2,
+    # as measured in docs/choosing_a_pipeline.md.
+    bc = {"n": 569, "dim": 2, "delta": 1e-6, "lipschitz": 0.25,
+          "smoothness": 0.0962, "diameter": 16.0, "default_gap": 1.0}  # fmt: skip
+    assert [should_warm_start(epsilon=e, **bc)[0] for e in (0.5, 1, 2, 4)] == [
+        False,
+        False,
+        True,
+        True,
+    ]
     with pytest.raises(ValueError):
         should_warm_start(n=0, dim=2, epsilon=1.0)
     with pytest.raises(ValueError):

@@ -6,6 +6,7 @@ before any private computation) or computes data-independent quantities.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -33,6 +34,7 @@ __all__ = [
     "replace_one_event",
     "coarse_epsilon",
     "calibrate_multiplier",
+    "CALIBRATION_CACHE_SIZE",
 ]
 
 #: Batch-sampling schemes understood by :mod:`dpsample.finders.oracles`.
@@ -198,20 +200,42 @@ def replace_one_event(sampling: str, n: int, b: int, m: int, z: float, route: st
     return None
 
 
+#: Entries kept by the calibration caches (:func:`coarse_epsilon` and the final check
+#: of :func:`calibrate_multiplier`). Both are keyed on public descriptions only (the
+#: dp_accounting events and ``delta``, or the guarantee's components), never on data.
+CALIBRATION_CACHE_SIZE = 4096
+
+
 def coarse_epsilon(parts: list[tuple[Any, int]], delta: float) -> float:
     """Fast upper bound on epsilon of ``[(make_event(route), count), ...]``.
 
     Each part is ``(fn, count)`` with ``fn(route)`` returning the part's event for the
     route (``"rdp"`` or ``"pld"``) or ``None``; the tightest route supporting every
     part is used (RDP, or a pessimistic PLD on a coarse grid).
+
+    The value is memoised (``functools.lru_cache``) on the events themselves (frozen,
+    hashable dp_accounting descriptions of what runs: noise multiplier, sampling
+    rate, batch sizes), the counts and ``delta``: public inputs only, so repeated
+    calibrations of the same public schedule (another key, other data of the same
+    size) skip the accountant. Events that do not hash are accounted uncached.
     """
+    key = tuple((fn("rdp"), fn("pld"), int(k)) for fn, k in parts)
+    try:
+        hash(key)
+    except TypeError:
+        return _coarse_epsilon(key, float(delta))
+    return _coarse_epsilon_cached(key, float(delta))
+
+
+def _coarse_epsilon(key: tuple[tuple[Any, Any, int], ...], delta: float) -> float:
+    """:func:`coarse_epsilon` on evaluated ``(rdp_event, pld_event, count)`` triples."""
     import dp_accounting
     from dp_accounting import pld, rdp
 
     rel = dp_accounting.NeighboringRelation.REPLACE_ONE
     best = math.inf
-    for route in ("rdp", "pld"):
-        events = [(fn(route), k) for fn, k in parts]
+    for i, route in enumerate(("rdp", "pld")):
+        events = [(part[i], part[2]) for part in key]
         if any(ev is None for ev, _ in events):
             continue
         if route == "rdp":
@@ -228,6 +252,39 @@ def coarse_epsilon(parts: list[tuple[Any, int]], delta: float) -> float:
     return best
 
 
+_coarse_epsilon_cached = functools.lru_cache(maxsize=CALIBRATION_CACHE_SIZE)(
+    _coarse_epsilon
+)
+
+
+def _canonical_guarantee(guarantee: Any) -> Any:
+    """One shared instance per public description of a guarantee (memoised).
+
+    A :class:`~dpsample.privacy.PrivacyGuarantee` is immutable and determined by
+    ``(components, relation, tv_slack)``: the frozen, hashable record of what ran (no
+    data). Returning one shared, equal instance per record lets its own accounting
+    cache (PLD, RDP curve) serve every later ``epsilon``/``delta`` query. A record that
+    does not hash is returned unchanged (uncached).
+    """
+    try:
+        key = (
+            type(guarantee),
+            guarantee.components,
+            guarantee.relation,
+            guarantee.tv_slack,
+        )
+        hash(key)
+    except (AttributeError, TypeError):
+        return guarantee
+    return _canonical_guarantee_cached(key)
+
+
+@functools.lru_cache(maxsize=CALIBRATION_CACHE_SIZE)
+def _canonical_guarantee_cached(key: tuple[Any, ...]) -> Any:
+    cls, components, relation, tv_slack = key
+    return cls(components, relation, tv_slack)
+
+
 def calibrate_multiplier(
     coarse_eps: Any,
     exact_guarantee: Any,
@@ -241,6 +298,14 @@ def calibrate_multiplier(
     Bisection in ``log z`` on ``coarse_eps`` (fast upper bound), then a final check on
     ``exact_guarantee(z).epsilon(delta) <= epsilon``; if the check fails, ``z`` grows
     by ``0.5%`` steps until it passes. Never returns an overshoot.
+
+    Both accountant calls are memoised on public descriptions only: the bisection's
+    :func:`coarse_epsilon` on its events, and the final check through one shared
+    guarantee instance per ``(components, relation, tv_slack)`` record (guarantees
+    are immutable; the instance keeps its own accounting cache). Calibrating the same
+    public schedule again (another key, other data of the same size) therefore costs
+    no accountant work, and the returned guarantee (equal to ``exact_guarantee(z)``)
+    answers later ``epsilon(delta)`` queries from its cache.
 
     Returns:
         ``(z, exact_guarantee(z))``.
@@ -269,7 +334,7 @@ def calibrate_multiplier(
         else:
             lo = mid
     for _ in range(200):
-        g = exact_guarantee(hi)
+        g = _canonical_guarantee(exact_guarantee(hi))
         if g.epsilon(delta) <= epsilon:
             return hi, g
         hi *= 1.005

@@ -161,6 +161,7 @@ def plan_spider(
     alpha: float | None = None,
     kick_mode: str = "o1",
     kick_budget: str | None = None,
+    initial_gap: float | None = None,
 ) -> SpiderPlan:
     r"""Parameters of Theorem 4.2 / 4.6 with the exact zCDP calibration (public).
 
@@ -213,6 +214,11 @@ def plan_spider(
         kick_mode: ``"o1"`` or ``"perturb"``.
         kick_budget: ``"shared"`` (default for ``"paper"``) or ``"separate"``
             (default for ``"practical"``).
+        initial_gap: a public bound ``B >= F(x0) - inf F`` used in place of the
+            declared ``loss_range`` wherever the theorems use ``B`` as the initial
+            gap (``kappa``, ``T``, ``N1_drift``, the log factors): e.g. a warm
+            start's ``psi`` (seed 003 Theorem 3.4). Default: ``loss_range``. It
+            changes the schedule only; the calibration is always to what runs.
 
     Returns:
         A :class:`SpiderPlan`.
@@ -269,7 +275,12 @@ def plan_spider(
     rho_h = validation.require_constant(
         "hessian_lipschitz", problem.hessian_lipschitz, needed_for=need
     )
-    b_c = validation.require_constant("loss_range", problem.loss_range, needed_for=need)
+    if initial_gap is None:
+        b_c = validation.require_constant(
+            "loss_range", problem.loss_range, needed_for=need + " (or initial_gap=)"
+        )
+    else:
+        b_c = validation.positive("initial_gap", initial_gap)
     if num_iters is not None:
         num_iters = validation.positive_int("num_iters", num_iters)
     if max_o1_calls is not None:
@@ -732,6 +743,7 @@ def spider_sosp(
     alpha: float | None = None,
     kick_mode: str = "o1",
     kick_budget: str | None = None,
+    initial_gap: float | None = None,
 ) -> PrivateResult:
     r"""Private alpha-SOSP by Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2).
 
@@ -800,6 +812,8 @@ def spider_sosp(
         alpha: override of :math:`\alpha_1` (kick threshold and Algorithm 2).
         kick_mode: ``"o1"`` (paper) or ``"perturb"`` (variant, no kick O1 calls).
         kick_budget: ``"shared"`` or ``"separate"`` (see :class:`SpiderPlan`).
+        initial_gap: public ``B >= F(x0) - inf F`` replacing ``loss_range`` in the
+            schedule (see :func:`plan_spider`); e.g. a warm start's ``psi``.
 
     Returns:
         ``PrivateResult(value, privacy, info)``; ``info`` holds the plan
@@ -856,6 +870,7 @@ def spider_sosp(
         alpha=alpha,
         kick_mode=kick_mode,
         kick_budget=kick_budget,
+        initial_gap=initial_gap,
     )
     k_split, k_perm, k_alg1, k_alg2 = jax.random.split(rng_key, 4)
     relation = problem.relation

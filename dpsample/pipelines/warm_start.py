@@ -38,20 +38,25 @@ References:
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import jax
+import numpy as np
 
-from dpsample import nets
+from dpsample import bounds, nets
 from dpsample._src import validation
+from dpsample.bounds import WarmStartBound, net_warm_start_bound
 from dpsample.domains import Ball
 from dpsample.errors import BudgetExceededError, MissingConstantError
 from dpsample.finders import _common
 from dpsample.finders.dp_sgd import dp_sgd
 from dpsample.finders.dp_spider import dp_spider
+from dpsample.finders.spider_sosp import spider_sosp
+from dpsample.pipelines.quasar import dp_sgd_quasar
 from dpsample.privacy import BudgetLedger, PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem
 from dpsample.types import PRNGKey
@@ -60,6 +65,7 @@ __all__ = [
     "DEFAULT_SPLIT",
     "FINDERS",
     "SAMPLERS",
+    "VARIANTS",
     "WarmStartBound",
     "net_warm_start_bound",
     "should_warm_start",
@@ -70,11 +76,17 @@ __all__ = [
 DEFAULT_SPLIT = 0.5
 """Fraction of ``epsilon`` given to the warm start (Algorithm 2: ``eps/2`` each)."""
 
-SAMPLERS = ("net",)
-"""Warm starts available: ``"net"``, the exponential mechanism over a grid net."""
+SAMPLERS = ("net", "gibbs", "quasar_sgd")
+"""Warm starts available: ``"net"`` (exponential mechanism over a grid net),
+``"gibbs"`` (the regularised Gibbs sampler, :func:`dpsample.samplers.gibbs.gibbs`) and
+``"quasar_sgd"`` (DP-SGD for quasar-convex losses, :func:`dp_sgd_quasar`)."""
 
-FINDERS = ("dp_spider", "dp_sgd")
-"""Finders available as stage ``B``."""
+FINDERS = ("dp_spider", "dp_sgd", "spider_sosp")
+"""Finders available as stage ``B`` (``"spider_sosp"``: the second-order variant)."""
+
+VARIANTS = ("erm", "population")
+"""``"erm"`` (Algorithm 2, both stages on all ``n``) or ``"population"``
+(Algorithm 4 with disjoint halves)."""
 
 # The stage-B options fixed by the pipeline (never forwarded from finder_options).
 _RESERVED = ("rng_key", "problem", "epsilon", "delta", "x0", "initial_gap")
@@ -82,8 +94,10 @@ _RESERVED = ("rng_key", "problem", "epsilon", "delta", "x0", "initial_gap")
 _NEEDS_SMOOTHNESS = {
     "dp_spider": ("num_steps", "phase_length", "learning_rate", "variation_batch_size"),
     "dp_sgd": ("num_steps", "learning_rate"),
+    "spider_sosp": (None,),  # its plan always needs smoothness
 }
-_FINDER_FNS = {"dp_spider": dp_spider, "dp_sgd": dp_sgd}
+_FINDER_FNS = {"dp_spider": dp_spider, "dp_sgd": dp_sgd, "spider_sosp": spider_sosp}
+_SAMPLER_RESERVED = ("rng_key", "problem", "epsilon", "delta", "failure_prob")
 _INT_OPTIONS = (
     "num_steps",
     "phase_length",
@@ -93,99 +107,6 @@ _INT_OPTIONS = (
     "max_batch_size",
 )
 _FLOAT_OPTIONS = ("learning_rate", "clip_norm")
-
-
-class WarmStartBound(NamedTuple):
-    """Public high-probability bound ``psi`` on the warm start's excess risk.
-
-    ``Pr[F_D(x_0) - min_K F_D > psi - minimizer_gap] <= failure_prob`` over the
-    mechanism's randomness, for every dataset (see :func:`net_warm_start_bound`).
-
-    Attributes:
-        psi: The bound ``covering + tail + minimizer_gap``.
-        failure_prob: ``zeta``.
-        covering: ``G r``: the net minimum exceeds ``min_K F_D`` by at most this.
-        tail: ``(ln N + ln(1/zeta)) / k``: the exponential mechanism's excess over the
-            net minimum, with probability ``>= 1 - zeta``.
-        minimizer_gap: The declared ``g_W >= min_K F_D - inf F_D`` (``0``: ``K``
-            contains a global minimiser, or the gap is measured against ``min_K``).
-    """
-
-    psi: float
-    failure_prob: float
-    covering: float
-    tail: float
-    minimizer_gap: float
-
-
-def net_warm_start_bound(
-    *,
-    lipschitz: float,
-    covering_radius: float,
-    log_net_size: float,
-    inverse_temperature: float,
-    failure_prob: float,
-    minimizer_gap: float = 0.0,
-) -> WarmStartBound:
-    r"""High-probability excess-risk bound ``psi`` of the net exponential mechanism.
-
-    For ``x_0`` drawn with probability ``∝ exp(-k F_D(p))`` over a net (multiset)
-    ``P`` of ``N`` points of ``K`` with covering radius ``r``, and ``F_D``
-    ``G``-Lipschitz on ``K``:
-
-    .. math::
-
-        \Pr\Big[F_D(x_0) - \min_K F_D > G r + \frac{\ln N + \ln(1/\zeta)}{k}\Big]
-        \le \zeta .
-
-    Derivation (the tail form of Lemma 4.2 / Dwork-Roth Thm 3.11 with the spec's B5
-    correction ``(ln N + t)/k``): with ``OPT = min_P F_D``, the points with
-    ``F_D >= OPT + s`` carry unnormalised mass at most ``N e^{-k(OPT + s)}`` while the
-    normaliser is at least ``e^{-k OPT}``, so ``Pr[F_D(x_0) >= OPT + s] <= N e^{-ks}``;
-    ``s = (ln N + ln(1/zeta))/k`` makes it ``zeta``. Every point of ``K`` is within
-    ``r`` of ``P`` and ``F_D`` is ``G``-Lipschitz, so ``OPT <= min_K F_D + G r``.
-    ``minimizer_gap`` adds the declared ``g_W`` of spec 003 section 2.2 when the
-    finder's gap is measured against ``inf_{R^d} F_D``.
-
-    All inputs are public (declared constants, the public net, ``eps_A``, ``n``):
-    ``psi`` never depends on the data. The seed's closed form
-    ``20 G D (d/(eps n)) ln(eps n/sqrt(d))`` at ``zeta = 2 sqrt(d)/(eps n)`` is a
-    looser instance of this bound for its own net (valid when ``eps n/sqrt(d) >= e``).
-
-    Args:
-        lipschitz: ``G``, the declared Lipschitz constant of each ``f(., z)`` on ``K``.
-        covering_radius: ``r``, the net's public covering radius.
-        log_net_size: ``ln N`` (counting multiplicity).
-        inverse_temperature: ``k`` of the mechanism that runs.
-        failure_prob: ``zeta`` in ``(0, 1)``.
-        minimizer_gap: Declared ``g_W >= 0``.
-
-    Returns:
-        A :class:`WarmStartBound`.
-
-    Raises:
-        ValueError: On invalid inputs.
-
-    Examples:
-        >>> import math
-        >>> from dpsample.pipelines import net_warm_start_bound
-        >>> b = net_warm_start_bound(lipschitz=1.0, covering_radius=0.01,
-        ...     log_net_size=math.log(100.0), inverse_temperature=50.0,
-        ...     failure_prob=0.01)
-        >>> round(b.psi, 4), round(b.tail, 4)
-        (0.1942, 0.1842)
-    """
-    g = validation.positive("lipschitz", lipschitz)
-    r = validation.nonnegative("covering_radius", covering_radius)
-    log_n = validation.nonnegative("log_net_size", log_net_size)
-    k = validation.positive("inverse_temperature", inverse_temperature)
-    zeta = validation.probability("failure_prob", failure_prob, open_left=True)
-    if zeta >= 1.0:
-        raise ValueError(f"Expected failure_prob={zeta!r} < 1")
-    gap = validation.nonnegative("minimizer_gap", minimizer_gap)
-    covering = g * r
-    tail = (log_n + math.log(1.0 / zeta)) / k
-    return WarmStartBound(covering + tail + gap, zeta, covering, tail, gap)
 
 
 def _abar(dim: int, n: int, epsilon: float, delta: float) -> float:
@@ -263,18 +184,27 @@ def should_warm_start(
     r"""Public dispatcher of spec 003 section 2.9: warm start or plain finder?
 
     Coarse rule (the remark after Corollary 4.3, B6): the warm start can help only
-    when ``d < eps n``. Finer rule (spec 003 section 2.9 [I]), used when every public
-    constant is given: warm-start iff the warm-start rate beats the cold-start rate,
+    when ``d < eps n``. Finer rule, used when every public constant is given:
+    warm-start iff Theorem 3.2's rate shape (:func:`theorem_3_2_stationarity_bound`)
+    for the default pipeline beats the cold start's,
 
     .. math::
 
-        L^{2/3} \beta^{1/3} D^{1/3}\, \bar a\, d^{1/6}
-        < \big(\sqrt{F_{0,def} L \beta}\; \bar a\big)^{2/3},
-        \qquad \bar a = \frac{\sqrt{d \ln(1/\delta)}}{\varepsilon n},
+        (1 - \zeta)\big(L \bar a_B + (L \beta \psi)^{1/3} \bar a_B^{2/3}\big)
+        + L\zeta \;<\; L \bar a + (L \beta F_{0,def})^{1/3} \bar a^{2/3},
 
-    i.e. ``L D sqrt(d) abar < F_0,def``. Only public quantities enter (``n``, ``d``,
-    the budget and declared constants), never the data, so the decision itself is
-    not a release (spec 003 A1).
+    with ``psi`` the public bound of the default net at ``eps_A = eps/2``
+    (:func:`~dpsample.bounds.net_warm_start_bound` with covering radius
+    ``D d/(eps_A n)``, ``|P| <= (1 + 2D/r)^d`` and ``k = eps_A n / min(2 L D,
+    2 F_0,def)``), ``zeta = sqrt(d)/(eps n)``, the finder's ``(eps/2, delta)`` in
+    ``abar_B`` and the whole ``(eps, delta)`` in ``abar``. This compares the same
+    numbers :func:`warm_start` reports (``stationarity_bound`` and
+    ``cold_start_bound``). Spec 003's own finer rule, ``L D sqrt(d) abar <
+    F_0,def`` (its Corollary 4.3 shapes without the constants, the split or
+    ``zeta``), is quoted in the reason for comparison; it favours the warm start at
+    small ``eps n``, where the measured gain vanishes (``docs/choosing_a_pipeline.md``).
+    Only public quantities enter (``n``, ``d``, the budget and declared constants),
+    never the data, so the decision itself is not a release (spec 003 A1).
 
     Args:
         n: Number of examples.
@@ -303,6 +233,9 @@ def should_warm_start(
         >>> should_warm_start(n=1000, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0,
         ...     smoothness=1.0, diameter=2.0, default_gap=0.01)[0]
         False
+        >>> should_warm_start(n=10_000, dim=2, epsilon=4.0, delta=1e-5,
+        ...     lipschitz=1.0, smoothness=1.0, diameter=2.0, default_gap=2.0)[0]
+        True
     """
     n = validation.positive_int("n", n)
     dim = validation.positive_int("dim", dim)
@@ -330,28 +263,70 @@ def should_warm_start(
     beta = validation.positive("smoothness", smoothness)
     diam = validation.positive("diameter", diameter)
     f0 = validation.positive("default_gap", default_gap)
+    eps_a = 0.5 * epsilon
+    zeta = min(math.sqrt(dim) / (epsilon * n), 0.5)
+    if not eps_a * n > dim:
+        return False, (
+            f"d = {dim} < eps n = {epsilon * n:.6g}, but the default net needs "
+            f"eps/2 n > d: run the finder alone"
+        )
+    radius = diam * dim / (eps_a * n)
+    psi = net_warm_start_bound(
+        lipschitz=big_l,
+        covering_radius=radius,
+        log_net_size=dim * math.log1p(2.0 * diam / radius),  # bounds.net_size_bound
+        inverse_temperature=eps_a * n / min(2.0 * big_l * diam, 2.0 * f0),
+        failure_prob=zeta,
+    ).psi
+    warm = theorem_3_2_stationarity_bound(
+        lipschitz=big_l, smoothness=beta, initial_gap=psi, dim=dim, n=n,
+        epsilon=epsilon - eps_a, delta=delta, failure_prob=zeta,
+    )  # fmt: skip
+    cold = theorem_3_2_stationarity_bound(
+        lipschitz=big_l, smoothness=beta, initial_gap=f0, dim=dim, n=n,
+        epsilon=epsilon, delta=delta,
+    )  # fmt: skip
     abar = _abar(dim, n, epsilon, delta)
-    warm = big_l ** (2 / 3) * beta ** (1 / 3) * diam ** (1 / 3) * abar * dim ** (1 / 6)
-    cold = (math.sqrt(f0 * big_l * beta) * abar) ** (2 / 3)
+    spec_rule = big_l * diam * math.sqrt(dim) * abar < f0
+    tail = (
+        f" (public psi of the default net {psi:.4g} vs F_0,def {f0:.4g}; spec 003's "
+        f"closed-form rule L D sqrt(d) abar < F_0,def says "
+        f"{'warm' if spec_rule else 'cold'})"
+    )
     if warm < cold:
         return True, (
-            f"d = {dim} < eps n = {epsilon * n:.6g} and the warm-start rate "
-            f"{warm:.4g} < the cold-start rate {cold:.4g} (finer rule)"
+            f"d = {dim} < eps n = {epsilon * n:.6g} and the warm-start rate shape "
+            f"{warm:.4g} < the cold-start rate shape {cold:.4g} (finer rule)" + tail
         )
     return False, (
-        f"d = {dim} < eps n = {epsilon * n:.6g}, but the warm-start rate {warm:.4g} "
-        f">= the cold-start rate {cold:.4g} (finer rule): the default start's public "
-        "gap is already small"
+        f"d = {dim} < eps n = {epsilon * n:.6g}, but the warm-start rate shape "
+        f"{warm:.4g} >= the cold-start rate shape {cold:.4g} (finer rule): the "
+        "budget split and psi cost more than the smaller gap saves" + tail
     )
 
 
-def _problem_ball(problem: Problem) -> Ball:
-    domain = problem.domain
-    if not isinstance(domain, Ball):
-        raise ValueError(
-            "warm_start with sampler='net' needs a Ball domain (a public compact K), "
-            f"got {type(domain).__name__}"
-        )
+def _sampler_ball(problem: Problem, sampler_domain: Ball | None) -> Ball:
+    """The public compact ``K`` the warm start searches."""
+    if sampler_domain is not None:
+        if not isinstance(sampler_domain, Ball):
+            raise TypeError(
+                f"Expected sampler_domain to be a Ball, got {sampler_domain!r}"
+            )
+        domain = sampler_domain
+        if isinstance(problem.domain, Ball):
+            raise ValueError(
+                "sampler_domain is for problems on Unconstrained (e.g. with "
+                "finder='spider_sosp'); a Ball problem's own domain is K"
+            )
+    else:
+        domain = problem.domain
+        if not isinstance(domain, Ball):
+            raise ValueError(
+                "the warm start needs a public compact K: the problem is on "
+                f"{type(domain).__name__}, so pass sampler_domain=Ball(...) (the "
+                "declared constants must hold on it, and minimizer_gap must bound "
+                "min_K F - inf F)"
+            )
     if domain.dim is None:
         domain = domain.with_dim(problem.dim)
     if domain.dim != problem.dim:
@@ -359,6 +334,20 @@ def _problem_ball(problem: Problem) -> Ball:
             f"domain dimension {domain.dim} != problem dimension {problem.dim}"
         )
     return domain
+
+
+def _with(problem: Problem, *, data: Any = None, domain: Any = None) -> Problem:
+    """The same declared loss and constants on other data and/or domain."""
+    return Problem(
+        problem.loss_fn,
+        problem.data if data is None else data,
+        problem.domain if domain is None else domain,
+        lipschitz=problem.lipschitz,
+        smoothness=problem.smoothness,
+        hessian_lipschitz=problem.hessian_lipschitz,
+        loss_range=problem.loss_range,
+        oscillation=problem.oscillation,
+    )
 
 
 def _resolve_net(
@@ -403,24 +392,40 @@ def _resolve_net(
     return nets.grid_net(ball, spacing=2.0 * radius / math.sqrt(d))
 
 
+def _check_options(
+    fn: Any, what: str, options: Mapping[str, Any] | None, reserved: tuple[str, ...]
+) -> dict[str, Any]:
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"Expected {what}_options to be a mapping, got {options!r}")
+    options = dict(options)
+    params = inspect.signature(fn).parameters
+    accepts_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    valid = sorted(k for k in params if k not in reserved and k != "x0")
+    for key in options:
+        if key in reserved or key == "x0":
+            raise ValueError(
+                f"{what}_options may not set {key!r}: the pipeline sets it (each "
+                "stage's budget, the warm start and initial_gap = psi)"
+            )
+        if key not in params and not accepts_kwargs:
+            raise ValueError(
+                f"{what} has no option {key!r}; valid options: {', '.join(valid)}"
+            )
+    return options
+
+
 def _check_finder_options(
     finder: str, options: Mapping[str, Any] | None, n: int
 ) -> dict[str, Any]:
     """Eager checks of the forwarded options (before any private computation)."""
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise TypeError(f"Expected finder_options to be a mapping, got {options!r}")
-    options = dict(options)
-    params = inspect.signature(_FINDER_FNS[finder]).parameters
-    for key in options:
-        if key in _RESERVED:
-            raise ValueError(
-                f"finder_options may not set {key!r}: the pipeline sets it (the "
-                "finder's budget, the warm start and initial_gap = psi)"
-            )
-        if key not in params:
-            raise ValueError(f"{finder} has no option {key!r}")
+    options = _check_options(_FINDER_FNS[finder], finder, options, _RESERVED)
+    if finder == "spider_sosp" and "variant" in options:
+        raise ValueError(
+            "spider_sosp's variant is set by the pipeline's variant ('erm' -> "
+            "'empirical', 'population' -> 'population')"
+        )
     for key in _INT_OPTIONS:
         if options.get(key) is not None:
             options[key] = validation.positive_int(key, options[key])
@@ -437,6 +442,126 @@ def _check_finder_options(
     return options
 
 
+def _gibbs_module() -> Any:
+    return importlib.import_module("dpsample.samplers.gibbs")
+
+
+def _sampler_fn(sampler: str) -> Any:
+    if sampler == "gibbs":
+        return _gibbs_module().gibbs
+    if sampler == "quasar_sgd":
+        return dp_sgd_quasar
+    return nets.exponential_mechanism
+
+
+class _StageA(NamedTuple):
+    x0: Any
+    privacy: PrivacyGuarantee
+    psi: float
+    failure_prob: float
+    terms: Any
+    info: dict[str, Any]
+
+
+def _run_net(
+    key: PRNGKey,
+    problem_a: Problem,
+    *,
+    eps_a: float,
+    the_net: Any,
+    zeta: float,
+    gap_w: float,
+    chunk_size: int | None,
+    max_points: int,
+    inverse_temperature: float,
+) -> _StageA:
+    big_l = float(problem_a.lipschitz)  # checked by the caller
+    bound = net_warm_start_bound(
+        lipschitz=big_l,
+        covering_radius=float(the_net.covering_radius),
+        log_net_size=math.log(the_net.size()),
+        inverse_temperature=inverse_temperature,
+        failure_prob=zeta,
+        minimizer_gap=gap_w,
+    )
+    res = nets.exponential_mechanism(
+        key,
+        problem_a,
+        epsilon=eps_a,
+        net=the_net,
+        chunk_size=chunk_size,
+        max_points=max_points,
+    )
+    if not math.isclose(res.info["inverse_temperature"], inverse_temperature):
+        raise RuntimeError("internal error: the net ran at another temperature")
+    return _StageA(
+        res.value, res.privacy, bound.psi, bound.failure_prob, bound, res.info
+    )
+
+
+def _run_gibbs(
+    key: PRNGKey,
+    problem_a: Problem,
+    ball: Ball,
+    *,
+    eps_a: float,
+    delta_a: float,
+    zeta: float,
+    gap_w: float,
+    options: dict[str, Any],
+    declared: tuple[float, float] | None,
+) -> _StageA:
+    res = _gibbs_module().gibbs(key, problem_a, epsilon=eps_a, delta=delta_a, **options)
+    info = res.info
+    if declared is not None:
+        return _StageA(res.value, res.privacy, declared[0], declared[1], None, info)
+    max_norm = ball.max_norm
+    min_norm = max(
+        0.0, float(np.linalg.norm(np.asarray(ball.center_point))) - ball.radius
+    )
+    bound = bounds.gibbs_warm_start_bound(
+        lipschitz=float(problem_a.lipschitz),
+        radius=ball.radius,
+        dim=problem_a.dim,
+        beta=float(info["beta"]),
+        mu=float(info["mu"]),
+        failure_prob=zeta,
+        max_norm=max_norm,
+        min_norm=min_norm,
+        tv_slack=float(info["tv_slack"]),
+        minimizer_gap=gap_w,
+        loss_range=problem_a.loss_range,
+    )
+    return _StageA(res.value, res.privacy, bound.psi, bound.failure_prob, bound, info)
+
+
+def _run_quasar(
+    key: PRNGKey,
+    problem_a: Problem,
+    *,
+    eps_a: float,
+    delta_a: float,
+    zeta: float,
+    gap_w: float,
+    options: dict[str, Any],
+    declared: tuple[float, float] | None,
+) -> _StageA:
+    res = dp_sgd_quasar(
+        key, problem_a, epsilon=eps_a, delta=delta_a, failure_prob=zeta, **options
+    )
+    info = res.info
+    if declared is not None:
+        return _StageA(res.value, res.privacy, declared[0], declared[1], None, info)
+    return _StageA(
+        res.value,
+        res.privacy,
+        info["psi"] + gap_w,
+        info["psi_failure_prob"],
+        info["psi_terms"],
+        info,
+    )
+
+
 def warm_start(
     rng_key: PRNGKey,
     problem: Problem,
@@ -446,121 +571,150 @@ def warm_start(
     sampler: str = "net",
     finder: str = "dp_spider",
     split: float = DEFAULT_SPLIT,
+    variant: str = "erm",
+    delta_split: float | None = None,
     failure_prob: float | None = None,
     minimizer_gap: float = 0.0,
     spacing: float | None = None,
     net: nets.GridNet | nets.PointNet | None = None,
     max_points: int = 10**7,
     chunk_size: int | None = None,
+    sampler_options: Mapping[str, Any] | None = None,
     finder_options: Mapping[str, Any] | None = None,
+    sampler_domain: Ball | None = None,
+    declared_psi: float | None = None,
+    declared_psi_failure_prob: float | None = None,
     ledger: BudgetLedger | None = None,
     diagnostics: bool = False,
 ) -> PrivateResult:
-    r"""Warm-start ERM (seed 003 Algorithm 2): net exponential mechanism, then finder.
+    r"""Warm-start pipelines (seed 003 Algorithms 2 and 4): sampler, then finder.
 
     .. code-block:: text
 
-        x_0    <- ExpMech over a net P of K, Pr[p] ∝ exp(-k F_D(p)),  budget eps_A
-        psi    <- G r + (ln|P| + ln(1/zeta)) / k  [+ g_W]               (public)
-        x_priv <- finder(x_0; F_0 := psi),                  budget (eps_B, delta_B)
+        x_0    <- A (sampler), budget (eps_A, delta_A)
+        psi    <- public bound: Pr[F(x_0) - min_K F > psi] <= zeta
+        x_priv <- B (finder) from x_0 with F_0 := psi,  budget (eps_B, delta_B)
 
-    with ``eps_A = split * eps``, ``eps_B = eps - eps_A`` and ``k = eps_A n / osc``
-    (``osc = problem.utility_oscillation()``, ``= 2 G D`` when the Lipschitz bound
-    binds: Definition 4.1's ``exp(-eps_A n F_D / (4 G D))``). Both stages read all
-    ``n`` examples. The default net is the grid net with covering radius
-    ``r = D d / (eps_A n)`` (seed 003 section 4); ``psi`` is computed from the net
-    that actually runs (:func:`net_warm_start_bound`) and satisfies
-    ``Pr[F_D(x_0) - min_K F_D > psi] <= zeta`` for every dataset, with the default
-    ``zeta = sqrt(d)/(eps n)`` that Theorem 3.2 requires. The finder's initial-gap
-    parameter is ``psi``: never the realised gap (spec 003 A1). With DP-SPIDER,
-    Theorem 3.2 gives
+    with ``eps_A = split * eps`` and ``eps_B = eps - eps_A``. ``psi`` comes from
+    declared constants and the public parameters of the stage that ran, never from
+    the data; the finder's initial-gap parameter is ``psi`` (spec 003 A1).
 
-    .. math::
+    Warm starts (``sampler``; spec 003 section 2.10 contract: a guarantee with its
+    TV slack and a public ``psi`` with its failure probability, in
+    :mod:`dpsample.bounds`):
 
-        \mathbb{E}\|\nabla F_D(x_{priv})\| \lesssim L \bar a
-            + (L \beta \psi)^{1/3} \bar a^{2/3},
-        \qquad \bar a = \frac{\sqrt{d \ln(1/\delta_B)}}{\varepsilon_B n},
+    * ``"net"``: the exponential mechanism over a grid net of ``K``
+      (:func:`dpsample.nets.exponential_mechanism`, ``k = eps_A n / osc``), pure
+      DP; ``psi = G r + (ln N + ln(1/zeta))/k`` from the net that runs
+      (:func:`~dpsample.bounds.net_warm_start_bound`). Its ``delta`` share is
+      unused and passed on to the finder.
+    * ``"gibbs"``: one sample of the regularised Gibbs target
+      :math:`\propto e^{-\beta(F_D + \mu\|x\|^2/2)}` on ``K``
+      (:func:`dpsample.samplers.gibbs.gibbs`, default the proximal sampler with its
+      proven TV schedule); ``psi`` by the volume argument
+      (:func:`~dpsample.bounds.gibbs_warm_start_bound`, derived in its docstring and
+      in ``docs/warm_start.md``), failing with probability ``zeta/2 + tau`` (``tau``
+      the schedule's TV bound). Projected Langevin has no TV bound to the target,
+      so it needs a ``declared_psi``.
+    * ``"quasar_sgd"``: seed 003 Algorithm 3 (best of ``k`` DP-SGD runs, selected by
+      the exponential mechanism) for losses declared ``q``-quasar-convex
+      (``sampler_options={"quasar_convexity": q}``); see :func:`dp_sgd_quasar`.
 
-    i.e. ``Õ(abar d^{1/6})`` (Corollary 4.3) instead of the cold start's
-    ``(L beta F_0)^{1/3} abar^{2/3}``; ``info["stationarity_bound"]`` reports the rate
-    shape with the absolute constant set to 1. Use :func:`should_warm_start` to
-    decide (from public quantities) whether to warm-start at all.
+    Finders (``finder``): ``"dp_spider"`` (Theorem 3.2), ``"dp_sgd"``, and
+    ``"spider_sosp"`` (the second-order variant, spec 003 section 2.6, with seed
+    000's Stochastic Spider + AboveThreshold in the role of DP-SPIDER-SOSP; it runs
+    on ``Unconstrained``, so pass the warm start's ``sampler_domain``).
 
-    Budget split: Algorithm 2 gives ``(eps/2, delta/2)`` to each stage. The net
-    exponential mechanism is pure DP, so its ``delta/2`` share is unused (spec 003
-    section 2.2); it is passed on to the finder, which gets ``delta_B = delta``
-    (a strict improvement of the theorem's setting: ``ln(1/delta)`` instead of
-    ``ln(2/delta)``). ``split`` sets the epsilon fraction of the warm start (default
-    ``1/2``, the theorem's).
+    Variants (``variant``):
 
-    Both stages are charged to a :class:`~dpsample.privacy.BudgetLedger` (``ledger``,
-    or a fresh one with ``(epsilon, delta)``) before either runs: the warm start with
-    its exact guarantee, the finder with the ``(eps_B, delta_B)`` envelope its
-    calibration meets. If the ledger would be exceeded,
-    :class:`~dpsample.errors.BudgetExceededError` is raised and nothing is charged or
-    computed. Loops are left to JAX; ``jit`` of the whole pipeline is not supported
-    (calibration runs on the host).
+    * ``"erm"`` (Algorithm 2): both stages read all ``n`` examples; ``psi`` bounds the
+      excess empirical risk.
+    * ``"population"`` (Algorithm 4, spec 003 section 2.7's safe mode): a public
+      random permutation splits the data into halves ``D_1`` (the sampler) and
+      ``D_2`` (the finder; ``spider_sosp`` runs its own population variant on it).
+      ``psi`` bounds the population excess risk ``F(x_0) - min_K F`` by the
+      sampler's bound on ``D_1`` plus twice the uniform deviation
+      (:func:`~dpsample.bounds.uniform_deviation_bound`, Lemma E.3's argument), and
+      the finder on ``D_2`` is configured with ``psi + 2 U(|D_2|)``. The budget is
+      split as in Algorithm 2.
+
+    Budget: ``split`` of ``epsilon`` to the sampler (default ``1/2``). ``delta``:
+    the net sampler's share is ``0``; the others get ``delta_split * delta``
+    (default ``1/2``). Both stages are charged to a
+    :class:`~dpsample.privacy.BudgetLedger` (``ledger`` or a fresh one) before
+    either runs; if it would be exceeded,
+    :class:`~dpsample.errors.BudgetExceededError` is raised and nothing runs.
 
     Privacy:
-        Replace-one neighbours (``problem.relation``). Stage A: sensitivity
-        ``osc/n`` of ``F_D`` (declared constants only), ``eps_A``-DP (exact
-        Gumbel-max sampling in float64, so no TV slack). Stage B: the finder's
-        accountant certifies ``(eps_B, delta_B)`` for the schedule that runs, which
-        depends only on public numbers (``psi``, ``n``, ``d``, the budget, declared
-        constants). The released ``(x_0, x_priv)`` is covered by the adaptive
-        composition ``g_A.compose(g_B)`` (``info["privacy_total"]``, the tightest of
-        the PLD/RDP/pure routes), which is at most ``(eps, delta)`` by basic
-        composition. ``zeta``, the probability that ``psi`` fails, affects utility
-        only, never privacy: ``psi`` is a public number whatever the data.
+        Replace-one neighbours (``problem.relation``); every sensitivity comes from
+        declared constants. The sampler's guarantee (exact, with its TV slack) and
+        the finder's (its accountant, for the schedule that ran; the schedule
+        depends only on public numbers including ``psi``) compose adaptively into
+        ``privacy`` (``info["privacy_total"]``, the tightest of the PLD/RDP/pure/
+        zCDP routes), which covers the released pair ``(x_0, x_priv)`` and is at
+        most ``(epsilon, delta)`` by basic composition. In the population variant
+        the sequential composition is returned (valid for any neighbours);
+        ``info["epsilon_total_parallel"]`` also reports the parallel composition
+        ``max(eps_A(delta), eps_B(delta))``, valid because a replaced example lies
+        in one half with a fixed, data-independent split. ``zeta`` and ``psi``
+        affect utility only.
 
     Args:
         rng_key: A JAX PRNG key (split internally, never reused).
-        problem: The :class:`~dpsample.problem.Problem`, on a
-            :class:`~dpsample.domains.Ball`, with declared ``lipschitz`` (and
-            ``smoothness`` for the finder's defaults).
+        problem: The :class:`~dpsample.problem.Problem`: on a
+            :class:`~dpsample.domains.Ball` ``K``, or on ``Unconstrained`` with a
+            ``sampler_domain``; with declared ``lipschitz`` (and ``smoothness``,
+            ``hessian_lipschitz``, ``loss_range`` as the finder needs).
         epsilon: Total epsilon ``> 0``.
         delta: Total delta in ``(0, 1)``.
-        sampler: The warm start; only ``"net"`` (exponential mechanism over a net).
-        finder: ``"dp_spider"`` (Theorem 3.2) or ``"dp_sgd"``.
+        sampler: One of :data:`SAMPLERS`.
+        finder: One of :data:`FINDERS`.
         split: Fraction of ``epsilon`` for the warm start, in ``(0, 1)``.
+        variant: One of :data:`VARIANTS`.
+        delta_split: Fraction of ``delta`` for a sampler that needs one (default
+            ``1/2``; ignored by the pure ``"net"``).
         failure_prob: ``zeta`` of ``psi``; default ``sqrt(d)/(eps n)`` (Theorem 3.2).
-        minimizer_gap: Declared ``g_W >= min_K F_D - inf F_D`` added to ``psi``
-            (default ``0``: the gap is relative to ``min_K F_D``, appropriate when the
-            finder projects onto ``K``).
-        spacing: Grid spacing of the net (default: covering radius
-            ``D d / (eps_A n)``).
-        net: An explicit public :class:`~dpsample.nets.GridNet`, or a
-            :class:`~dpsample.nets.PointNet` with a declared ``covering_radius``.
-        max_points: Refuse nets larger than this (the cost is ``N n`` evaluations).
-        chunk_size: Forwarded to :func:`dpsample.nets.exponential_mechanism`.
-        finder_options: Extra keyword arguments for the finder (e.g. ``num_steps``,
-            ``output``); ``epsilon``, ``delta``, ``x0`` and ``initial_gap`` are set by
-            the pipeline.
-        ledger: A ledger to charge (e.g. a larger analysis budget); default a fresh
-            ``BudgetLedger(epsilon=epsilon, delta=delta)``.
-        diagnostics: Add ``info["non_private_diagnostics"]``: risks, gradient norms
-            and the realised warm-start gap over the net, **computed on the private
-            data and not covered by the guarantee** (never release them).
+        minimizer_gap: Declared ``g_W >= min_K F - inf F`` added to ``psi`` (``0``
+            when ``K`` contains a global minimiser or the finder projects onto
+            ``K``).
+        spacing: Net sampler: grid spacing (default covering radius
+            ``D d/(eps_A n)``).
+        net: Net sampler: an explicit public net with a covering radius.
+        max_points: Net sampler: refuse nets larger than this.
+        chunk_size: Net sampler: forwarded to the mechanism.
+        sampler_options: Extra keyword arguments of the sampler (``"gibbs"``: e.g.
+            ``method``, ``beta``, ``preset``, ``convex``; ``"quasar_sgd"``:
+            ``quasar_convexity`` (required), ``num_steps``, ``num_runs``).
+        finder_options: Extra keyword arguments of the finder (e.g. ``num_steps``).
+        sampler_domain: The public ball ``K`` of the warm start when ``problem``
+            is on ``Unconstrained``.
+        declared_psi: A public ``psi`` the caller vouches for, replacing the derived
+            one (utility only; required for Gibbs with ``method="langevin"``).
+        declared_psi_failure_prob: Its failure probability (default ``zeta``).
+        ledger: A ledger to charge; default ``BudgetLedger(epsilon, delta)``.
+        diagnostics: Add ``info["non_private_diagnostics"]``: risks, gradient
+            norms, the smallest Hessian eigenvalue (``d <= 200``) and, for the net,
+            the realised gap over the net, **computed on the private data and not
+            covered by the guarantee** (never release them).
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with ``value`` the finder's output,
-        ``privacy`` the composed guarantee and ``info`` with: ``warm_start`` (``x_0``,
-        covered by the same guarantee), ``psi``, ``psi_failure_prob``, ``psi_terms``
-        (:class:`WarmStartBound`), ``paper_psi`` (the seed's closed form, for
-        comparison, or ``None``), ``epsilon_split`` (``eps_A, eps_B``),
-        ``delta_split`` (``0, delta_B``), ``privacy_sampler``, ``privacy_finder``,
-        ``privacy_total``, ``epsilon_total`` (at ``delta``), ``stationarity_bound``
-        (DP-SPIDER; ``None`` without ``smoothness``), ``cold_start_bound`` (the same
-        shape for the finder alone with the whole budget from the public default gap
-        ``loss_range``, or ``None``), ``dispatcher`` (:func:`should_warm_start`'s
-        answer), ``sampler_info``, ``finder_info``, ``ledger_stages``.
+        ``privacy`` the composed guarantee and ``info`` with: ``warm_start``
+        (``x_0``), ``psi``, ``psi_failure_prob``, ``psi_terms``, ``paper_psi``
+        (seed 003's closed form for the net, or ``None``), ``finder_initial_gap``,
+        ``epsilon_split``, ``delta_split``, ``privacy_sampler``,
+        ``privacy_finder``, ``privacy_total``, ``epsilon_total`` (at ``delta``),
+        ``stationarity_bound`` (DP-SPIDER's Theorem 3.2 shape, else ``None``),
+        ``cold_start_bound``, ``dispatcher``, ``variant`` (and the split sizes),
+        ``sampler_info``, ``finder_info``, ``ledger_stages``.
 
     Raises:
-        ValueError: Invalid budget, split, sampler, finder, options or net; a
-            non-Ball domain; ``eps_A n <= d`` without ``spacing``/``net``.
+        ValueError: Invalid budget, split, sampler, finder, variant, options or net
+            (the message lists the valid choices); no compact ``K``;
+            ``eps_A n <= d`` for the default net; Gibbs Langevin without
+            ``declared_psi``.
         TypeError: A non-key ``rng_key``, a non-Problem ``problem``.
-        dpsample.errors.MissingConstantError: ``lipschitz`` (or ``smoothness`` for the
-            finder's defaults) not declared.
+        dpsample.errors.MissingConstantError: A constant a stage needs is missing.
         dpsample.errors.BudgetExceededError: The ledger cannot afford the stages.
 
     Examples:
@@ -586,23 +740,60 @@ def warm_start(
         raise ValueError(f"Expected sampler in {SAMPLERS}, got {sampler!r}")
     if finder not in FINDERS:
         raise ValueError(f"Expected finder in {FINDERS}, got {finder!r}")
+    if variant not in VARIANTS:
+        raise ValueError(f"Expected variant in {VARIANTS}, got {variant!r}")
     split = validation.positive("split", split)
     if not split < 1.0:
         raise ValueError(f"Expected split={split!r} in (0, 1)")
+    if delta_split is None:
+        delta_frac = 0.0 if sampler == "net" else 0.5
+    else:
+        delta_frac = validation.delta_in_open_unit(delta_split, name="delta_split")
+        if sampler == "net":
+            raise ValueError("delta_split does not apply to the pure net sampler")
     if ledger is not None and not isinstance(ledger, BudgetLedger):
         raise TypeError(f"Expected a BudgetLedger, got {type(ledger).__name__}")
     max_points = validation.positive_int("max_points", max_points)
     gap_w = validation.nonnegative("minimizer_gap", minimizer_gap)
+    if sampler != "net" and (spacing is not None or net is not None):
+        raise ValueError("spacing and net apply to sampler='net' only")
+    s_options = _check_options(
+        _sampler_fn(sampler), sampler, sampler_options, _SAMPLER_RESERVED
+    )
     options = _check_finder_options(finder, finder_options, problem.n)
-    ball = _problem_ball(problem)
+    ball = _sampler_ball(problem, sampler_domain)
+    if finder == "spider_sosp" and isinstance(problem.domain, Ball):
+        raise ValueError(
+            "finder='spider_sosp' takes unconstrained steps (seed 000 E20): declare "
+            f"the Problem on Unconstrained({problem.dim}) with constants valid on "
+            "R^d, and pass the warm start's ball as sampler_domain"
+        )
     n, d = problem.n, problem.dim
     big_l = validation.require_constant(
         "lipschitz", problem.lipschitz, needed_for="the warm start's bound psi"
     )
-    if any(options.get(k) is None for k in _NEEDS_SMOOTHNESS[finder]):
+    if finder == "spider_sosp":
+        for name in ("smoothness", "hessian_lipschitz"):
+            validation.require_constant(
+                name, getattr(problem, name), needed_for="spider_sosp's plan"
+            )
+    elif any(options.get(k) is None for k in _NEEDS_SMOOTHNESS[finder]):
         validation.require_constant(
             "smoothness", problem.smoothness, needed_for=f"{finder}'s default schedule"
         )
+    if sampler == "quasar_sgd" and "quasar_convexity" not in s_options:
+        raise MissingConstantError(
+            "sampler='quasar_sgd' needs the declared quasar-convexity constant: pass "
+            "sampler_options={'quasar_convexity': q} with q in (0, 1]"
+        )
+    if sampler == "gibbs" and declared_psi is None:
+        method = s_options.get("method", "proximal")
+        if method == "langevin":
+            raise ValueError(
+                "Gibbs with method='langevin' has no TV bound to the Gibbs target, "
+                "so no psi can be derived for it: pass declared_psi= (a public bound "
+                "you vouch for) or use method='proximal'"
+            )
     if failure_prob is None:
         zeta = math.sqrt(d) / (epsilon * n)
         if not zeta < 1.0:
@@ -614,79 +805,169 @@ def warm_start(
         zeta = validation.probability("failure_prob", failure_prob, open_left=True)
         if not zeta < 1.0:
             raise ValueError(f"Expected failure_prob={zeta!r} < 1")
+    declared = None
+    if declared_psi is not None:
+        declared = (
+            validation.positive("declared_psi", declared_psi),
+            zeta
+            if declared_psi_failure_prob is None
+            else validation.probability(
+                "declared_psi_failure_prob", declared_psi_failure_prob
+            ),
+        )
 
     eps_a = split * epsilon
     eps_b = epsilon - eps_a
-    delta_b = delta  # the pure warm start leaves its delta share to the finder
-    the_net = _resolve_net(ball, epsilon_a=eps_a, n=n, spacing=spacing, net=net)
-    if the_net.size() > max_points:
-        raise ValueError(
-            f"The net has {the_net.size()} points, more than max_points={max_points}: "
-            "the net exponential mechanism costs N n loss evaluations (exponential "
-            "in d, spec 003 B20); increase spacing or raise max_points"
+    delta_a = delta_frac * delta
+    delta_b = delta - delta_a
+
+    # ---- data split (population variant): public, data-independent --------------
+    key_split, key_a, key_b = jax.random.split(rng_key, 3)
+    if variant == "population":
+        if n < 4:
+            raise ValueError(f"The population variant needs n >= 4, got n={n}")
+        order = np.asarray(jax.random.permutation(key_split, n))
+        n_a = (n + 1) // 2
+        data_a = jax.tree.map(lambda leaf: leaf[order[:n_a]], problem.data)
+        data_b = jax.tree.map(lambda leaf: leaf[order[n_a:]], problem.data)
+        problem_a = _with(problem, data=data_a, domain=ball)
+        problem_b = _with(problem, data=data_b)
+        zeta_a = zeta / 2.0
+    else:
+        n_a = n
+        problem_a = problem if problem.domain is ball else _with(problem, domain=ball)
+        problem_b = problem
+        zeta_a = zeta
+    if sampler == "gibbs":
+        zeta_a = zeta_a / 2.0  # the rest of zeta covers the sampler's TV error
+
+    # ---- stage A's public plan (the net and its temperature) --------------------
+    the_net = None
+    inverse_temperature = None
+    if sampler == "net":
+        the_net = _resolve_net(ball, epsilon_a=eps_a, n=n_a, spacing=spacing, net=net)
+        if the_net.size() > max_points:
+            raise ValueError(
+                f"The net has {the_net.size()} points, more than max_points="
+                f"{max_points}: the net exponential mechanism costs N n loss "
+                "evaluations (exponential in d, spec 003 B20); increase spacing or "
+                "raise max_points"
+            )
+        osc = problem.utility_oscillation()
+        if osc is None:
+            raise MissingConstantError(
+                "The warm start needs an oscillation bound of f(., z) - f(., z') on "
+                "K from declared constants (lipschitz, loss_range or oscillation)"
+            )
+        inverse_temperature = (
+            eps_a * n_a / validation.positive("utility_oscillation", osc)
         )
-    osc = problem.utility_oscillation()
-    if osc is None:
-        raise MissingConstantError(
-            "The warm start needs an oscillation bound of f(., z) - f(., z') on K "
-            "from declared constants (lipschitz, loss_range or oscillation)"
-        )
-    inverse_temperature = eps_a * n / validation.positive("utility_oscillation", osc)
-    bound = net_warm_start_bound(
-        lipschitz=big_l,
-        covering_radius=float(the_net.covering_radius),
-        log_net_size=math.log(the_net.size()),
-        inverse_temperature=inverse_temperature,
-        failure_prob=zeta,
-        minimizer_gap=gap_w,
-    )
-    psi = bound.psi
 
     # ---- budget: charge both stages before either runs (atomic) ----------------
     relation = problem.relation
-    g_sampler = PrivacyGuarantee.exponential_mechanism(eps_a, relation=relation)
-    g_finder_envelope = PrivacyGuarantee.approx(eps_b, delta_b, relation=relation)
+    if sampler == "net":
+        g_sampler_env = PrivacyGuarantee.exponential_mechanism(eps_a, relation=relation)
+    else:
+        g_sampler_env = PrivacyGuarantee.approx(eps_a, delta_a, relation=relation)
+    g_finder_env = PrivacyGuarantee.approx(eps_b, delta_b, relation=relation)
     if ledger is None:
         ledger = BudgetLedger(epsilon=epsilon, delta=delta, relation=relation)
-    both = g_sampler.compose(g_finder_envelope)
+    both = g_sampler_env.compose(g_finder_env)
     if ledger.would_exceed(both):
         raise BudgetExceededError(
-            f"warm_start (sampler eps={eps_a:.6g}, finder (eps={eps_b:.6g}, "
-            f"delta={delta_b:g})) would bring the ledger to epsilon="
-            f"{ledger.total.compose(both).epsilon(ledger.delta):.6g} at delta="
-            f"{ledger.delta:g}, over its budget epsilon={ledger.epsilon:g}; nothing "
-            "was charged or computed"
+            f"warm_start (sampler (eps={eps_a:.6g}, delta={delta_a:g}), finder "
+            f"(eps={eps_b:.6g}, delta={delta_b:g})) would bring the ledger to "
+            f"epsilon={ledger.total.compose(both).epsilon(ledger.delta):.6g} at "
+            f"delta={ledger.delta:g}, over its budget epsilon={ledger.epsilon:g}; "
+            "nothing was charged or computed"
         )
-    ledger.charge("warm_start/sampler:net_exponential_mechanism", g_sampler)
-    ledger.charge(f"warm_start/finder:{finder}", g_finder_envelope)
+    ledger.charge(f"warm_start/sampler:{sampler}", g_sampler_env)
+    ledger.charge(f"warm_start/finder:{finder}", g_finder_env)
 
-    # ---- stage A: the exponential mechanism over the net (private) -------------
-    key_a, key_b = jax.random.split(rng_key)
-    res_a = nets.exponential_mechanism(
-        key_a,
-        problem,
-        epsilon=eps_a,
-        net=the_net,
-        chunk_size=chunk_size,
-        max_points=max_points,
-    )
-    if not math.isclose(res_a.info["inverse_temperature"], inverse_temperature):
-        raise RuntimeError("internal error: the net ran at another temperature")
-    x0 = res_a.value
+    # ---- stage A: the warm start (private) --------------------------------------
+    if sampler == "net":
+        stage_a = _run_net(
+            key_a,
+            problem_a,
+            eps_a=eps_a,
+            the_net=the_net,
+            zeta=zeta_a,
+            gap_w=gap_w,
+            chunk_size=chunk_size,
+            max_points=max_points,
+            inverse_temperature=inverse_temperature,
+        )
+        if declared is not None:
+            stage_a = stage_a._replace(
+                psi=declared[0], failure_prob=declared[1], terms=None
+            )
+    elif sampler == "gibbs":
+        stage_a = _run_gibbs(
+            key_a,
+            problem_a,
+            ball,
+            eps_a=eps_a,
+            delta_a=delta_a,
+            zeta=zeta_a,
+            gap_w=gap_w,
+            options=s_options,
+            declared=declared,
+        )
+    else:
+        stage_a = _run_quasar(
+            key_a,
+            problem_a,
+            eps_a=eps_a,
+            delta_a=delta_a,
+            zeta=zeta_a,
+            gap_w=gap_w,
+            options=s_options,
+            declared=declared,
+        )
+    if stage_a.privacy.epsilon(delta_a) > eps_a * (1.0 + 1e-9):
+        raise RuntimeError("internal error: the sampler overspent its share")
+    x0 = stage_a.x0
+    psi, psi_fail = stage_a.psi, stage_a.failure_prob
+    finder_gap = psi
+    deviation = None
+    if variant == "population" and declared is None:
+        dev_a = bounds.uniform_deviation_bound(
+            lipschitz=big_l,
+            radius=ball.radius,
+            dim=d,
+            n=n_a,
+            failure_prob=zeta / 4.0,
+            loss_range=problem.loss_range,
+        )
+        dev_b = bounds.uniform_deviation_bound(
+            lipschitz=big_l,
+            radius=ball.radius,
+            dim=d,
+            n=n - n_a,
+            failure_prob=zeta / 4.0,
+            loss_range=problem.loss_range,
+        )
+        psi = psi + 2.0 * dev_a.bound
+        finder_gap = psi + 2.0 * dev_b.bound
+        psi_fail = psi_fail + dev_a.failure_prob + dev_b.failure_prob
+        deviation = {"sampler_half": dev_a, "finder_half": dev_b}
 
     # ---- stage B: the finder from x0, configured from psi only (private) -------
+    finder_kwargs = dict(options)
+    if finder == "spider_sosp":
+        finder_kwargs["variant"] = "empirical" if variant == "erm" else "population"
     res_b = _FINDER_FNS[finder](
         key_b,
-        problem,
+        problem_b,
         epsilon=eps_b,
         delta=delta_b,
         x0=x0,
-        initial_gap=psi,
-        **options,
+        initial_gap=finder_gap,
+        **finder_kwargs,
     )
     if res_b.privacy.epsilon(delta_b) > eps_b * (1.0 + 1e-9):
         raise RuntimeError("internal error: the finder overspent its share")
-    total = res_a.privacy.compose(res_b.privacy)
+    total = stage_a.privacy.compose(res_b.privacy)
 
     # ---- public reporting -------------------------------------------------------
     beta = problem.smoothness
@@ -695,12 +976,12 @@ def warm_start(
         stationarity = theorem_3_2_stationarity_bound(
             lipschitz=big_l,
             smoothness=beta,
-            initial_gap=psi,
+            initial_gap=finder_gap,
             dim=d,
-            n=n,
+            n=problem_b.n,
             epsilon=eps_b,
             delta=delta_b,
-            failure_prob=zeta,
+            failure_prob=min(psi_fail, 1.0),
         )
         if problem.loss_range is not None:
             cold = theorem_3_2_stationarity_bound(
@@ -715,22 +996,26 @@ def warm_start(
     ratio = epsilon * n / math.sqrt(d)
     paper_psi = (
         20.0 * big_l * ball.diameter * d / (epsilon * n) * math.log(ratio)
-        if ratio >= math.e
+        if sampler == "net" and ratio >= math.e
         else None
     )
     info: dict[str, Any] = {
         "algorithm": "warm_start",
         "sampler": sampler,
         "finder": finder,
+        "variant": variant,
         "warm_start": x0,
         "psi": psi,
-        "psi_failure_prob": zeta,
-        "psi_terms": bound,
+        "psi_failure_prob": psi_fail,
+        "psi_terms": stage_a.terms,
+        "psi_source": "declared" if declared is not None else "derived",
+        "uniform_deviation": deviation,
+        "finder_initial_gap": finder_gap,
         "paper_psi": paper_psi,
         "split": split,
         "epsilon_split": (eps_a, eps_b),
-        "delta_split": (0.0, delta_b),
-        "privacy_sampler": res_a.privacy,
+        "delta_split": (delta_a, delta_b),
+        "privacy_sampler": stage_a.privacy,
         "privacy_finder": res_b.privacy,
         "privacy_total": total,
         "epsilon_total": total.epsilon(delta),
@@ -746,13 +1031,20 @@ def warm_start(
             diameter=ball.diameter,
             default_gap=problem.loss_range,
         ),
-        "sampler_info": res_a.info,
+        "sampler_info": stage_a.info,
         "finder_info": res_b.info,
         "ledger_stages": [name for name, _ in ledger.stages],
     }
+    if "privacy_rests_on" in stage_a.info:
+        info["privacy_rests_on"] = "sampler: " + str(stage_a.info["privacy_rests_on"])
+    if variant == "population":
+        info["split_sizes"] = (n_a, n - n_a)
+        info["epsilon_total_parallel"] = max(
+            stage_a.privacy.epsilon(delta), res_b.privacy.epsilon(delta)
+        )
     if diagnostics:
         info["non_private_diagnostics"] = _diagnostics(
-            problem, x0, res_b.value, the_net, chunk_size
+            problem, x0, res_b.value, the_net if variant == "erm" else None, chunk_size
         )
     return PrivateResult(res_b.value, total, info)
 
@@ -761,13 +1053,21 @@ def _diagnostics(
     problem: Problem, x0: Any, x: Any, net: Any, chunk_size: int | None
 ) -> dict[str, Any]:
     """NOT PRIVATE: quantities read from the private data, for experiments only."""
-    _, net_min = nets.net_minimum(problem, net=net, chunk_size=chunk_size)
+    from dpsample.finders import stationarity
+
     risk0 = float(problem.empirical_risk(x0))
-    return {
+    out: dict[str, Any] = {
         "label": "NOT PRIVATE: computed on the private data; never release",
         "empirical_risk_warm_start": risk0,
         "empirical_risk_output": float(problem.empirical_risk(x)),
-        "gap_over_net_minimum": risk0 - net_min,
         "gradient_norm_warm_start": float(jax.numpy.linalg.norm(problem.gradient(x0))),
         "gradient_norm_output": float(jax.numpy.linalg.norm(problem.gradient(x))),
     }
+    if net is not None:
+        _, net_min = nets.net_minimum(problem, net=net, chunk_size=chunk_size)
+        out["gap_over_net_minimum"] = risk0 - net_min
+    if problem.dim <= 200:
+        out["min_hessian_eigenvalue_output"] = float(
+            stationarity.min_hessian_eigenvalue(problem, x)
+        )
+    return out

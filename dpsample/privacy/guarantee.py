@@ -580,6 +580,14 @@ class PrivacyGuarantee:
             self._cache["pld"] = composed
         return self._cache["pld"]
 
+    def _basic(self) -> tuple[float, float] | None:
+        """Basic composition ``(sum eps_i, sum delta_i)`` when every part has one."""
+        if not all(c.kind in ("pure", "expmech", "approx") for c, _ in self.components):
+            return None
+        eps = math.fsum(c.epsilon * k for c, k in self.components)
+        dlt = math.fsum(c.delta * k for c, k in self.components)
+        return eps, dlt
+
     def _exact_epsilons(self, delta: float) -> dict[str, float]:
         """Epsilon of the exact mechanism (no TV slack) by every valid route."""
         if not self.components:
@@ -588,6 +596,9 @@ class PrivacyGuarantee:
         pure = self.pure_epsilon()
         if math.isfinite(pure):
             routes["pure"] = pure
+        basic = self._basic()
+        if basic is not None and basic[1] > 0 and basic[1] <= delta:
+            routes["basic"] = basic[0]  # Dwork-Roth Thm 3.16 (exact, no grid)
         if delta > 0:
             curve = self._rdp_curve()
             if curve is not None:
@@ -609,6 +620,9 @@ class PrivacyGuarantee:
         routes: dict[str, float] = {}
         if self.pure_epsilon() <= epsilon:
             routes["pure"] = 0.0
+        basic = self._basic()
+        if basic is not None and basic[0] <= epsilon:
+            routes["basic"] = basic[1]
         curve = self._rdp_curve()
         if curve is not None:
             d, _ = dp_rdp.rdp_privacy_accountant.compute_delta(

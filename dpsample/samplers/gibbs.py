@@ -75,6 +75,7 @@ __all__ = [
     "C_GEN",
     "DEFAULT_MALA_STEPS",
     "MAX_LANGEVIN_STEPS",
+    "MAX_PROXIMAL_STEPS",
     "PRESETS",
     "TV_FRACTION",
     "GibbsCalibration",
@@ -100,6 +101,10 @@ TV_FRACTION = 0.5
 MAX_LANGEVIN_STEPS = 10_000
 #: MALA steps run by ``gibbs`` unless ``num_steps`` is given.
 DEFAULT_MALA_STEPS = 1_000
+
+MAX_PROXIMAL_STEPS = 1_000_000
+"""The most proximal steps :func:`gibbs` runs before refusing (the proven schedule
+grows like ``beta^2 G^2 C_LSI``; larger runs take hours)."""
 #: Calibration presets (spec 000 section 3.6).
 PRESETS = ("tightest", "budget", "paper")
 METHODS = ("proximal", "langevin", "mala")
@@ -783,6 +788,7 @@ def gibbs(
     tv_bound: float | None = None,
     max_steps: int = MAX_LANGEVIN_STEPS,
     allow_unproven_schedule: bool = False,
+    max_proximal_steps: int = MAX_PROXIMAL_STEPS,
     **proximal_options: Any,
 ) -> PrivateResult:
     r"""Release one approximate sample of the regularised Gibbs target, privately.
@@ -847,6 +853,8 @@ def gibbs(
             constant exceeds GLL's proof constant (``schedule.proven`` false, e.g.
             ``c_step=proximal.C_STEP_PRACTICAL``). Its TV slack is then nominal, not a
             theorem, and ``info["privacy_rests_on"]`` says so. Off by default.
+        max_proximal_steps: refuse (``ValueError``, before any private
+            computation) a proximal schedule longer than this.
         **proximal_options: passed to ``proximal.schedule`` (e.g. ``c_step``,
             ``num_trials``, ``num_levels``).
 
@@ -954,6 +962,15 @@ def gibbs(
             **proximal_options,
         )
         h, steps = sched.step_size, sched.num_steps
+        max_prox = validation.positive_int("max_proximal_steps", max_proximal_steps)
+        if steps > max_prox:
+            raise ValueError(
+                f"the proximal schedule needs {steps} steps (step size {h:.3g}, LSI "
+                f"constant {report.lsi_constant[1]:.3g}) for TV {tau:.3g}, more than "
+                f"max_proximal_steps={max_prox}: lower beta, declare convex=True if "
+                "the losses are convex, use c_step=proximal.C_STEP_PRACTICAL with "
+                "allow_unproven_schedule=True, or raise max_proximal_steps"
+            )
         if not sched.proven:
             if not allow_unproven_schedule:
                 raise ValueError(

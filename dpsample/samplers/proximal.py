@@ -539,6 +539,14 @@ def schedule(
     eta = min(eta, 1.0 / (8.0 * beta**2 * g**2))
 
     trials = num_trials
+    floor = trials * 2.0**-52 + restricted_gaussian.FAILURE_TARGET
+    if 0.5 * delta_inner <= floor:
+        # budget_tv >= N 2^-52 + p_RG grows with N: no number of trials can work.
+        raise ValueError(
+            f"tv_target={tau!r} is too small for T={num_steps} steps (step size "
+            f"{eta:.3g}): the per-step budget delta_inner={delta_inner:.3g} is below "
+            "what float64 RGO budgets reach; lower beta, raise c_step or tv_target"
+        )
     while rgo.budget_tv(trials, num_levels) > 0.5 * delta_inner:
         trials += 1
         if trials > 10_000:
