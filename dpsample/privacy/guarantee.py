@@ -660,10 +660,15 @@ class PrivacyGuarantee:
         dlt = validation.probability("delta", delta)
         if dlt >= 1.0:
             raise ValueError(f"Expected delta={dlt!r} < 1")
-        if self.tv_slack == 0.0:
-            routes = self._exact_epsilons(dlt)
-            return float(min(routes.values())) if routes else math.inf
-        return self._epsilon_with_slack(dlt)
+        key = ("epsilon", dlt)  # guarantees are immutable: memoise per instance
+        if key not in self._cache:
+            if self.tv_slack == 0.0:
+                routes = self._exact_epsilons(dlt)
+                value = float(min(routes.values())) if routes else math.inf
+            else:
+                value = self._epsilon_with_slack(dlt)
+            self._cache[key] = value
+        return self._cache[key]
 
     def _epsilon_with_slack(self, delta: float) -> float:
         tau = self.tv_slack
