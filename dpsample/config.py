@@ -699,6 +699,23 @@ def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execu
         k: np.asarray(v, np.float64) if k in ("x0", "net") else v
         for k, v in options.items()
     }
+    if "sampler_domain" in kwargs:  # a TOML table {radius = R[, center = [...]]}
+        table = kwargs["sampler_domain"]
+        if not isinstance(table, Mapping) or set(table) - {"radius", "center"}:
+            raise ConfigError(
+                "[options] sampler_domain must be a table with radius (and optionally "
+                f"center), got {table!r}"
+            )
+        from dpsample.domains import Ball
+
+        if "radius" not in table:
+            raise ConfigError("[options] sampler_domain needs a radius")
+        center = table.get("center")
+        kwargs["sampler_domain"] = Ball(
+            float(table["radius"]),
+            None if center is None else np.asarray(center, np.float64),
+            dim=problem.dim,
+        )
     if "delta" in params:
         kwargs["delta"] = privacy["delta"]
     ledger = None

@@ -381,3 +381,17 @@ def test_toml_round_trip_and_jsonable():
     json.dumps(safe, allow_nan=False)
     assert safe["g"]["pure_epsilon"] == 0.5 and safe["g"]["epsilon"] <= 0.5
     assert safe["a"] == [1.0, 1.0] and safe["t"] == [1, "nan"]
+
+
+def test_sampler_domain_table_becomes_a_ball():
+    raw = tomllib.loads(
+        (REPO / "examples" / "warm_start_sosp_breast_cancer.toml").read_text()
+    )
+    bad = raw | {
+        "options": raw["options"] | {"sampler_domain": {"radius": 8.0, "r": 1}}
+    }
+    with pytest.raises(ConfigError, match="sampler_domain"):
+        config.execute(config.resolve_config(bad), diagnostics=False)
+    no_radius = raw | {"options": raw["options"] | {"sampler_domain": {}}}
+    with pytest.raises(ConfigError, match="radius"):
+        config.execute(config.resolve_config(no_radius), diagnostics=False)

@@ -1044,13 +1044,23 @@ def warm_start(
         )
     if diagnostics:
         info["non_private_diagnostics"] = _diagnostics(
-            problem, x0, res_b.value, the_net if variant == "erm" else None, chunk_size
+            problem,
+            x0,
+            res_b.value,
+            the_net if variant == "erm" else None,
+            chunk_size,
+            problem_a,
         )
     return PrivateResult(res_b.value, total, info)
 
 
 def _diagnostics(
-    problem: Problem, x0: Any, x: Any, net: Any, chunk_size: int | None
+    problem: Problem,
+    x0: Any,
+    x: Any,
+    net: Any,
+    chunk_size: int | None,
+    problem_on_k: Problem,
 ) -> dict[str, Any]:
     """NOT PRIVATE: quantities read from the private data, for experiments only."""
     from dpsample.finders import stationarity
@@ -1064,7 +1074,7 @@ def _diagnostics(
         "gradient_norm_output": float(jax.numpy.linalg.norm(problem.gradient(x))),
     }
     if net is not None:
-        _, net_min = nets.net_minimum(problem, net=net, chunk_size=chunk_size)
+        _, net_min = nets.net_minimum(problem_on_k, net=net, chunk_size=chunk_size)
         out["gap_over_net_minimum"] = risk0 - net_min
     if problem.dim <= 200:
         out["min_hessian_eigenvalue_output"] = float(
