@@ -220,6 +220,33 @@ class Problem:
             )
         return xs
 
+    def replace(self, *, data: ArrayLikeTree = None, domain: Domain = None) -> Problem:
+        """The same declared loss and constants on other data and/or another domain.
+
+        The constants are declarations about the loss, so they carry over; the new
+        data are validated as in the constructor (e.g. a half of the data for a
+        population split, or a public ball ``K`` for a warm start).
+
+        Examples:
+            >>> import jax.numpy as jnp
+            >>> from dpsample import Ball, Problem
+            >>> p = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.zeros(10),
+            ...             Ball(1.0, dim=1), lipschitz=1.0)
+            >>> q = p.replace(data=jnp.ones(4))
+            >>> q.n, q.lipschitz, q.domain is p.domain
+            (4, 1.0, True)
+        """
+        return Problem(
+            self.loss_fn,
+            self.data if data is None else data,
+            self.domain if domain is None else domain,
+            lipschitz=self.lipschitz,
+            smoothness=self.smoothness,
+            hessian_lipschitz=self.hessian_lipschitz,
+            loss_range=self.loss_range,
+            oscillation=self.oscillation,
+        )
+
     def __repr__(self) -> str:
         consts = ", ".join(
             f"{k}={getattr(self, k)!r}"

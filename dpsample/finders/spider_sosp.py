@@ -43,7 +43,7 @@ from dpsample.finders._common import (
     check_problem,
 )
 from dpsample.mechanisms import above_threshold_sosp
-from dpsample.privacy import PrivacyGuarantee, PrivateResult
+from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
 from dpsample.problem import Problem
 from dpsample.types import Array, ArrayLike, PRNGKey
 
@@ -139,12 +139,6 @@ class SpiderPlan(NamedTuple):
 def _log1(x: float) -> float:
     """``max(1, log x)``: logs of dimensioned quantities are floored at 1 (E19)."""
     return max(1.0, math.log(x)) if x > 0 else 1.0
-
-
-def _zcdp_budget(epsilon: float, delta: float) -> float:
-    """Return phi with phi + 2 sqrt(phi log(1/delta)) = epsilon (Lemma A.4, exact)."""
-    ell = math.log(1.0 / delta)
-    return (math.sqrt(epsilon + ell) - math.sqrt(ell)) ** 2
 
 
 def plan_spider(
@@ -290,7 +284,7 @@ def plan_spider(
 
     d, n = problem.dim, problem.n
     consts = PRESETS[preset]
-    phi = _zcdp_budget(epsilon, delta)
+    phi = epsilon_to_zcdp(epsilon, delta)  # Lemma A.4, exact
     eta = 1.0 / m_c
     sqrt_phi = math.sqrt(phi)
     log_d = _log1(d)
@@ -689,19 +683,6 @@ def _check_unconstrained(problem: Problem) -> None:
         )
 
 
-def _subproblem(problem: Problem, data: Any) -> Problem:
-    return Problem(
-        problem.loss_fn,
-        data,
-        problem.domain,
-        lipschitz=problem.lipschitz,
-        smoothness=problem.smoothness,
-        hessian_lipschitz=problem.hessian_lipschitz,
-        loss_range=problem.loss_range,
-        oscillation=problem.oscillation,
-    )
-
-
 def _mean_loss(loss_fn: Any, x: Array, data: Any) -> Array:
     return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
 
@@ -879,7 +860,7 @@ def spider_sosp(
         order = np.asarray(jax.random.permutation(k_split, problem.n))
         d1 = jax.tree.map(lambda leaf: leaf[order[: plan.n_train]], problem.data)
         d2 = jax.tree.map(lambda leaf: leaf[order[plan.n_train :]], problem.data)
-        train, select = _subproblem(problem, d1), _subproblem(problem, d2)
+        train, select = problem.replace(data=d1), problem.replace(data=d2)
         perm = jax.random.permutation(k_perm, plan.n_train)
     else:
         train = select = problem

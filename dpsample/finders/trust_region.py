@@ -47,7 +47,12 @@ from dpsample.finders._common import (
     check_problem,
 )
 from dpsample.finders.tr_subproblem import _solve
-from dpsample.privacy import PrivacyGuarantee, PrivateResult, calibrate_noise
+from dpsample.privacy import (
+    PrivacyGuarantee,
+    PrivateResult,
+    calibrate_noise,
+    epsilon_to_zcdp,
+)
 from dpsample.problem import Problem
 from dpsample.types import Array, ArrayLike, PRNGKey
 
@@ -91,8 +96,7 @@ def zcdp_budget(epsilon: float, delta: float) -> float:
         1.0
     """
     eps, dlt = check_privacy(epsilon, delta)
-    ell = math.log(1.0 / dlt)
-    return (math.sqrt(eps + ell) - math.sqrt(ell)) ** 2
+    return epsilon_to_zcdp(eps, dlt)
 
 
 def tr_parameters(

@@ -58,7 +58,7 @@ from dpsample.errors import MissingConstantError
 from dpsample.finders import _common
 from dpsample.finders.dp_sgd import dp_sgd
 from dpsample.mechanisms import exponential
-from dpsample.privacy import PrivacyGuarantee, PrivateResult
+from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
 from dpsample.problem import Problem
 from dpsample.types import PRNGKey
 
@@ -66,12 +66,6 @@ __all__ = ["dp_sgd_quasar", "quasar_schedule"]
 
 #: The most full-batch steps a run takes by default (``T`` grows like ``(eps n)^2``).
 MAX_STEPS = 2_000
-
-
-def _zcdp_rho(epsilon: float, delta: float) -> float:
-    """Largest rho with rho + 2 sqrt(rho ln(1/delta)) <= epsilon (Bun-Steinke)."""
-    log_d = math.log(1.0 / delta)
-    return (math.sqrt(log_d + epsilon) - math.sqrt(log_d)) ** 2
 
 
 def quasar_schedule(
@@ -130,7 +124,7 @@ def quasar_schedule(
     else:
         t = validation.positive_int("num_steps", num_steps)
         source = "user"
-    rho = _zcdp_rho(eps, dlt)
+    rho = epsilon_to_zcdp(eps, dlt)
     sigma = math.sqrt(t / (2.0 * rho)) * 2.0 * g / n
     eta = diam / math.sqrt(t * (g**2 + d * sigma**2))
     return {

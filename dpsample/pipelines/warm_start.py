@@ -336,20 +336,6 @@ def _sampler_ball(problem: Problem, sampler_domain: Ball | None) -> Ball:
     return domain
 
 
-def _with(problem: Problem, *, data: Any = None, domain: Any = None) -> Problem:
-    """The same declared loss and constants on other data and/or domain."""
-    return Problem(
-        problem.loss_fn,
-        problem.data if data is None else data,
-        problem.domain if domain is None else domain,
-        lipschitz=problem.lipschitz,
-        smoothness=problem.smoothness,
-        hessian_lipschitz=problem.hessian_lipschitz,
-        loss_range=problem.loss_range,
-        oscillation=problem.oscillation,
-    )
-
-
 def _resolve_net(
     ball: Ball,
     *,
@@ -830,12 +816,12 @@ def warm_start(
         n_a = (n + 1) // 2
         data_a = jax.tree.map(lambda leaf: leaf[order[:n_a]], problem.data)
         data_b = jax.tree.map(lambda leaf: leaf[order[n_a:]], problem.data)
-        problem_a = _with(problem, data=data_a, domain=ball)
-        problem_b = _with(problem, data=data_b)
+        problem_a = problem.replace(data=data_a, domain=ball)
+        problem_b = problem.replace(data=data_b)
         zeta_a = zeta / 2.0
     else:
         n_a = n
-        problem_a = problem if problem.domain is ball else _with(problem, domain=ball)
+        problem_a = problem if problem.domain is ball else problem.replace(domain=ball)
         problem_b = problem
         zeta_a = zeta
     if sampler == "gibbs":

@@ -6,6 +6,7 @@ from dpsample.privacy.calibrate import CalibrationError, calibrate_noise
 from dpsample.privacy.guarantee import (
     NeighboringRelation,
     PrivacyGuarantee,
+    epsilon_to_zcdp,
     randomized_response_rdp,
     zcdp_to_delta,
     zcdp_to_epsilon,
@@ -41,5 +42,6 @@ __all__ = [
     "randomized_response_rdp",
     "zcdp",
     "zcdp_to_delta",
+    "epsilon_to_zcdp",
     "zcdp_to_epsilon",
 ]

@@ -54,6 +54,7 @@ __all__ = [
     "NeighboringRelation",
     "PrivacyGuarantee",
     "randomized_response_rdp",
+    "epsilon_to_zcdp",
     "zcdp_to_epsilon",
     "zcdp_to_delta",
     "RDP_ORDERS",
@@ -133,6 +134,25 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
     if delta <= 0:
         return math.inf if rho > 0 else 0.0
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def epsilon_to_zcdp(epsilon: float, delta: float) -> float:
+    r"""Inverse of :func:`zcdp_to_epsilon`: the largest rho it maps to ``epsilon``.
+
+    .. math::
+
+        \rho = \big(\sqrt{\varepsilon + \ln(1/\delta)} - \sqrt{\ln(1/\delta)}\big)^2,
+        \qquad \rho + 2\sqrt{\rho \ln(1/\delta)} = \varepsilon
+
+    (the exact solution, not the small-epsilon ``eps^2/(4 ln(1/delta))``).
+
+    Examples:
+        >>> rho = epsilon_to_zcdp(1.0, 1e-5)
+        >>> round(zcdp_to_epsilon(rho, 1e-5), 12)
+        1.0
+    """
+    ell = math.log(1.0 / delta)
+    return (math.sqrt(epsilon + ell) - math.sqrt(ell)) ** 2
 
 
 def zcdp_to_delta(rho: float, epsilon: float) -> float:
