@@ -495,12 +495,9 @@ def _run_gibbs(
     zeta: float,
     gap_w: float,
     options: dict[str, Any],
-    declared: tuple[float, float] | None,
 ) -> _StageA:
     res = _gibbs_module().gibbs(key, problem_a, epsilon=eps_a, delta=delta_a, **options)
     info = res.info
-    if declared is not None:
-        return _StageA(res.value, res.privacy, declared[0], declared[1], None, info)
     max_norm = ball.max_norm
     min_norm = max(
         0.0, float(np.linalg.norm(np.asarray(ball.center_point))) - ball.radius
@@ -530,14 +527,11 @@ def _run_quasar(
     zeta: float,
     gap_w: float,
     options: dict[str, Any],
-    declared: tuple[float, float] | None,
 ) -> _StageA:
     res = dp_sgd_quasar(
         key, problem_a, epsilon=eps_a, delta=delta_a, failure_prob=zeta, **options
     )
     info = res.info
-    if declared is not None:
-        return _StageA(res.value, res.privacy, declared[0], declared[1], None, info)
     return _StageA(
         res.value,
         res.privacy,
@@ -883,10 +877,6 @@ def warm_start(
             max_points=max_points,
             inverse_temperature=inverse_temperature,
         )
-        if declared is not None:
-            stage_a = stage_a._replace(
-                psi=declared[0], failure_prob=declared[1], terms=None
-            )
     elif sampler == "gibbs":
         stage_a = _run_gibbs(
             key_a,
@@ -897,7 +887,6 @@ def warm_start(
             zeta=zeta_a,
             gap_w=gap_w,
             options=s_options,
-            declared=declared,
         )
     else:
         stage_a = _run_quasar(
@@ -908,10 +897,13 @@ def warm_start(
             zeta=zeta_a,
             gap_w=gap_w,
             options=s_options,
-            declared=declared,
         )
     if stage_a.privacy.epsilon(delta_a) > eps_a * (1.0 + 1e-9):
         raise RuntimeError("internal error: the sampler overspent its share")
+    if declared is not None:  # the caller's public psi replaces the derived one
+        stage_a = stage_a._replace(
+            psi=declared[0], failure_prob=declared[1], terms=None
+        )
     x0 = stage_a.x0
     psi, psi_fail = stage_a.psi, stage_a.failure_prob
     finder_gap = psi
