@@ -76,6 +76,12 @@ per-example gradients, norms and sum in float32 (about ``1.3-1.5x`` faster on CP
 ``F - 1 ~ 2 m^2 2^-24``, ``0.8 %`` for ``m = 256``); the noise is drawn and added in
 float64 and the guarantee is unchanged.
 
+Layered models. When the problem's ``loss_fn`` is a :class:`dpsample.models.MLP`, the
+clipped sum is computed by ghost clipping (per-layer norms from activations and
+backpropagated output gradients; no ``(m, d)`` per-example gradients), with the
+model's own rounding margin :meth:`~dpsample.models.MLP.gradient_margin`. Same clip
+bound semantics, sensitivity, event and noise; only the arithmetic differs.
+
 The oracles are diagnostics-free: they return only the noisy estimate and the public
 record. Noise is drawn with fresh keys (split from the caller's key, never reused).
 ``estimate_fn`` is a pure JAX function suitable for ``jit``/``lax.scan``; calling the
@@ -113,6 +119,7 @@ import jax.numpy as jnp
 from dpsample._src import validation
 from dpsample.errors import MissingConstantError
 from dpsample.finders import _common
+from dpsample.models import MLP
 from dpsample.privacy import PrivacyGuarantee
 from dpsample.problem import Problem
 from dpsample.types import Array, ArrayLike, PRNGKey
@@ -174,6 +181,93 @@ class OracleRecord(NamedTuple):
 
 
 # --------------------------------------------------------------------------- batches
+def _smallest_keys(rng_key: PRNGKey, n: int, k: int, mask: Array | None) -> Array:
+    """Indices of the ``k`` smallest of ``n`` iid uniform keys (masked keys last).
+
+    With ``mask``, keys where ``mask`` is False count as larger than every other (so
+    the result is a uniformly random ``k``-subset of the masked-in indices, followed
+    by others when fewer than ``k`` are in). A tie at the boundary (the ``k``-th and
+    ``(k+1)``-th smallest keys equal, both masked in) would break symmetry, so such a
+    draw is rejected and redrawn with a folded key: the subset is then *exactly*
+    uniform, not only up to the tie probability (about ``n^2 2^-53``).
+    """
+
+    def draw(key: PRNGKey) -> tuple[Array, Array]:
+        keys = jax.random.uniform(key, (n,), jnp.float64)
+        if mask is not None:
+            keys = jnp.where(mask, keys, 2.0)
+        neg, idx = jax.lax.top_k(-keys, min(k + 1, n))
+        tie = (neg[k - 1] == neg[k]) & (-neg[k] < 1.5) if k < n else jnp.bool_(False)
+        return idx[:k], tie
+
+    def cond(state: tuple[Any, Array, Array]) -> Array:
+        return state[2]
+
+    def body(state: tuple[Any, Array, Array]) -> tuple[Any, Array, Array]:
+        key = jax.random.fold_in(state[0], 1)
+        idx, tie = draw(key)
+        return key, idx, tie
+
+    idx, tie = draw(rng_key)
+    return jax.lax.while_loop(cond, body, (rng_key, idx, tie))[1]
+
+
+#: Slots for the boundary bucket of :func:`_uniform_subset` (a draw whose boundary
+#: bucket holds more keys, probability below 1e-30, is redrawn).
+_BUCKET_CAP = 32
+
+
+def _uniform_subset(rng_key: PRNGKey, n: int, k: int) -> Array:
+    """A uniformly random ``k``-subset of ``range(n)`` as ``(k,)`` int32 indices.
+
+    The subset is the indices of the ``k`` smallest of ``n`` iid uniform 32-bit keys,
+    found in ``O(n)`` without a sort: a histogram over the keys' top
+    ``ceil(log2 n)`` bits locates the bucket holding the ``k``-th smallest key, every
+    key below that bucket is in, and the bucket's few keys (compacted into
+    :data:`_BUCKET_CAP` slots) are ranked pairwise. A draw is redrawn (with a folded
+    key) when two keys in the boundary bucket are equal or the bucket overflows the
+    slots; both events are symmetric in the indices, so the accepted subset is
+    *exactly* uniform (given ideal random bits), not only up to the tie probability.
+    Indices come out in increasing order.
+    """
+    if k >= n:
+        return jnp.arange(n, dtype=jnp.int32)
+    nbits = max(1, math.ceil(math.log2(n)))
+    shift, nb, cap = 32 - nbits, 1 << nbits, _BUCKET_CAP
+    ar = jnp.arange(n, dtype=jnp.int32)
+
+    def draw(key: PRNGKey) -> tuple[Array, Array]:
+        keys = jax.random.bits(key, (n,), jnp.uint32)
+        bucket = (keys >> shift).astype(jnp.int32)
+        counts = jnp.zeros(nb, jnp.int32).at[bucket].add(1)
+        cum = jnp.cumsum(counts)
+        boundary = jnp.argmax(cum >= k)
+        size = counts[boundary]
+        need = k - (cum[boundary] - size)  # keys taken from the boundary bucket
+        inb = bucket == boundary
+        pos = jnp.where(inb, jnp.cumsum(inb) - 1, cap)  # cap: dropped
+        bidx = jnp.full(cap, n, jnp.int32).at[pos].set(ar, mode="drop")
+        bkey = jnp.zeros(cap, jnp.uint32).at[pos].set(keys, mode="drop")
+        valid = jnp.arange(cap) < size
+        pair = valid[:, None] & valid[None, :]
+        rank = jnp.sum((bkey[None, :] < bkey[:, None]) & pair, axis=1)
+        tie = jnp.any(
+            (bkey[None, :] == bkey[:, None]) & pair & ~jnp.eye(cap, dtype=bool)
+        )
+        chosen = jnp.zeros(n, bool).at[bidx].set(valid & (rank < need), mode="drop")
+        sel = (bucket < boundary) | chosen
+        slot = jnp.where(sel, jnp.cumsum(sel) - 1, k)  # k: dropped
+        idx = jnp.zeros(k, jnp.int32).at[slot].set(ar, mode="drop")
+        return idx, tie | (size > cap)
+
+    def redraw(state: tuple[Any, Array, Array]) -> tuple[Any, Array, Array]:
+        key = jax.random.fold_in(state[0], 1)
+        return (key, *draw(key))
+
+    idx, bad = draw(rng_key)
+    return jax.lax.while_loop(lambda s: s[2], redraw, (rng_key, idx, bad))[1]
+
+
 def sample_batch(
     rng_key: PRNGKey,
     n: int,
@@ -185,11 +279,15 @@ def sample_batch(
     """Draw one batch as ``(indices, weights)`` of a fixed shape (jittable).
 
     * ``"full_batch"``: ``arange(n)``, weights 1.
-    * ``"without_replacement"``: a uniform size-``batch_size`` subset, weights 1.
-    * ``"poisson"``: each index joins with probability ``batch_size / n``; the first
-      ``max_batch_size`` of a uniformly random order of the joined indices are kept
-      (so overflow keeps a uniformly random subset, as the accounted truncated event
-      assumes); weights are 1 for real slots, 0 for padding.
+    * ``"without_replacement"``: a uniform size-``batch_size`` subset (the indices of
+      the smallest of ``n`` iid uniform keys, found in ``O(n)`` without a sort and
+      exactly uniform: boundary ties are redrawn), weights 1.
+    * ``"poisson"``: each index joins independently with probability
+      ``batch_size / n``; the joined indices fill the ``max_batch_size`` slots in
+      index order (one pass, no sort), the rest are padding (weight 0, index 0). If
+      more join than there are slots (an event of probability
+      ``overflow_probability``, accounted by the truncated event), a uniformly random
+      subset of the joined indices is kept, as that event assumes.
 
     Args:
         rng_key: A JAX PRNG key.
@@ -213,7 +311,7 @@ def sample_batch(
     if sampling == "full_batch":
         return jnp.arange(n), jnp.ones(n, jnp.float64)
     if sampling == "without_replacement":
-        idx = jax.random.choice(rng_key, n, (batch_size,), replace=False)
+        idx = _uniform_subset(rng_key, n, batch_size)
         return idx, jnp.ones(batch_size, jnp.float64)
     if sampling == "poisson":
         m = (
@@ -223,10 +321,22 @@ def sample_batch(
         )
         k_in, k_order = jax.random.split(rng_key)
         joined = jax.random.uniform(k_in, (n,), jnp.float64) < batch_size / n
-        priority = jax.random.uniform(k_order, (n,), jnp.float64)
-        score = jnp.where(joined, priority, 2.0)  # joined first, random order
-        neg, idx = jax.lax.top_k(-score, m)
-        return idx, (-neg < 1.5).astype(jnp.float64)
+        count = jnp.sum(joined)
+
+        def compact(_: None) -> tuple[Array, Array]:
+            slot = jnp.where(joined, jnp.cumsum(joined) - 1, m)  # m: dropped
+            idx = (
+                jnp.zeros(m, jnp.int32)
+                .at[slot]
+                .set(jnp.arange(n, dtype=jnp.int32), mode="drop")
+            )
+            return idx, (jnp.arange(m) < count).astype(jnp.float64)
+
+        def truncate(_: None) -> tuple[Array, Array]:
+            idx = _smallest_keys(k_order, n, m, joined).astype(jnp.int32)
+            return idx, jnp.ones(m, jnp.float64)  # count > m: every slot is real
+
+        return jax.lax.cond(count <= m, compact, truncate, None)
     raise ValueError(
         f"sample_batch draws full_batch, poisson or without_replacement batches, got "
         f"{sampling!r}"
@@ -442,6 +552,19 @@ def clip_margin(gradient_dtype: str, rows: int, dim: int) -> float:
     return factor
 
 
+def _margin_of(problem: Problem, gradient_dtype: str, rows: int) -> float:
+    """Rounding margin of the clipped sum the oracle will run for ``problem``.
+
+    A :class:`dpsample.models.MLP` loss (whose clipped sum skips per-example
+    gradients, only this library's own implementation is trusted with that) states
+    its own margin (``gradient_margin``); the per-example path's is
+    :func:`clip_margin`.
+    """
+    if isinstance(problem.loss_fn, MLP):
+        return float(problem.loss_fn.gradient_margin(gradient_dtype, rows))
+    return clip_margin(gradient_dtype, rows, problem.dim)
+
+
 def _cast_floating(tree: Any, dtype: str) -> Any:
     """Floating leaves of ``tree`` in ``dtype``; other leaves unchanged."""
 
@@ -467,6 +590,8 @@ def _clipped_sum(
     per row and a NaN example cannot poison (or reveal itself in) the release.
     ``bound`` already includes the margin of :func:`clip_margin`.
     """
+    if isinstance(loss_fn, MLP):  # layered model: no (m, d) per-example gradients
+        return loss_fn.clipped_gradient_sum(x, batch, w, bound, dtype)
     ft = jnp.dtype(dtype)
     g = _per_example_grads(loss_fn, x.astype(ft), _cast_floating(batch, dtype))
     g = g.astype(ft)
@@ -764,7 +889,7 @@ class FirstKindOracle(_OracleBase):
             None
             if self.clip_norm is None
             else self.contribution_bound
-            / clip_margin(self.gradient_dtype, self.max_batch_size, problem.dim)
+            / _margin_of(problem, self.gradient_dtype, self.max_batch_size)
         )
         self.sensitivity = _common.C_SENS * self.contribution_bound / self.batch_size
         self.noise_std = self.noise_multiplier * self.sensitivity

@@ -1,5 +1,7 @@
 """Gradient oracles: statistics, sensitivities, sampling schemes and accounting."""
 
+import itertools
+
 import dp_accounting
 import jax
 import jax.numpy as jnp
@@ -99,6 +101,59 @@ def test_without_replacement_batches_are_distinct():
         jax.random.key(4), 30, sampling="without_replacement", batch_size=12
     )
     assert len(set(np.asarray(idx).tolist())) == 12 and float(w.sum()) == 12
+    n, k = 1797, 256  # the digits benchmark's shape: sorted, distinct, uniform
+    keys = jax.random.split(jax.random.key(5), 2000)
+    idx = np.asarray(
+        jax.jit(
+            jax.vmap(
+                lambda key: oracles.sample_batch(
+                    key, n, sampling="without_replacement", batch_size=k
+                )[0]
+            )
+        )(keys)
+    )
+    assert np.all(np.diff(idx, axis=1) > 0) and idx.min() >= 0 and idx.max() < n
+    counts = np.bincount(idx.ravel(), minlength=n)
+    expected = 2000 * k / n
+    chi2 = np.sum((counts - expected) ** 2 / (expected * (1 - k / n)))
+    assert stats.chi2.sf(chi2, n - 1) > 1e-3
+
+
+def _subset_chi2_pvalue(rows, n, k):
+    """Chi-square p-value of the k-subsets in ``rows`` against the uniform law."""
+    subsets = list(itertools.combinations(range(n), k))
+    code = {s: i for i, s in enumerate(subsets)}
+    counts = np.bincount(
+        [code[tuple(sorted(r))] for r in rows.tolist()], minlength=len(subsets)
+    )
+    return stats.chisquare(counts).pvalue
+
+
+@pytest.mark.parametrize("cap", [None, 1])
+def test_without_replacement_subsets_are_exactly_uniform(monkeypatch, cap):
+    """All C(7, 3) subsets equally likely (chi-square over the 35 cells).
+
+    ``cap=1`` forces the redraw branch (a boundary bucket with more than one key) on
+    most draws: the redraws must keep the law uniform. Power: a sort by 4-bit keys
+    with ties broken by index (no redraw) is rejected by the same test.
+    """
+    if cap is not None:
+        monkeypatch.setattr(oracles, "_BUCKET_CAP", cap)
+    n, k, draws = 7, 3, 35_000
+    keys = jax.random.split(jax.random.key(11), draws)
+    rows = np.asarray(
+        jax.jit(jax.vmap(lambda key: oracles._uniform_subset(key, n, k)))(keys)
+    )
+    assert all(len(set(r)) == k for r in rows[:500].tolist())
+    assert _subset_chi2_pvalue(rows, n, k) > 1e-3
+    small = (
+        np.asarray(
+            jax.vmap(lambda key: jax.random.bits(key, (n,), jnp.uint8))(keys)
+        ).astype(np.int64)
+        % 16
+    )
+    naive = np.argsort(small, axis=1, kind="stable")[:, :k]
+    assert _subset_chi2_pvalue(naive, n, k) < 1e-6
 
 
 def test_fresh_batches_are_disjoint_and_capped():
