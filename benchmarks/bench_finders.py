@@ -9,17 +9,24 @@
     * ``dpsample``: the library's own path, i.e. the module-level compiled core that
       :func:`~dpsample.finders.dp_sgd` runs (``dp_sgd._sgd_scan`` driven by the
       first-kind oracle's ``functional()`` pair, built with the arguments ``dp_sgd``
-      passes), with ``sampling="without_replacement"`` (a fresh uniform batch of 256
-      per step, drawn inside the jitted step), ``clip_norm=1.0`` and
-      ``gradient_dtype`` ``"float64"`` or ``"float32"`` (per-example gradients, norms
-      and clipped sum in that dtype; iterates and Gaussian noise in float64);
-    * ``jax_sgd``: non-private JAX SGD (one mean-loss gradient per step), same model,
-      batch, dtype and sampler (:func:`~dpsample.finders.oracles.sample_batch`);
+      passes) on a problem whose loss is :class:`dpsample.models.MLP` (so the clipped
+      sum takes the ghost-clipping path: no per-example gradients), with
+      ``sampling="without_replacement"`` (a fresh uniform batch of 256 per step,
+      drawn inside the jitted step), ``clip_norm=1.0`` and ``gradient_dtype``
+      ``"float64"`` or ``"float32"`` (norms and clipped sum in that dtype; iterates
+      and Gaussian noise in float64);
+    * ``generic``: the same core on the same network written as a plain flat-vector
+      ``loss_fn`` (a lambda: dpsample cannot see its layers, so it vmaps per-example
+      gradients and materialises the ``(256, d)`` matrix): what any user-written loss
+      costs;
+    * ``jax_sgd``: non-private JAX SGD (one mean-loss gradient per step of
+      ``MLP.batch_losses``), same model, batch, dtype and sampler
+      (:func:`~dpsample.finders.oracles.sample_batch`);
     * ``opacus``: Opacus ``GradSampleModule`` + ``DPOptimizer`` on the same model,
       batch, clipping and dtype, one ``torch.randperm`` batch per step (torch CPU
       build, 2 threads); skipped with a message if not installed;
     * ``torch_sgd``: non-private torch SGD for reference;
-    * ``dpsample_poisson``: the same core with ``dp_sgd``'s default sampling (Poisson,
+    * ``poisson``: the ``dpsample`` row with ``dp_sgd``'s default sampling (Poisson,
       expected batch 256 in the default padded buffer), counted per expected example
       (no Opacus counterpart: Opacus' Poisson loader varies the batch shape).
 
@@ -71,7 +78,6 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.flatten_util import ravel_pytree
 from sklearn.datasets import load_digits
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -85,6 +91,7 @@ from dpsample.finders.dp_sgd import _sgd_scan  # noqa: E402
 from dpsample.finders.dp_spider import _spider_iterates  # noqa: E402
 from dpsample.finders.spider_sosp import plan_spider, stochastic_spider  # noqa: E402
 from dpsample.losses import sigmoid  # noqa: E402
+from dpsample.models import MLP  # noqa: E402
 from dpsample.problem import Problem  # noqa: E402
 
 HIDDEN, BATCH, CLIP, LR = 64, 256, 1.0, 0.1
@@ -96,36 +103,24 @@ def _data():
     return x.astype(np.float64), digits.target.astype(np.int64)
 
 
-def _init_params(key, p, k):
-    k1, k2 = jax.random.split(key)
-    return {
-        "w1": jax.random.normal(k1, (p, HIDDEN)) / np.sqrt(p),
-        "b1": jnp.zeros(HIDDEN),
-        "w2": jax.random.normal(k2, (HIDDEN, k)) / np.sqrt(HIDDEN),
-        "b2": jnp.zeros(k),
-    }
-
-
 def _make_problem(x, y):
-    params = _init_params(jax.random.key(0), x.shape[1], 10)
-    flat, unravel = ravel_pytree(params)
-
-    def loss_fn(theta, ex):
-        prm = unravel(theta)
-        h = jnp.tanh(ex["x"] @ prm["w1"] + prm["b1"])
-        logits = h @ prm["w2"] + prm["b2"]
-        return jax.nn.logsumexp(logits) - logits[ex["y"]]
-
-    prob = Problem(
-        loss_fn,
-        {"x": x, "y": y},
-        Unconstrained(flat.shape[0]),
+    """The MLP problem (ghost path), its flat-loss twin (vmap path), and theta0."""
+    net = MLP((x.shape[1], HIDDEN, 10), activation="tanh", head="cross_entropy")
+    theta0 = net.init(jax.random.key(0))
+    consts = dict(
         lipschitz=10.0,
         smoothness=10.0,
         hessian_lipschitz=10.0,  # benchmark declarations: the cost does not use them
         loss_range=10.0,
     )
-    return prob, flat
+    data = {"x": x, "y": y}
+    prob = Problem(net, data, Unconstrained(net.dim), **consts)
+
+    def loss_fn(theta, ex):  # the same network, layers invisible to dpsample
+        return net(theta, ex)
+
+    generic = Problem(loss_fn, data, Unconstrained(net.dim), **consts)
+    return prob, generic, theta0
 
 
 def _time(fn, *args):
@@ -147,6 +142,7 @@ def _cast(tree, dtype):
 
 def _sgd_reference(prob, theta0, dtype, steps):
     """Non-private JAX SGD in ``dtype``: same model, batch and sampler as dpsample."""
+    net = prob.loss_fn
     data = _cast(prob.data, dtype)
     t0 = theta0.astype(dtype)
 
@@ -157,9 +153,7 @@ def _sgd_reference(prob, theta0, dtype, steps):
                 k, prob.n, sampling="without_replacement", batch_size=BATCH
             )
             batch = jax.tree.map(lambda a: a[idx], data)
-            g = jax.grad(
-                lambda p: jnp.mean(jax.vmap(prob.loss_fn, (None, 0))(p, batch))
-            )(t)
+            g = jax.grad(lambda p: jnp.mean(net.batch_losses(p, batch)))(t)
             return t - LR * g, None
 
         return jax.lax.scan(step, t0, jax.random.split(key, steps))[0]
@@ -167,15 +161,20 @@ def _sgd_reference(prob, theta0, dtype, steps):
     return run
 
 
-def bench_jax(prob, theta0, steps):
+def bench_jax(prob, generic, theta0, steps):
     """Compiled runs ``fn(key)`` of ``steps`` steps each, keyed by row name."""
     runs = {}
+    configs = [
+        ("dpsample", prob, "without_replacement"),
+        ("generic", generic, "without_replacement"),
+        ("poisson", prob, "poisson"),
+    ]
     for dtype in DTYPES:
-        for sampling in ("without_replacement", "poisson"):
+        for name, problem, sampling in configs:
             # The oracle dp_sgd builds for these arguments, driven by dp_sgd's own
             # compiled core (Unconstrained domain: no projection, ball=None).
             o1 = oracles.first_kind(
-                prob,
+                problem,
                 noise_multiplier=1.0,
                 sampling=sampling,
                 batch_size=BATCH,
@@ -183,7 +182,6 @@ def bench_jax(prob, theta0, steps):
                 gradient_dtype=dtype,
             )
             o_fn, o_ops = o1.functional()
-            name = "dpsample" if sampling == "without_replacement" else "poisson"
 
             def dp_run(key, o_fn=o_fn, o_ops=o_ops):
                 return _sgd_scan(
@@ -350,10 +348,10 @@ def main(argv):
     rounds_a = 3 if args.quick else 9  # part (a) rounds are cheap: more of them
     load_start = os.getloadavg()
     x, y = _data()
-    prob, theta0 = _make_problem(x, y)
+    prob, generic, theta0 = _make_problem(x, y)
     print(f"digits n={prob.n}, MLP 64-{HIDDEN}-10 (d={prob.dim}), batch={BATCH}")
 
-    jax_runs, padded = bench_jax(prob, theta0, steps)
+    jax_runs, padded = bench_jax(prob, generic, theta0, steps)
     torch_fns, torch_msg = bench_torch(x, y, steps)
     runs_a = dict(jax_runs)
     if torch_fns is not None:
@@ -371,9 +369,10 @@ def main(argv):
         f"\n(a) throughput, examples/s (median of {rounds_a} interleaved rounds of "
         f"{steps} steps; 1-min load {min(loads_a):.2f}-{max(loads_a):.2f})"
     )
-    rows = ["dpsample", "jax_sgd", "opacus", "torch_sgd", "poisson"]
+    rows = ["dpsample", "generic", "jax_sgd", "opacus", "torch_sgd", "poisson"]
     labels = {
-        "dpsample": "dpsample dp_sgd core",
+        "dpsample": "dpsample dp_sgd core (MLP, ghost)",
+        "generic": "dpsample, flat loss_fn (vmap)",
         "jax_sgd": "jax_sgd",
         "opacus": "opacus dp-sgd",
         "torch_sgd": "torch_sgd",
@@ -388,10 +387,12 @@ def main(argv):
     ratios = {}
     for d in DTYPES:
         ratios[f"jax_sgd / dpsample ({d})"] = res[f"jax_sgd_{d}"] / res[f"dpsample_{d}"]
+        ratios[f"dpsample / generic ({d})"] = res[f"dpsample_{d}"] / res[f"generic_{d}"]
         if torch_fns is not None:
             ratios[f"dpsample / opacus ({d})"] = (
                 res[f"dpsample_{d}"] / res[f"opacus_{d}"]
             )
+            ratios[f"generic / opacus ({d})"] = res[f"generic_{d}"] / res[f"opacus_{d}"]
     ratios["dpsample float32 / float64"] = (
         res["dpsample_float32"] / res["dpsample_float64"]
     )
@@ -401,7 +402,9 @@ def main(argv):
         print(f"ratio {k:<32}{v:>8.2f}")
 
     spider_steps = 50 if args.quick else 200
-    run, m2 = bench_spider(prob, theta0, spider_steps)
+    # (b) runs on the flat-loss problem: the per-iteration ratios compare like with
+    # like (the reference gradient uses the same loss_fn).
+    run, m2 = bench_spider(generic, theta0, spider_steps)
     # Two Stochastic Spider configurations (plan of Theorem 4.2 at epsilon = 1 with
     # overrides; on this problem the theorem's own drift threshold kappa is so small
     # that every step resets by O1 and the O1 cap ends the run early, which measures
@@ -412,17 +415,17 @@ def main(argv):
     #   so that drift resets (O1) come about every 10 steps, as DP-SPIDER's anchors.
     no_kick = dict(alpha=1e-12, max_o1_calls=spider_steps)
     steady = bench_stochastic_spider(
-        prob, theta0, spider_steps, drift_threshold=1e300, **no_kick
+        generic, theta0, spider_steps, drift_threshold=1e300, **no_kick
     )
     path = np.concatenate([np.asarray(theta0)[None], steady[2][:10]])
     drift_10 = float(np.sum(np.diff(path, axis=0) ** 2))  # drift after 10 steps
     spiders = {
         "mixed": bench_stochastic_spider(
-            prob, theta0, spider_steps, drift_threshold=drift_10, **no_kick
+            generic, theta0, spider_steps, drift_threshold=drift_10, **no_kick
         )[:2],
         "o2_steady": steady[:2],
     }
-    gd = bench_full_gradient(prob, theta0, spider_steps)
+    gd = bench_full_gradient(generic, theta0, spider_steps)
     t_run, t_grad = [], []
     t_s = {k: [] for k in spiders}
     branches = {}
