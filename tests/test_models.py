@@ -229,3 +229,64 @@ def test_bad_inputs():
     squared = MLP((3, 2, 2), head="squared")
     with pytest.raises(ValueError, match="shape"):
         squared.check_data({"x": np.zeros((2, 3)), "y": np.zeros(2)})
+
+
+def _audit_pair():
+    """Worst-case replace-one neighbours for a clipped step of a softmax layer.
+
+    At ``theta = 0`` the differing example's gradient is ``g`` in one dataset and
+    ``-g`` in the other (label 0 against label 1, ``||g|| = 7.1 > C = 1``: both
+    clipped to ``C``); the three shared examples are unclipped.
+    """
+    net = MLP((1, 2), head="cross_entropy")
+    x = np.array([[10.0], [0.0], [0.0], [0.0]])
+
+    def problem(label):
+        data = {"x": x, "y": np.array([label, 0, 0, 0])}
+        return dpsample.Problem(net, data, Ball(100.0, dim=net.dim))
+
+    return problem(0), problem(1)
+
+
+@pytest.mark.slow
+def test_ghost_dp_sgd_audit_stays_below_the_claim_and_flags_under_noise():
+    """Empirical audit of one clipped DP-SGD step through the ghost path."""
+    from dpsample.finders.dp_sgd import _sgd_iterates
+    from dpsample.privacy import audit
+
+    d_plus, d_minus = _audit_pair()
+    res = dp_sgd(
+        jax.random.key(5),
+        d_plus,
+        epsilon=1.0,
+        delta=1e-5,
+        x0=jnp.zeros(d_plus.dim),
+        num_steps=1,
+        learning_rate=1.0,
+        clip_norm=1.0,
+        sampling="full_batch",
+    )
+    assert res.privacy.epsilon(1e-5) <= 1.0
+    z = res.info["noise_multiplier"]
+    g = np.array([-5.0, 5.0, -0.5, 0.5])
+    u = jnp.asarray(g / np.linalg.norm(g))
+
+    def mech(scale):
+        def run(key, prob):
+            o1 = oracles.first_kind(prob, noise_multiplier=z * scale, clip_norm=1.0)
+            xs = _sgd_iterates(
+                key, o1, jnp.zeros(prob.dim), num_steps=1, learning_rate=1.0
+            )
+            return xs[-1] @ u
+
+        return run
+
+    honest = audit(
+        jax.random.key(6), mech(1.0), d_plus, d_minus, num_samples=200_000, delta=1e-5
+    )
+    assert honest.epsilon_lower_bound <= 1.0, honest
+    assert honest.epsilon_lower_bound > 0.2  # the audit has power at all
+    weak = audit(
+        jax.random.key(7), mech(0.25), d_plus, d_minus, num_samples=200_000, delta=1e-5
+    )
+    assert weak.epsilon_lower_bound > 1.0, weak
