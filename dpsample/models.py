@@ -65,6 +65,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import validation
+from dpsample._src.clipping import clip_coefficients, clip_margin
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = ["ACTIVATIONS", "HEADS", "MLP"]
@@ -253,8 +254,6 @@ class MLP:
             >>> round(MLP((64, 64, 10)).gradient_margin("float32", 256), 3)
             1.008
         """
-        from dpsample.finders.oracles import clip_margin  # finders sit above models
-
         s = self.layer_sizes
         k = max(s[i] + s[i + 1] for i in range(self.num_layers)) + 2 * self.num_layers
         return clip_margin(gradient_dtype, rows + 1, max(self.dim, k + 1))
@@ -301,13 +300,7 @@ class MLP:
         for h, e in zip(inputs, errs, strict=True):
             e2 = jnp.sum(e * e, axis=1)
             sq = sq + jnp.sum(h * h, axis=1) * e2 + e2
-        finite = jnp.isfinite(sq)
-        norms = jnp.sqrt(jnp.where(finite, sq, 0.0))
-        tiny = jnp.finfo(ft).tiny
-        scale = jnp.minimum(
-            1.0, jnp.asarray(bound).astype(ft) / jnp.maximum(norms, tiny)
-        )
-        coef = jnp.where(finite, jnp.asarray(weights).astype(ft) * scale, 0.0)
+        coef, finite = clip_coefficients(sq, jnp.asarray(weights), bound, ft)
         parts = []
         hi = jax.lax.Precision.HIGHEST
         for h, e in zip(inputs, errs, strict=True):

@@ -117,6 +117,14 @@ import jax
 import jax.numpy as jnp
 
 from dpsample._src import validation
+from dpsample._src.clipping import (
+    GRADIENT_DTYPES,
+    MAX_CLIP_FLOAT32,
+    MIN_CLIP_FLOAT32,
+    check_gradient_dtype,
+    clip_coefficients,
+    clip_margin,
+)
 from dpsample.errors import MissingConstantError
 from dpsample.finders import _common
 from dpsample.models import MLP
@@ -181,35 +189,51 @@ class OracleRecord(NamedTuple):
 
 
 # --------------------------------------------------------------------------- batches
-def _smallest_keys(rng_key: PRNGKey, n: int, k: int, mask: Array | None) -> Array:
-    """Indices of the ``k`` smallest of ``n`` iid uniform keys (masked keys last).
+def _redrawn(rng_key: PRNGKey, draw: Callable[[PRNGKey], tuple[Array, Array]]) -> Array:
+    """``draw(key) -> (value, reject)``, redrawn with folded keys until accepted.
 
-    With ``mask``, keys where ``mask`` is False count as larger than every other (so
-    the result is a uniformly random ``k``-subset of the masked-in indices, followed
-    by others when fewer than ``k`` are in). A tie at the boundary (the ``k``-th and
-    ``(k+1)``-th smallest keys equal, both masked in) would break symmetry, so such a
-    draw is rejected and redrawn with a folded key: the subset is then *exactly*
-    uniform, not only up to the tie probability (about ``n^2 2^-53``).
+    The rejection events used here are symmetric in the indices, so the accepted
+    value has the ideal law exactly; the loop depends on the keys only, never on the
+    data.
     """
 
+    def redraw(state: tuple[Any, Array, Array]) -> tuple[Any, Array, Array]:
+        key = jax.random.fold_in(state[0], 1)
+        return (key, *draw(key))
+
+    value, reject = draw(rng_key)
+    return jax.lax.while_loop(lambda s: s[2], redraw, (rng_key, value, reject))[1]
+
+
+def _compact(mask: Array, size: int, fill: int = 0) -> Array:
+    """The indices where ``mask`` holds, in increasing order, in ``size`` slots.
+
+    One prefix sum and one scatter (no sort); indices beyond ``size`` are dropped and
+    unused slots hold ``fill``.
+    """
+    slot = jnp.where(mask, jnp.cumsum(mask) - 1, size)  # size: dropped
+    ar = jnp.arange(mask.shape[0], dtype=jnp.int32)
+    return jnp.full(size, fill, jnp.int32).at[slot].set(ar, mode="drop")
+
+
+def _uniform_subset_of(rng_key: PRNGKey, mask: Array, k: int) -> Array:
+    """A uniformly random ``k``-subset of the indices where ``mask`` holds (``> k``).
+
+    The indices of the ``k`` smallest of iid uniform keys over the masked-in
+    indices (masked-out keys count as larger than every other). A tie at the
+    boundary (the ``k``-th and ``(k+1)``-th smallest keys equal, both masked in)
+    would break symmetry, so such a draw is redrawn (:func:`_redrawn`): the subset is
+    then *exactly* uniform, not only up to the tie probability (about ``n^2 2^-53``).
+    """
+    n = mask.shape[0]
+
     def draw(key: PRNGKey) -> tuple[Array, Array]:
-        keys = jax.random.uniform(key, (n,), jnp.float64)
-        if mask is not None:
-            keys = jnp.where(mask, keys, 2.0)
+        keys = jnp.where(mask, jax.random.uniform(key, (n,), jnp.float64), 2.0)
         neg, idx = jax.lax.top_k(-keys, min(k + 1, n))
         tie = (neg[k - 1] == neg[k]) & (-neg[k] < 1.5) if k < n else jnp.bool_(False)
-        return idx[:k], tie
+        return idx[:k].astype(jnp.int32), tie
 
-    def cond(state: tuple[Any, Array, Array]) -> Array:
-        return state[2]
-
-    def body(state: tuple[Any, Array, Array]) -> tuple[Any, Array, Array]:
-        key = jax.random.fold_in(state[0], 1)
-        idx, tie = draw(key)
-        return key, idx, tie
-
-    idx, tie = draw(rng_key)
-    return jax.lax.while_loop(cond, body, (rng_key, idx, tie))[1]
+    return _redrawn(rng_key, draw)
 
 
 #: Slots for the boundary bucket of :func:`_uniform_subset` (a draw whose boundary
@@ -234,7 +258,6 @@ def _uniform_subset(rng_key: PRNGKey, n: int, k: int) -> Array:
         return jnp.arange(n, dtype=jnp.int32)
     nbits = max(1, math.ceil(math.log2(n)))
     shift, nb, cap = 32 - nbits, 1 << nbits, _BUCKET_CAP
-    ar = jnp.arange(n, dtype=jnp.int32)
 
     def draw(key: PRNGKey) -> tuple[Array, Array]:
         keys = jax.random.bits(key, (n,), jnp.uint32)
@@ -244,10 +267,8 @@ def _uniform_subset(rng_key: PRNGKey, n: int, k: int) -> Array:
         boundary = jnp.argmax(cum >= k)
         size = counts[boundary]
         need = k - (cum[boundary] - size)  # keys taken from the boundary bucket
-        inb = bucket == boundary
-        pos = jnp.where(inb, jnp.cumsum(inb) - 1, cap)  # cap: dropped
-        bidx = jnp.full(cap, n, jnp.int32).at[pos].set(ar, mode="drop")
-        bkey = jnp.zeros(cap, jnp.uint32).at[pos].set(keys, mode="drop")
+        bidx = _compact(bucket == boundary, cap, fill=n)  # n: no index
+        bkey = keys.at[bidx].get(mode="fill", fill_value=0)
         valid = jnp.arange(cap) < size
         pair = valid[:, None] & valid[None, :]
         rank = jnp.sum((bkey[None, :] < bkey[:, None]) & pair, axis=1)
@@ -255,17 +276,9 @@ def _uniform_subset(rng_key: PRNGKey, n: int, k: int) -> Array:
             (bkey[None, :] == bkey[:, None]) & pair & ~jnp.eye(cap, dtype=bool)
         )
         chosen = jnp.zeros(n, bool).at[bidx].set(valid & (rank < need), mode="drop")
-        sel = (bucket < boundary) | chosen
-        slot = jnp.where(sel, jnp.cumsum(sel) - 1, k)  # k: dropped
-        idx = jnp.zeros(k, jnp.int32).at[slot].set(ar, mode="drop")
-        return idx, tie | (size > cap)
+        return _compact((bucket < boundary) | chosen, k), tie | (size > cap)
 
-    def redraw(state: tuple[Any, Array, Array]) -> tuple[Any, Array, Array]:
-        key = jax.random.fold_in(state[0], 1)
-        return (key, *draw(key))
-
-    idx, bad = draw(rng_key)
-    return jax.lax.while_loop(lambda s: s[2], redraw, (rng_key, idx, bad))[1]
+    return _redrawn(rng_key, draw)
 
 
 def sample_batch(
@@ -324,16 +337,10 @@ def sample_batch(
         count = jnp.sum(joined)
 
         def compact(_: None) -> tuple[Array, Array]:
-            slot = jnp.where(joined, jnp.cumsum(joined) - 1, m)  # m: dropped
-            idx = (
-                jnp.zeros(m, jnp.int32)
-                .at[slot]
-                .set(jnp.arange(n, dtype=jnp.int32), mode="drop")
-            )
-            return idx, (jnp.arange(m) < count).astype(jnp.float64)
+            return _compact(joined, m), (jnp.arange(m) < count).astype(jnp.float64)
 
         def truncate(_: None) -> tuple[Array, Array]:
-            idx = _smallest_keys(k_order, n, m, joined).astype(jnp.int32)
+            idx = _uniform_subset_of(k_order, joined, m)
             return idx, jnp.ones(m, jnp.float64)  # count > m: every slot is real
 
         return jax.lax.cond(count <= m, compact, truncate, None)
@@ -456,102 +463,6 @@ def _per_example_grads(loss_fn: Any, x: Array, batch: Any) -> Array:
     return jax.vmap(jax.grad(loss_fn), in_axes=(None, 0))(x, batch)
 
 
-#: Dtypes of the first-kind oracle's per-example gradient computation.
-GRADIENT_DTYPES = ("float64", "float32")
-#: Smallest clip bound accepted by the float32 path (keeps squared norms normal).
-_MIN_CLIP_FLOAT32 = 1e-12
-_MAX_CLIP_FLOAT32 = 1e12
-
-
-def _check_gradient_dtype(gradient_dtype: Any, clipped: bool) -> str:
-    """Validate ``gradient_dtype``; return ``"float64"`` or ``"float32"``."""
-    try:
-        name = jnp.dtype(gradient_dtype).name
-    except TypeError:
-        name = None
-    if name not in GRADIENT_DTYPES:
-        raise ValueError(
-            f"Expected gradient_dtype in {GRADIENT_DTYPES}, got {gradient_dtype!r}"
-        )
-    if name == "float32" and not clipped:
-        raise ValueError(
-            "gradient_dtype='float32' needs per-example clipping (clip_norm=...): "
-            "without clipping the guarantee rests on the declared Lipschitz bound, "
-            "which float32 rounding of the gradients could exceed"
-        )
-    return name
-
-
-def clip_margin(gradient_dtype: str, rows: int, dim: int) -> float:
-    r"""Factor ``F >= 1`` by which the clip bound is shrunk to absorb rounding.
-
-    The first-kind oracle clips every per-example gradient at ``C / F`` and sums the
-    clipped rows in ``gradient_dtype`` (unit roundoff ``u``: ``2^-24`` for float32,
-    ``2^-53`` for float64); the sum is converted to float64 and divided by ``b``
-    there. With ``gamma_k = k u / (1 - k u)`` (Higham, *Accuracy and Stability of
-    Numerical Algorithms*, Sec. 3.1: any summation order, with or without FMA):
-
-    * the computed squared norm of a row is within a factor ``1 +- gamma_d`` of the
-      exact one, and rounding the bound, the square root and the quotient costs at
-      most ``(1 + u)^3 / (1 - u)``, so every scaled row has exact norm at most
-      ``rho C / F`` with ``rho = (1 + u)^3 / ((1 - u) sqrt(1 - gamma_d))``;
-    * the computed sum of ``k <= m`` such rows is within ``gamma_m k rho C / F`` of
-      the exact sum, and the float64 division by ``b`` adds at most ``2 u_64`` of the
-      sum's norm.
-
-    Two batches that differ by one added, removed or replaced row (``|S| <= m``)
-    therefore give computed statistics at most
-    ``rho (1 + (2m + 1)(gamma_m + 2 u_64)) C / F`` (times 2 for a replacement) apart,
-    which is at most ``C`` (``2C``) with
-
-    .. math::
-        F = \rho\,\big(1 + (2m + 1)(\gamma_m + 2 u_{64})\big).
-
-    So the sensitivity ``2C/b`` holds for the *floating-point* statistic, not only in
-    exact arithmetic (the noise addition itself is the usual floating-point caveat,
-    see ``docs/sharp_edges.md``). ``F - 1`` is about ``1e-11`` in float64 and
-    ``2 m^2 2^-24`` in float32 (``0.8 %`` at ``m = 256``, ``d = 4810``). Underflow
-    is harmless: the float32 path requires ``1e-12 <= C <= 1e12`` so that squared
-    norms near the bound are normal numbers, and rows whose squared norm overflows
-    contribute zero.
-
-    Args:
-        gradient_dtype: ``"float64"`` or ``"float32"``.
-        rows: ``m``, the number of rows summed (padded batch size).
-        dim: ``d``, the gradient dimension.
-
-    Returns:
-        The factor ``F``.
-
-    Raises:
-        ValueError: If ``m u`` or ``d u`` is so large that the bound fails
-            (``F > 2``); use float64 then.
-
-    Examples:
-        >>> from dpsample.finders.oracles import clip_margin
-        >>> clip_margin("float64", 256, 4810) - 1 < 1e-10
-        True
-        >>> round(clip_margin("float32", 256, 4810), 3)  # clip at 99.2 % of C
-        1.008
-    """
-    name = _check_gradient_dtype(gradient_dtype, clipped=True)
-    m = validation.positive_int("rows", rows)
-    d = validation.positive_int("dim", dim)
-    u = float(jnp.finfo(name).eps) / 2.0
-    u64 = float(jnp.finfo(jnp.float64).eps) / 2.0
-    factor = math.inf
-    if max(m, d) * u < 0.5:
-        gamma_m, gamma_d = m * u / (1 - m * u), d * u / (1 - d * u)
-        rho = (1 + u) ** 3 / ((1 - u) * math.sqrt(1 - gamma_d))
-        factor = rho * (1 + (2 * m + 1) * (gamma_m + 2 * u64))
-    if not factor <= 2.0:
-        raise ValueError(
-            f"{name} rounding over m={m} rows of dimension d={dim} is too large for a "
-            "provable clip bound (margin factor > 2); use gradient_dtype='float64'"
-        )
-    return factor
-
-
 def _margin_of(problem: Problem, gradient_dtype: str, rows: int) -> float:
     """Rounding margin of the clipped sum the oracle will run for ``problem``.
 
@@ -587,20 +498,16 @@ def _clipped_sum(
     ||g_i||)`` sums the rows (the ``(m, d)`` matrix of per-example gradients is not
     scaled and copied first). Rows whose squared norm is not finite (an overflowing,
     infinite or NaN gradient) contribute zero, so the output never exceeds the bound
-    per row and a NaN example cannot poison (or reveal itself in) the release.
-    ``bound`` already includes the margin of :func:`clip_margin`.
+    per row and a NaN example cannot poison (or reveal itself in) the release
+    (:func:`~dpsample._src.clipping.clip_coefficients`). ``bound`` already includes
+    the margin of :func:`clip_margin`.
     """
     if isinstance(loss_fn, MLP):  # layered model: no (m, d) per-example gradients
         return loss_fn.clipped_gradient_sum(x, batch, w, bound, dtype)
     ft = jnp.dtype(dtype)
     g = _per_example_grads(loss_fn, x.astype(ft), _cast_floating(batch, dtype))
     g = g.astype(ft)
-    sq = jnp.sum(g * g, axis=-1)
-    finite = jnp.isfinite(sq)
-    norms = jnp.sqrt(jnp.where(finite, sq, 0.0))
-    tiny = jnp.finfo(ft).tiny
-    scale = jnp.minimum(1.0, bound.astype(ft) / jnp.maximum(norms, tiny))
-    coef = jnp.where(finite, w.astype(ft) * scale, 0.0).astype(ft)
+    coef, finite = clip_coefficients(jnp.sum(g * g, axis=-1), w, bound, ft)
     g = jnp.where(finite[:, None], g, 0.0)
     total = jnp.dot(coef, g, precision=jax.lax.Precision.HIGHEST)
     return total.astype(jnp.float64)
@@ -861,7 +768,7 @@ class FirstKindOracle(_OracleBase):
         gradient_dtype: str = "float64",
     ) -> None:
         self._setup(problem, noise_multiplier, sampling, batch_size, max_batch_size)
-        self.gradient_dtype = _check_gradient_dtype(
+        self.gradient_dtype = check_gradient_dtype(
             gradient_dtype, clipped=clip_norm is not None
         )
         if clip_norm is None:
@@ -878,11 +785,11 @@ class FirstKindOracle(_OracleBase):
                 self.clip_norm if g is None else min(self.clip_norm, g)
             )
             if self.gradient_dtype == "float32" and not (
-                _MIN_CLIP_FLOAT32 <= self.contribution_bound <= _MAX_CLIP_FLOAT32
+                MIN_CLIP_FLOAT32 <= self.contribution_bound <= MAX_CLIP_FLOAT32
             ):
                 raise ValueError(
                     f"gradient_dtype='float32' needs a clip bound in "
-                    f"[{_MIN_CLIP_FLOAT32:g}, {_MAX_CLIP_FLOAT32:g}], got "
+                    f"[{MIN_CLIP_FLOAT32:g}, {MAX_CLIP_FLOAT32:g}], got "
                     f"{self.contribution_bound:g}; use gradient_dtype='float64'"
                 )
         self.clip_bound = (
