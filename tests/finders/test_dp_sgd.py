@@ -16,6 +16,7 @@ from dpsample.errors import MissingConstantError
 from dpsample.finders import dp_sgd, dp_sgd_guarantee, dp_sgd_transform, oracles
 from dpsample.finders import stationarity as st
 from dpsample.finders.dp_sgd import _sgd_iterates
+from dpsample.models import MLP
 from dpsample.privacy import audit
 
 REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
@@ -356,26 +357,61 @@ def _audit_problem(sign):
     )
 
 
+def _ghost_audit_pair():
+    """Worst-case replace-one neighbours for a clipped step of a softmax layer.
+
+    ``dpsample.models.MLP`` (the ghost-clipping path). At ``theta = 0`` the differing
+    example's gradient is ``g`` in one dataset and ``-g`` in the other (label 0
+    against label 1, ``||g|| = 7.1 > C = 1``: both clipped to ``C``); the three
+    shared examples are unclipped.
+    """
+    net = MLP((1, 2), head="cross_entropy")
+    x = np.array([[10.0], [0.0], [0.0], [0.0]])
+
+    def problem(label):
+        data = {"x": x, "y": np.array([label, 0, 0, 0])}
+        return dpsample.Problem(net, data, dpsample.Ball(100.0, dim=net.dim))
+
+    return problem(0), problem(1)
+
+
+def _audit_case(name):
+    """``(dataset, neighbour, clip_norm, num_steps, score)`` of one audit."""
+    if name == "linear":
+        d_plus, d_minus = _audit_problem(1.0), _audit_problem(-1.0)
+        return d_plus, d_minus, None, 3, lambda x: x[0]
+    d_plus, d_minus = _ghost_audit_pair()
+    g = np.array([-5.0, 5.0, -0.5, 0.5])
+    u = jnp.asarray(g / np.linalg.norm(g))
+    return d_plus, d_minus, 1.0, 1, lambda x: x @ u
+
+
 @pytest.mark.slow
-def test_audit_stays_below_the_claim_and_flags_under_noise():
-    d_plus, d_minus = _audit_problem(1.0), _audit_problem(-1.0)
+@pytest.mark.parametrize("name", ["linear", "mlp_ghost_clipping"])
+def test_audit_stays_below_the_claim_and_flags_under_noise(name):
+    d_plus, d_minus, clip_norm, steps, score = _audit_case(name)
+    x0 = jnp.zeros(d_plus.dim)
     res = dp_sgd(
         jax.random.key(5),
         d_plus,
         epsilon=1.0,
         delta=DELTA,
-        x0=jnp.zeros(1),
-        num_steps=3,
+        x0=x0,
+        num_steps=steps,
         learning_rate=1.0,
         sampling="full_batch",
+        clip_norm=clip_norm,
     )
+    assert res.privacy.epsilon(DELTA) <= 1.0
     z = res.info["noise_multiplier"]
 
     def mech(scale):
         def run(key, prob):
-            o1 = oracles.first_kind(prob, noise_multiplier=z * scale)
-            xs = _sgd_iterates(key, o1, jnp.zeros(1), num_steps=3, learning_rate=1.0)
-            return xs[-1, 0]
+            o1 = oracles.first_kind(
+                prob, noise_multiplier=z * scale, clip_norm=clip_norm
+            )
+            xs = _sgd_iterates(key, o1, x0, num_steps=steps, learning_rate=1.0)
+            return score(xs[-1])
 
         return run
 
