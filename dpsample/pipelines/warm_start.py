@@ -542,6 +542,14 @@ def _run_quasar(
     )
 
 
+def _check_share(
+    guarantee: PrivacyGuarantee, epsilon: float, delta: float, stage: str
+) -> None:
+    """Refuse a stage whose guarantee exceeds its planned ``(epsilon, delta)`` share."""
+    if guarantee.epsilon(delta) > epsilon * (1.0 + 1e-9):
+        raise RuntimeError(f"internal error: the {stage} overspent its share")
+
+
 def warm_start(
     rng_key: PRNGKey,
     problem: Problem,
@@ -898,8 +906,7 @@ def warm_start(
             gap_w=gap_w,
             options=s_options,
         )
-    if stage_a.privacy.epsilon(delta_a) > eps_a * (1.0 + 1e-9):
-        raise RuntimeError("internal error: the sampler overspent its share")
+    _check_share(stage_a.privacy, eps_a, delta_a, "sampler")
     if declared is not None:  # the caller's public psi replaces the derived one
         stage_a = stage_a._replace(
             psi=declared[0], failure_prob=declared[1], terms=None
@@ -909,21 +916,16 @@ def warm_start(
     finder_gap = psi
     deviation = None
     if variant == "population" and declared is None:
-        dev_a = bounds.uniform_deviation_bound(
-            lipschitz=big_l,
-            radius=ball.radius,
-            dim=d,
-            n=n_a,
-            failure_prob=zeta / 4.0,
-            loss_range=problem.loss_range,
-        )
-        dev_b = bounds.uniform_deviation_bound(
-            lipschitz=big_l,
-            radius=ball.radius,
-            dim=d,
-            n=n - n_a,
-            failure_prob=zeta / 4.0,
-            loss_range=problem.loss_range,
+        dev_a, dev_b = (
+            bounds.uniform_deviation_bound(
+                lipschitz=big_l,
+                radius=ball.radius,
+                dim=d,
+                n=half,
+                failure_prob=zeta / 4.0,
+                loss_range=problem.loss_range,
+            )
+            for half in (n_a, n - n_a)
         )
         psi = psi + 2.0 * dev_a.bound
         finder_gap = psi + 2.0 * dev_b.bound
@@ -943,8 +945,7 @@ def warm_start(
         initial_gap=finder_gap,
         **finder_kwargs,
     )
-    if res_b.privacy.epsilon(delta_b) > eps_b * (1.0 + 1e-9):
-        raise RuntimeError("internal error: the finder overspent its share")
+    _check_share(res_b.privacy, eps_b, delta_b, "finder")
     total = stage_a.privacy.compose(res_b.privacy)
 
     # ---- public reporting -------------------------------------------------------
