@@ -291,6 +291,18 @@ def _kind(section: str, table: Mapping[str, Any], key: str) -> str:
     return _check_type(f"[{section}] {key}", table[key], (str,))
 
 
+def _tagged(
+    raw: Mapping[str, Any], section: str, key: str, variants: Mapping[str, Any]
+) -> dict:
+    """A section whose ``key`` picks the schema of its other keys from ``variants``."""
+    table = _section(raw, section)
+    tag = _kind(section, table, key)
+    if tag not in variants:
+        raise _choices(f"[{section}] {key}", tag, variants)
+    rest = {k: v for k, v in table.items() if k != key}
+    return {key: tag} | _apply(section, rest, variants[tag])
+
+
 def _finite(where: str, value: float, *, positive: bool = False) -> float:
     if not math.isfinite(value) or (positive and not value > 0):
         cond = "a finite number > 0" if positive else "a finite number"
@@ -377,13 +389,8 @@ def resolve_config(raw: Mapping[str, Any]) -> dict[str, Any]:
     fn = resolve_callable(job["kind"], job["name"])
     cfg["job"] = job
 
-    data = _section(raw, "data")
-    source = _kind("data", data, "source")
-    if source not in _DATA_SOURCES:
-        raise _choices("[data] source", source, _DATA_SOURCES)
-    rest = {k: v for k, v in data.items() if k != "source"}
-    data = {"source": source} | _apply("data", rest, _DATA_SOURCES[source])
-    if source == "sklearn":
+    data = _tagged(raw, "data", "source", _DATA_SOURCES)
+    if data["source"] == "sklearn":
         if data["name"] not in dataset_names():
             raise _choices("dataset", data["name"], dataset_names())
         if "features" in data:
@@ -432,13 +439,8 @@ def resolve_config(raw: Mapping[str, Any]) -> dict[str, Any]:
         raise ConfigError(f"[loss] label_bound must be >= 0, got {loss['label_bound']}")
     cfg["loss"] = loss
 
-    domain = _section(raw, "domain")
-    kind = _kind("domain", domain, "kind")
-    if kind not in _DOMAINS:
-        raise _choices("[domain] kind", kind, _DOMAINS)
-    rest = {k: v for k, v in domain.items() if k != "kind"}
-    domain = {"kind": kind} | _apply("domain", rest, _DOMAINS[kind])
-    if kind == "ball":
+    domain = _tagged(raw, "domain", "kind", _DOMAINS)
+    if domain["kind"] == "ball":
         _finite("[domain] radius", domain["radius"], positive=True)
         if "center" in domain:
             domain["center"] = _number_list("[domain] center", domain["center"])
