@@ -789,7 +789,8 @@ def _guarantee(plan: dict[str, Any]) -> tuple[dict[str, Any], PrivacyGuarantee]:
 
 
 # ------------------------------------------------------------------ finders
-def _validate(
+def _solve(
+    name: str,
     rng_key: Any,
     problem: Any,
     epsilon: Any,
@@ -797,8 +798,10 @@ def _validate(
     x0: Any,
     initial_gap: Any,
     enforce_sensitivity: Any,
-    name: str,
-) -> tuple[jax.Array, Problem, jax.Array, float, float, float, float]:
+    return_iterates: Any,
+    **plan_options: Any,
+) -> PrivateResult:
+    """Validate, plan (:func:`plan_goldstein` with ``plan_options``) and run."""
     key = _common.check_key(rng_key)
     prob = _common.check_problem(problem)
     eps, dlt = _common.check_privacy(epsilon, delta)
@@ -815,7 +818,17 @@ def _validate(
             "domain: without enforce_sensitivity=True its privacy needs lipschitz on "
             "all of R^d, so declare the Problem on Unconstrained(d)"
         )
-    return key, prob, x, eps, dlt, big_l, phi
+    plan = plan_goldstein(
+        n=prob.n,
+        dim=prob.dim,
+        epsilon=eps,
+        delta=dlt,
+        lipschitz=big_l,
+        initial_gap=phi,
+        enforce_sensitivity=enforce_sensitivity,
+        **plan_options,
+    )
+    return _finish(key, prob, x, plan, bool(return_iterates))
 
 
 def _finish(
@@ -957,7 +970,8 @@ def goldstein_zero_order(
     References:
         Kornowski, Liu, Talwar, ICML 2025 (seed 004), Theorems 3.1 and 4.1.
     """
-    key, prob, x, eps, dlt, big_l, phi = _validate(
+    return _solve(
+        "goldstein_zero_order",
         rng_key,
         problem,
         epsilon,
@@ -965,21 +979,12 @@ def goldstein_zero_order(
         x0,
         initial_gap,
         enforce_sensitivity,
-        "goldstein_zero_order",
-    )
-    plan = plan_goldstein(
-        n=prob.n,
-        dim=prob.dim,
-        epsilon=eps,
-        delta=dlt,
-        lipschitz=big_l,
-        initial_gap=phi,
+        return_iterates,
         alpha=alpha,
         passes=passes,
         preset=preset,
         estimator="zero_order",
         beta=beta,
-        enforce_sensitivity=enforce_sensitivity,
         num_iters=num_iters,
         clip_radius=clip_radius,
         period=period,
@@ -993,7 +998,6 @@ def goldstein_zero_order(
         c_g=c_g,
         c_t=c_t,
     )
-    return _finish(key, prob, x, plan, bool(return_iterates))
 
 
 def goldstein_first_order(
@@ -1080,7 +1084,8 @@ def goldstein_first_order(
     References:
         Kornowski, Liu, Talwar, ICML 2025 (seed 004), Appendix C, Theorem C.4.
     """
-    key, prob, x, eps, dlt, big_l, phi = _validate(
+    return _solve(
+        "goldstein_first_order",
         rng_key,
         problem,
         epsilon,
@@ -1088,20 +1093,11 @@ def goldstein_first_order(
         x0,
         initial_gap,
         enforce_sensitivity,
-        "goldstein_first_order",
-    )
-    plan = plan_goldstein(
-        n=prob.n,
-        dim=prob.dim,
-        epsilon=eps,
-        delta=dlt,
-        lipschitz=big_l,
-        initial_gap=phi,
+        return_iterates,
         alpha=alpha,
         passes="single",
         preset=preset,
         estimator="first_order",
-        enforce_sensitivity=enforce_sensitivity,
         num_iters=num_iters,
         clip_radius=clip_radius,
         period=period,
@@ -1114,4 +1110,3 @@ def goldstein_first_order(
         c_m=c_m,
         c_g=c_g,
     )
-    return _finish(key, prob, x, plan, bool(return_iterates))
