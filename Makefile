@@ -4,13 +4,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast bench lint format clean
+.PHONY: venv demo test test-fast bench lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test,dev]"
 	touch $(STAMP)
+
+venv: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/dpsample quickstart

@@ -732,7 +732,9 @@ def spider_sosp(
     :func:`plan_spider`, then Algorithm 2
     (:func:`~dpsample.mechanisms.above_threshold_sosp`) on its iterates with the
     exact queries :math:`\|\nabla F_S(x_i)\|` and
-    :math:`\lambda_{\min}(\nabla^2 F_S(x_i))` (float64 ``eigvalsh``, E34),
+    :math:`\lambda_{\min}(\nabla^2 F_S(x_i))` (float64 ``eigvalsh``, E34), both
+    computed for every candidate it examines (a gradient, a Hessian and an
+    ``eigvalsh`` of fixed shapes each, so the work reveals only the output),
     sensitivities :math:`c_{sens}G/|S|` and :math:`c_{sens}M/|S|` (E5), the plan's
     :math:`\alpha_1` and :math:`\varepsilon_{AT}`.
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import sys
-import warnings
 from typing import Any, NamedTuple
 
 import jax
@@ -27,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import validation
+from dpsample._src.arviz import import_arviz
 from dpsample.samplers import langevin, mala, proximal
 from dpsample.samplers.target import GibbsTarget
 from dpsample.types import Array, ArrayLike, PRNGKey
@@ -34,14 +34,6 @@ from dpsample.types import Array, ArrayLike, PRNGKey
 __all__ = ["DiagnosticsResult", "kernel_for", "run"]
 
 METHODS = ("proximal", "mala", "langevin")
-
-
-def _arviz() -> Any:
-    with warnings.catch_warnings():  # arviz announces its refactor on import
-        warnings.simplefilter("ignore", FutureWarning)
-        import arviz
-
-    return arviz
 
 
 class DiagnosticsResult(NamedTuple):
@@ -202,7 +194,7 @@ def run(
             )
     positions = np.concatenate(pos_parts, axis=1)[:, num_warmup::thin]
     info = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *info_parts)
-    az = _arviz()
+    az = import_arviz()
     idata = az.from_dict(posterior={"x": positions})
     ess = np.asarray(az.ess(idata)["x"].values, np.float64).reshape(dim)
     rhat = np.asarray(az.rhat(idata)["x"].values, np.float64).reshape(dim)

@@ -111,7 +111,11 @@ class ProximalSchedule(NamedTuple):
         tv_mixing: ``sqrt(KL_0 (1 + eta/C_LSI)^(-2T) / 2)`` (CCSW Thm 3 + Pinsker).
         tv_inner: ``T (delta_gll + budget_tv)``: the GLL error at ``delta_gll =
             delta_inner/2`` plus the fixed-budget failures of every step.
-        tv_total: ``tv_mixing + tv_inner`` (``<= tv_target``).
+        tv_init: the initial draw's departure from ``pi_0``
+            (:func:`restricted_gaussian.tv_bound(1)
+            <dpsample.samplers.restricted_gaussian.tv_bound>` for ``mu > 0``, ``0``
+            for the uniform law when ``mu = 0``).
+        tv_total: ``tv_mixing + tv_inner + tv_init`` (``<= tv_target``).
         kl_init: the KL bound of the initial law used.
         lsi_constant: the LSI constant used.
         c_step: the step constant used.
@@ -126,6 +130,7 @@ class ProximalSchedule(NamedTuple):
     delta_inner: float
     tv_mixing: float
     tv_inner: float
+    tv_init: float
     tv_total: float
     kl_init: float
     lsi_constant: float
@@ -403,6 +408,11 @@ def as_top_level_api(
     return SamplingAlgorithm(init_fn, step_fn)
 
 
+def _initial_tv(target: GibbsTarget) -> float:
+    """TV between :func:`initial_position`'s draw and ``pi_0`` (one draw)."""
+    return 0.0 if target.mu == 0.0 else restricted_gaussian.tv_bound(1)
+
+
 def _default_kl_init(target: GibbsTarget, g: float) -> float:
     problem = target.problem
     osc = g * problem.domain.diameter
@@ -449,7 +459,10 @@ def schedule(
 
     Then ``tv_mixing = sqrt(KL_T/2) <= tau/4`` (Pinsker),
     ``tv_inner = T (delta_gll + budget_tv) <= tau/2`` (hybrid argument, seed 000 §3.7
-    step 7) and ``tv_total = tv_mixing + tv_inner <= tau``.
+    step 7), ``tv_init`` the departure of :func:`initial_position`'s draw from
+    ``pi_0`` (:func:`restricted_gaussian.tv_bound(1)
+    <dpsample.samplers.restricted_gaussian.tv_bound>`, about ``4e-14``; checked
+    ``<= tau/4``) and ``tv_total = tv_mixing + tv_inner + tv_init <= tau``.
 
     Args:
         target: The Gibbs target; its problem must declare ``lipschitz``.
@@ -538,22 +551,28 @@ def schedule(
     delta_inner, eta = step_for(num_steps)
     eta = min(eta, 1.0 / (8.0 * beta**2 * g**2))
 
-    trials = num_trials
-    floor = trials * 2.0**-52 + restricted_gaussian.FAILURE_TARGET
-    if 0.5 * delta_inner <= floor:
-        # budget_tv >= N 2^-52 + p_RG grows with N: no number of trials can work.
+    tv_init = _initial_tv(target)
+    if tv_init > 0.25 * tau:
         raise ValueError(
-            f"tv_target={tau!r} is too small for T={num_steps} steps (step size "
-            f"{eta:.3g}): the per-step budget delta_inner={delta_inner:.3g} is below "
-            "what float64 RGO budgets reach; lower beta, raise c_step or tv_target"
+            f"tv_target={tau!r} is below 4x the initial draw's TV {tv_init:.3g}"
         )
-    while rgo.budget_tv(trials, num_levels) > 0.5 * delta_inner:
-        trials += 1
-        if trials > 10_000:
+    trials = num_trials
+    while True:
+        terms = rgo.budget_tv_terms(trials, num_levels)
+        # Every term but these two is nondecreasing in N: once the others alone
+        # reach the per-step budget, no number of trials can work.
+        floor = math.fsum(terms.values()) - terms["trials_exhausted"]
+        floor -= terms["pool_overflow"]
+        if floor >= 0.5 * delta_inner or trials > 10_000:
             raise ValueError(
-                f"tv_target={tau!r} is too small: the per-step budget "
-                f"delta_inner={delta_inner:.3g} is below what float64 RGO budgets reach"
+                f"tv_target={tau!r} is too small for T={num_steps} steps (step size "
+                f"{eta:.3g}): the per-step budget delta_inner={delta_inner:.3g} is "
+                "below what float64 RGO budgets reach (rgo.budget_tv_terms); lower "
+                "beta, raise c_step or tv_target"
             )
+        if rgo.budget_tv(trials, num_levels) <= 0.5 * delta_inner:
+            break
+        trials += 1
     per_step = 0.5 * delta_inner + rgo.budget_tv(trials, num_levels)
     tv_mixing = math.sqrt(
         0.5 * kl0 * math.exp(-2.0 * num_steps * math.log1p(eta / c_lsi))
@@ -567,7 +586,8 @@ def schedule(
         delta_inner=delta_inner,
         tv_mixing=tv_mixing,
         tv_inner=tv_inner,
-        tv_total=tv_mixing + tv_inner,
+        tv_init=tv_init,
+        tv_total=tv_mixing + tv_inner + tv_init,
         kl_init=kl0,
         lsi_constant=c_lsi,
         c_step=c_step,

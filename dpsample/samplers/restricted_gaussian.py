@@ -41,8 +41,18 @@ the first ``num`` accepted ones, which are i.i.d. from ``g``. The work is the sa
 every ``m`` (which, inside the proximal sampler, depends on the private data), so
 running time does not leak it. Fewer than ``num`` acceptances happen with probability
 at most ``FAILURE_TARGET = 1e-16`` per call; the missing draws then use the axial
-mode, and :mod:`dpsample.samplers.rgo` counts this probability in its TV slack.
-Special functions use a fixed number of terms (no data-dependent loops).
+mode. Special functions use a fixed number of terms (no data-dependent loops).
+
+Departures from the exact law (:func:`tv_bound`, counted by
+:mod:`dpsample.samplers.rgo` and :func:`dpsample.samplers.proximal.schedule` in their
+TV slacks): the shortfall above, and the resolution of the float64 uniforms behind
+the three discrete decisions of every candidate (``jax.random.uniform`` returns
+multiples of ``2^-52``; coupled with an exact uniform ``U``, a comparison
+``U < c`` changes with probability ``< 2^-52``): the piece of the envelope (two
+thresholds) and the acceptance test (one). Not counted, as everywhere in the
+library: float64 evaluation of real-valued functions (the log-density, envelope
+and special functions, whose accuracy the tests check against scipy) and the
+float64 representation of continuous draws.
 
 All functions are jittable and vmappable and work in float64.
 
@@ -75,13 +85,22 @@ __all__ = [
     "sample",
     "axial_logdensity",
     "num_candidates",
+    "tv_bound",
     "FAILURE_TARGET",
+    "UNIFORM_RESOLUTION",
 ]
 
 FAILURE_TARGET = 1e-16
 """Per call: bound on the probability that the pooled axial rejection falls short."""
 
+UNIFORM_RESOLUTION = 2.0**-52
+"""Spacing of float64 ``jax.random.uniform`` draws on ``[0, 1)`` (mantissa bits)."""
+
 _ACCEPT_LOWER_BOUND = (1.0 - math.exp(-1.0)) / (1.0 + math.exp(-1.0))
+
+# Uniform comparisons per envelope candidate: the piece (two thresholds on one
+# uniform) and the acceptance test (one).
+_DECISIONS_PER_CANDIDATE = 3
 
 
 @functools.lru_cache(maxsize=256)
@@ -108,6 +127,34 @@ def num_candidates(num: int) -> int:
     while scipy.stats.binom.cdf(num - 1, size, _ACCEPT_LOWER_BOUND) > FAILURE_TARGET:
         size += 1
     return size
+
+
+def tv_bound(num: int) -> float:
+    r"""TV distance between one call's ``num`` draws and ``num`` exact draws.
+
+    .. math::
+        p_{RG} + 3 M 2^{-52}, \qquad M = \mathrm{num\_candidates}(num):
+
+    the pooled shortfall (:data:`FAILURE_TARGET`) plus the resolution of the float64
+    uniforms in the three comparisons of each of the ``M`` candidates (a union bound
+    under the coupling ``u = 2^-52 floor(2^52 U)``, ``U`` exact: a comparison
+    ``u < c`` differs from ``U < c`` only if ``u < c <= U``). Float64 evaluation of
+    the density and representation of continuous draws are outside the bound
+    (module docstring).
+
+    Args:
+        num: Number of draws of the call (they share one axial law).
+
+    Returns:
+        The bound (a float).
+
+    Examples:
+        >>> from dpsample.samplers.restricted_gaussian import tv_bound
+        >>> f"{tv_bound(1):.2e}"
+        '4.01e-14'
+    """
+    size = num_candidates(num)
+    return FAILURE_TARGET + _DECISIONS_PER_CANDIDATE * size * UNIFORM_RESOLUTION
 
 
 _BISECTION_STEPS = 64  # an interval halved 64 times: below float64 resolution.
@@ -465,8 +512,9 @@ def sample(
         No private data is read; inside a private sampler ``mean`` may depend on the
         data, and the work done is the same for every ``mean`` (fixed candidate
         budget), so running time does not leak it. Some draws fall back to the axial
-        mode with probability at most :data:`FAILURE_TARGET` (``1e-16``) per call,
-        the only departure from the exact law; callers count it as TV error.
+        mode with probability at most :data:`FAILURE_TARGET` (``1e-16``) per call;
+        with the resolution of the uniforms the draws are :func:`tv_bound`-close in
+        TV to exact ones (float64 arithmetic aside); callers count it as TV error.
 
     Examples:
         >>> import jax, jax.numpy as jnp

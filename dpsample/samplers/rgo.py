@@ -32,16 +32,45 @@ convolution); trials cut by the pool are treated as rejected. If no trial accept
 the output is the last trial's proposal draw ``x_N ~ Q`` (it depends on ``y`` and the
 key only, never on the data).
 
-**TV accounting** (seed 000 App. D.3, E25, E27). Relative to the sequential GLL sampler
-the output differs only on (i) no acceptance in ``num_trials`` trials, probability
-``<= (2/3)^num_trials`` when ``eta <= 1/(8 beta^2 G^2)`` (GLL: ``E[X] >= 2/3``, so a
-trial accepts with probability ``>= 1/3``); (ii) a series depth above
-``num_levels``, ``<= num_trials/(num_levels+1)!``; (iii) pool overflow,
-``<= POOL_TAIL``; (iv) a restricted-Gaussian fallback,
-``<= FAILURE_TARGET`` (one pooled call per RGO call); (v) float64 uniforms in the
-depth draw, ``<= num_trials 2^-52``. :func:`budget_tv` returns their sum; the
-sequential sampler itself is ``delta_inner``-close in TV when
-``eta <= c / (beta^2 G^2 log(1/delta_inner))`` with GLL's small constant (Lemma 24).
+**TV accounting** (seed 000 App. D.3, E25, E27). :func:`budget_tv` bounds the TV
+distance between one call and GLL's sequential algorithm run with exact uniforms and
+exact arithmetic on the same loss values (:func:`budget_tv_terms` lists the terms).
+Couple the two on the same randomness; the outputs can differ only if
+
+1. no trial accepts within ``num_trials``: ``(2/3)^N`` when
+   ``eta <= 1/(8 beta^2 G^2)`` (GLL: ``E[X] >= 2/3``, so a trial accepts with
+   probability ``>= 1/3``);
+2. a depth differs from the exact one (``P(A >= a) = 1/a!``, unbounded): the cap at
+   ``num_levels`` and the float64 depth draw (thresholds ``fl(1/a!)`` against
+   uniforms on the ``2^-52`` grid, which puts mass ``2^-52`` on ``A = L`` even for
+   ``L >= 19``): ``N`` times the exact TV of the two depth laws, computed in
+   rational arithmetic (``3.4 x 2^-52`` per trial at ``L = 20``, against the
+   ``1/(L+1)! + 2^-52`` charged before);
+3. the pool overflows, ``P(sum_i A_i(A_i+1)/2 > pool) <= POOL_TAIL``;
+4. an acceptance test ``2u < clip(rho, 0, 2)`` resolves differently on the grid:
+   ``< 2^-52`` per trial;
+5. the float64 ``rho`` accepts differently, with probability
+   ``E|rho~ - rho|/2 <= 3 x 2^-53`` per trial: a level-``a`` product carries
+   ``3a - 1`` roundings and the sum ``A`` more, so to first order
+   ``|rho~ - rho| <= 2^-53 (1 + sum_{a <= A} (3a - 1 + A)|prod_a|)``, whose mean over
+   depths and indices is ``<= 2^-53 (1 + 4 D e^D)`` with
+   ``D = mean_j beta |l_j(z) - l_j(x)|``; GLL Lemma 23's sub-Gaussian concentration
+   gives ``E e^{tD} <= 2 e^{t^2/8}`` at ``eta <= 1/(8 beta^2 G^2)``, hence
+   ``E[D e^D] <= min_s 2 e^{(1+s)^2/8}/(s e) = 1.071`` and the constant ``2.65``,
+   rounded up to 3 (the losses themselves are taken as computed);
+6. a series index is not uniform: ``jax.random.randint`` reduces 128 random bits
+   modulo ``n < 2^63``, TV ``<= n 2^-130 <= 2^-67`` per index, ``pool`` indices;
+7. the proposals depart from ``Q``: one restricted-Gaussian call of ``2N`` draws,
+   :func:`restricted_gaussian.tv_bound
+   <dpsample.samplers.restricted_gaussian.tv_bound>` (its shortfall
+   ``FAILURE_TARGET`` plus the resolution of its ``3 num_candidates(2N)``
+   comparisons).
+
+Not counted, as everywhere in the library: float64 evaluation of the losses and of
+the restricted Gaussian's density, and the float64 representation of continuous
+draws. The sequential sampler itself is ``delta_inner``-close in TV to the RGO when
+``eta <= c / (beta^2 G^2 log(1/delta_inner))`` with GLL's small constant (Lemma 24);
+:func:`dpsample.samplers.proximal.schedule` adds that error per step.
 
 References:
     Gopi, Lee, Liu, `Private Convex Optimization via Exponential Mechanism
@@ -56,6 +85,7 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 from typing import NamedTuple
 
 import jax
@@ -72,6 +102,7 @@ __all__ = [
     "sample",
     "pool_size",
     "budget_tv",
+    "budget_tv_terms",
     "proposal",
     "POOL_TAIL",
     "DEFAULT_NUM_TRIALS",
@@ -86,6 +117,10 @@ DEFAULT_NUM_LEVELS = 20
 
 POOL_TAIL = 1e-15
 """Probability that the series terms of all trials overflow the evaluation pool."""
+
+_UNIFORM_GRID = 2**52  # float64 jax.random.uniform: multiples of 2^-52 on [0, 1)
+_RHO_ROUNDING = 3.0 * 2.0**-53  # per trial, term 5 of the module docstring
+_INDEX_BIAS = 2.0**-67  # per index draw, term 6
 
 
 class RGOInfo(NamedTuple):
@@ -152,18 +187,84 @@ def pool_size(num_trials: int, num_levels: int) -> int:
     return _pool(num_trials, num_levels)[0]
 
 
+@functools.lru_cache(maxsize=64)
+def _depth_tv(num_levels: int) -> float:
+    """Exact TV between the implemented depth law and ``P(A >= a) = 1/a!``."""
+
+    def implemented(a: int) -> Fraction:  # P(A >= a) as drawn by :func:`sample`
+        if a == 1:
+            return Fraction(1)
+        if a > num_levels:
+            return Fraction(0)
+        threshold = Fraction(1.0 / math.factorial(a))  # the float64 threshold
+        return Fraction(math.ceil(threshold * _UNIFORM_GRID), _UNIFORM_GRID)
+
+    def exact(a: int) -> Fraction:
+        return Fraction(1, math.factorial(a))
+
+    total = exact(num_levels + 1)  # the exact mass beyond the cap
+    for a in range(1, num_levels + 1):
+        p_impl = implemented(a) - implemented(a + 1)
+        p_exact = exact(a) - exact(a + 1)
+        total += abs(p_impl - p_exact)
+    return float(total / 2)
+
+
+def budget_tv_terms(num_trials: int, num_levels: int) -> dict[str, float]:
+    r"""The terms of :func:`budget_tv`, one per way a call can depart from GLL.
+
+    With ``N = num_trials``, ``L = num_levels``, ``P = pool_size(N, L)`` (module
+    docstring, items 1–7):
+
+    * ``"trials_exhausted"``: :math:`(2/3)^N`;
+    * ``"depth"``: :math:`N\,\mathrm{TV}(A_{impl}, A)`, exact (series cap and
+      float64 depth draw);
+    * ``"pool_overflow"``: ``P(sum_i A_i(A_i+1)/2 > P)`` (exact convolution);
+    * ``"acceptance_resolution"``: :math:`N 2^{-52}`;
+    * ``"rho_rounding"``: :math:`3 N 2^{-53}`;
+    * ``"index_bias"``: :math:`P\,2^{-67}`;
+    * ``"proposal"``: ``restricted_gaussian.tv_bound(2N)``.
+
+    Args:
+        num_trials: Trials per call.
+        num_levels: Series cap.
+
+    Returns:
+        A dict from term name to its value.
+
+    Examples:
+        >>> from dpsample.samplers.rgo import budget_tv_terms
+        >>> terms = budget_tv_terms(50, 20)
+        >>> f"{terms['trials_exhausted']:.2e}", f"{terms['depth']:.2e}"
+        ('1.57e-09', '3.75e-14')
+    """
+    num_trials = validation.positive_int("num_trials", num_trials)
+    num_levels = validation.positive_int("num_levels", num_levels)
+    pool, overflow = _pool(num_trials, num_levels)
+    return {
+        "trials_exhausted": (2.0 / 3.0) ** num_trials,
+        "depth": num_trials * _depth_tv(num_levels),
+        "pool_overflow": overflow,
+        "acceptance_resolution": num_trials / _UNIFORM_GRID,
+        "rho_rounding": num_trials * _RHO_ROUNDING,
+        "index_bias": pool * _INDEX_BIAS,
+        "proposal": restricted_gaussian.tv_bound(2 * num_trials),
+    }
+
+
 def budget_tv(num_trials: int, num_levels: int) -> float:
-    r"""TV cost of the fixed budget per call, against the sequential GLL sampler.
+    r"""TV cost of one call, against GLL's sequential sampler in exact arithmetic.
 
     .. math::
-        (2/3)^{N} + \frac{N}{(L+1)!} + P(\text{pool overflow})
-        + p_{\mathrm{RG}} + N 2^{-52},
+        (2/3)^{N} + N\,\mathrm{TV}_{depth}(L) + P(\text{pool overflow})
+        + N 2^{-52} + 3N 2^{-53} + P\,2^{-67} + \mathrm{tv}_{RG}(2N),
 
-    with ``N = num_trials``, ``L = num_levels`` and ``p_RG`` the restricted
-    Gaussian's fallback bound (one call of ``2N`` draws) and the last term the
-    resolution of float64 uniforms in the depth draw. The first term needs
-    ``eta <= 1/(8 beta^2 G^2)`` (GLL's acceptance ``>= 1/3``), which every step
-    size of :func:`schedule <dpsample.samplers.proximal.schedule>` satisfies.
+    with ``N = num_trials``, ``L = num_levels``, ``P`` the pool size; the sum of
+    :func:`budget_tv_terms` (module docstring: trials exhausted, depth law, pool
+    overflow, acceptance-test resolution, rounding of ``rho``, index bias, proposal
+    draws). The first and fifth terms need ``eta <= 1/(8 beta^2 G^2)`` (GLL's
+    acceptance ``>= 1/3``), which every step size of :func:`schedule
+    <dpsample.samplers.proximal.schedule>` satisfies.
 
     Args:
         num_trials: Trials per call.
@@ -177,16 +278,7 @@ def budget_tv(num_trials: int, num_levels: int) -> float:
         >>> f"{budget_tv(50, 20):.2e}"
         '1.57e-09'
     """
-    num_trials = validation.positive_int("num_trials", num_trials)
-    num_levels = validation.positive_int("num_levels", num_levels)
-    overflow = _pool(num_trials, num_levels)[1]
-    return (
-        (2.0 / 3.0) ** num_trials
-        + num_trials / math.factorial(num_levels + 1)
-        + overflow
-        + restricted_gaussian.FAILURE_TARGET
-        + num_trials * 2.0**-52
-    )
+    return math.fsum(budget_tv_terms(num_trials, num_levels).values())
 
 
 def proposal(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import dp_accounting
@@ -301,6 +302,40 @@ def test_deterministic_in_the_key(case):
     a = spider_sosp(jax.random.key(11), case.problem, **kw)
     b = spider_sosp(jax.random.key(11), case.problem, **kw)
     np.testing.assert_array_equal(a.value, b.value)
+
+
+def test_selection_work_is_constant_per_examined_candidate(case, monkeypatch):
+    """Algorithm 2 evaluates both queries for every candidate it examines."""
+    module = importlib.import_module("dpsample.finders.spider_sosp")
+    calls = []
+    selection_queries = module._selection_queries
+
+    def counting(problem, xs):
+        grad_norm, min_eig = selection_queries(problem, xs)
+
+        def grad(i):
+            calls.append(("g", i))
+            return grad_norm(i)
+
+        def eig(i):
+            calls.append(("m", i))
+            return min_eig(i)
+
+        return grad, eig
+
+    monkeypatch.setattr(module, "_selection_queries", counting)
+    res = spider_sosp(
+        jax.random.key(3),
+        case.problem,
+        epsilon=5.0,
+        delta=DELTA,
+        x0=np.array([1.2, -1.0]),  # far from stationary: early gradient tests fail
+        num_iters=40,
+        alpha=0.05,
+    )
+    examined = 40 if res.info["selected"] is None else res.info["selected"] + 1
+    # fails before the fix: lambda_min was only computed after a passed gradient test
+    assert calls == [(q, i) for i in range(examined) for q in ("g", "m")]
 
 
 # -------------------------------------------------------------------- bad input
