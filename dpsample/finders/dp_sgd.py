@@ -11,8 +11,11 @@ Algorithm 1) or ``g_i = grad f(x_t, z_i)`` (**no clipping**, seed 002 Algorithm 
 backward pass of the weighted minibatch loss, no per-example gradients). ``Pi_K`` is the
 projection onto a :class:`~dpsample.domains.Ball` domain (identity when unconstrained;
 post-processing, it keeps the iterates where the declared constants hold). The noise
-std is ``Delta = z * 2C / b`` (replace-one sensitivity of the mean, see
-:mod:`dpsample.finders.oracles`), and ``z`` is the smallest noise multiplier for which
+std is ``Delta = z C / b``: ``z`` is the noise multiplier in the ecosystem's
+convention (Abadi et al., Opacus, TF Privacy, dp-accounting: std of the noise on the
+sum over the per-example bound ``C``; the accountant handles the replace-one
+sensitivity ``2C/b`` of the mean, see :mod:`dpsample.finders.oracles`), and it is the
+smallest noise multiplier for which
 the accountant certifies the target for **exactly the schedule that runs**: ``T``
 releases of the first-kind oracle with the chosen sampling scheme (default Poisson with
 a fixed padded buffer, accounted by dp_accounting's truncated-Poisson subsampled
@@ -32,6 +35,9 @@ the factor ``e^epsilon`` on the event term; the accountant's ``delta_acc`` is se
 ``delta - (1 + e^epsilon) delta_E``. Theorem 3.3's ``c_2 C sqrt(T log(1/delta)) / (n
 epsilon)`` has unspecified constants and is not used (a numerical accountant replaces
 it, spec 002 §3.5); the "guarded" mode of the spec is ``clip_norm=G``.
+
+The same ``z`` means the same noise in :func:`dp_sgd_transform` (noise std ``z C`` on
+the clipped sum) and the same guarantee in :func:`dp_sgd_guarantee`, as in Opacus.
 
 Numerics. In the clipped mode every per-example gradient is clipped at ``C / F``,
 ``C = min(clip_norm, G)``, where ``F >= 1`` absorbs rounding
@@ -315,8 +321,10 @@ def dp_sgd(
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with the released point, its
-        guarantee and ``info`` (noise multiplier and std, schedule, oracle counts,
-        parameter sources, and optionally the iterates).
+        guarantee and ``info`` (noise multiplier ``z``, std of the noise on the sum
+        over ``C``, as :func:`dp_sgd_transform` and :func:`dp_sgd_guarantee` read it,
+        and the noise std ``z C / b`` on the mean; schedule, oracle counts, parameter
+        sources, and optionally the iterates).
 
     Raises:
         ValueError: Bad privacy parameters, ``x0``, batch size, ``T < 1``, sampling,
@@ -329,7 +337,8 @@ def dp_sgd(
     Privacy:
         Replace-one neighbours. Per-example contribution ``C`` (clip norm, or declared
         ``G`` conditional on the gradient-bound event), sensitivity of each noisy mean
-        ``2C/b``; ``T`` adaptive releases composed by dp_accounting (PLD for Poisson,
+        ``2C/b``, noise std ``z C / b``; ``T`` adaptive releases composed by
+        dp_accounting (PLD for Poisson,
         RDP for sampling without replacement, both for the full batch), plus a TV slack
         ``delta_E`` in the no-clipping mode. The returned guarantee meets ``(epsilon,
         delta)`` and covers every iterate.
@@ -477,7 +486,6 @@ def dp_sgd(
         "clip_bound": oracle.clip_bound,
         "gradient_dtype": oracle.gradient_dtype,
         "noise_multiplier": z,
-        "abadi_noise_multiplier": _common.C_SENS * z,
         "noise_std": oracle.noise_std,
         "gradient_bound_failure": delta_e,
         "accountant_delta": delta_acc,
@@ -524,9 +532,12 @@ def dp_sgd_transform(
     with any optax optimiser (post-processing), e.g.
     ``optax.chain(dp_sgd_transform(...), optax.sgd(lr))``.
 
-    ``noise_multiplier`` is Abadi's: noise std of the *sum* over the clip norm (the
-    dp_accounting convention). Account a run with :func:`dp_sgd_guarantee`. For a
-    padded Poisson batch, zero the padding rows' gradients (they then contribute 0).
+    ``noise_multiplier`` is the ecosystem's (Abadi et al., Opacus, TF Privacy,
+    dp-accounting) and dpsample's everywhere: noise std of the *sum* over the clip
+    norm. The same value gives the same noise in
+    :func:`~dpsample.finders.oracles.first_kind` (``z C / b`` on the mean) and the
+    same guarantee in :func:`dp_sgd_guarantee`, which accounts a run. For a padded
+    Poisson batch, zero the padding rows' gradients (they then contribute 0).
 
     Args:
         l2_clip_norm: Clip norm ``C > 0`` (``inf`` allowed: no clipping, no guarantee).
@@ -601,10 +612,12 @@ def dp_sgd_guarantee(
     max_batch_size: int | None = None,
     relation: Any = REPLACE_ONE,
 ) -> PrivacyGuarantee:
-    """Guarantee of ``steps`` DP-SGD steps with Abadi's noise multiplier.
+    """Guarantee of ``steps`` DP-SGD steps with noise multiplier ``z``.
 
     ``noise_multiplier`` = noise std of the sum of clipped gradients over the clip norm
-    (as in :func:`dp_sgd_transform`). Schemes:
+    (the ecosystem's convention and dpsample's everywhere: the same value as
+    :func:`dp_sgd_transform` and the oracles of :func:`dp_sgd` take). The relation
+    decides the sensitivity (``2C`` for replace-one). Schemes:
 
     * ``"poisson"``: ``PoissonSampledDpEvent(q, GaussianDpEvent(z))``; with
       ``dataset_size`` and ``max_batch_size`` the truncated event
@@ -612,8 +625,13 @@ def dp_sgd_guarantee(
       dp_accounting for ``relation`` (replace-one: PLD; add/remove: RDP and PLD).
     * ``"without_replacement"``: fixed batches ``b = q n`` (needs ``dataset_size``),
       ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z / 2))`` for
-      replace-one (the sum's replace-one sensitivity is twice the clip norm).
-    * ``"full_batch"``: the Gaussian mechanism, ``z / 2`` under replace-one.
+      replace-one (dp_accounting's RDP reads the inner multiplier relative to the
+      replace-one sensitivity ``2C``,
+      :func:`~dpsample.finders._common.without_replacement_event`).
+    * ``"full_batch"``: the Gaussian mechanism
+      (:func:`~dpsample.finders._common.gaussian_sum_guarantee`: noise over
+      sensitivity ``z / 2`` under replace-one; equal to dp_accounting's PLD of
+      ``GaussianDpEvent(z)`` for ``REPLACE_ONE``).
 
     Args:
         noise_multiplier: ``z > 0``.
@@ -659,10 +677,10 @@ def dp_sgd_guarantee(
             raise ValueError("sampling without replacement needs dataset_size")
         n = validation.positive_int("dataset_size", dataset_size)
         b = max(1, round(q * n))
-        ev = dp_accounting.SampledWithoutReplacementDpEvent(n, b, gauss(z / 2.0))
+        ev = _common.without_replacement_event(n, b, z)
         return PrivacyGuarantee.from_event(ev, relation=relation).repeat(t)
     if sampling == "full_batch":
-        return PrivacyGuarantee.gaussian(z / 2.0, relation=relation).repeat(t)
+        return _common.gaussian_sum_guarantee(z, relation).repeat(t)
     raise ValueError(
         "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), got "
         f"{sampling!r}"

@@ -29,40 +29,46 @@ Here ``b`` is the batch size: ``n`` for the full batch, the fixed size for batch
 without replacement, and the **expected** size ``q n`` for Poisson sampling (the sum is
 divided by this constant, not by the realised size, so that ``Delta = 2C/b`` holds).
 
-Noise: every oracle takes a ``noise_multiplier`` ``z`` = noise std / ``Delta`` (the
-sensitivity of the released statistic under replace-one, as in
-:meth:`PrivacyGuarantee.gaussian <dpsample.privacy.PrivacyGuarantee.gaussian>`). So
-``s1 = z Delta_1`` and ``s2(x, y) = z Delta_2(x, y)``; one release costs the same
-privacy whatever ``||x - y||`` is. (Abadi et al.'s noise multiplier, std of the *sum*
-over the contribution bound ``C``, is ``2 z`` in this convention.)
+Noise: every oracle takes a ``noise_multiplier`` ``z`` in the ecosystem's convention
+(Abadi et al.; Opacus, TF Privacy and dp-accounting read it the same way): the std of
+the noise added to the *sum* of the per-example terms, divided by the per-example
+bound ``C``. On the released mean the noise std is ``s1 = z C / b`` and ``s2(x, y) = z
+C(x, y) / b``. The sensitivity ``2C/b`` that replace-one implies is the accounting's
+business, not the caller's: one release is a Gaussian mechanism with noise over
+sensitivity ``z / 2`` (:func:`~dpsample.finders._common.gaussian_sum_guarantee`),
+whatever ``||x - y||`` is. The same ``z`` means the same noise in
+:func:`~dpsample.finders.dp_sgd_transform` and the same guarantee in
+:func:`~dpsample.finders.dp_sgd_guarantee`.
 
 Accounting matches the scheme that runs (dp-libraries spec §4.1); each call's
 :class:`OracleRecord` names the scheme and carries the per-call
 :class:`~dpsample.privacy.PrivacyGuarantee`, stated for ``REPLACE_ONE``:
 
-* ``"full_batch"``: ``PrivacyGuarantee.gaussian(z)`` (Gaussian mechanism, sensitivity
-  ``Delta``).
+* ``"full_batch"``: the Gaussian mechanism,
+  :func:`~dpsample.finders._common.gaussian_sum_guarantee` ``(z)``; its event is
+  ``GaussianDpEvent(z)``, whose PLD dp_accounting computes for ``REPLACE_ONE`` with
+  the doubled sensitivity.
 * ``"without_replacement"``: a uniformly random size-``b`` subset, drawn afresh at
-  every call: ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z))``, which
-  dp_accounting's RDP accountant analyses for ``REPLACE_ONE`` with the noise multiplier
-  relative to the replace-one sensitivity of the sum (Wang, Balle, Kasiviswanathan
-  2019), i.e. exactly ``z``.
+  every call: ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z / 2))``.
+  dp_accounting's RDP accountant analyses it for ``REPLACE_ONE`` with the inner
+  noise multiplier relative to the replace-one sensitivity ``2C`` of the sum (Wang,
+  Balle, Kasiviswanathan 2019), hence ``z / 2``
+  (:func:`~dpsample.finders._common.without_replacement_event`).
 * ``"poisson"``: every example joins independently with probability ``q = b / n``; the
   batch lives in a fixed padded buffer of ``max_batch_size`` slots, and when more than
   ``max_batch_size`` examples are drawn a uniformly random subset of that size is kept.
   This is exactly dp_accounting's ``TruncatedSubsampledGaussianDpEvent(n, q,
-  max_batch_size, 2 z)`` (noise relative to the contribution bound ``C``), analysed by
-  its PLD accountant for ``REPLACE_ONE``; truncation is thus accounted, not ignored.
-  The default padding makes overflow probability ``<= 1e-12``
-  (:func:`~dpsample.finders._common.poisson_max_batch`). (dp_accounting's RDP analysis
-  of Poisson subsampling is for add/remove only; it is not used.)
+  max_batch_size, z)``, analysed by its PLD accountant for ``REPLACE_ONE``;
+  truncation is thus accounted, not ignored. The default padding makes overflow
+  probability ``<= 1e-12`` (:func:`~dpsample.finders._common.poisson_max_batch`).
+  (dp_accounting's RDP analysis of Poisson subsampling is for add/remove only; it is
+  not used.)
 * ``"fresh"``: the caller passes the batch indices, disjoint across *all* calls of the
   run (population variants, seed 000 Eq. (3): rows of one public random permutation,
   see :func:`fresh_batches`). Each example then influences at most one release, so by
-  parallel composition a whole run is covered by one call's guarantee
-  ``PrivacyGuarantee.gaussian(z)`` (:meth:`FirstKindOracle.run_guarantee`). Runs that
-  mix several fresh oracles on one permutation are covered by composing one call of
-  each.
+  parallel composition a whole run is covered by one call's guarantee (the full
+  batch's, :meth:`FirstKindOracle.run_guarantee`). Runs that mix several fresh oracles
+  on one permutation are covered by composing one call of each.
 
 Clipping in floating point (O1 with ``clip_norm``). Rows are clipped at ``C / F``,
 where ``C = min(G, clip_norm)`` is the accounted bound (so a gradient that breaks the
@@ -164,7 +170,10 @@ class OracleRecord(NamedTuple):
             declared, else ``inf`` (the bound is then ``M ||x - y||``).
         smoothness: O2: the declared ``M`` used for ``M ||x - y||`` (``None`` if not
             declared); O1: ``None``.
-        noise_multiplier: Noise std over the replace-one sensitivity ``2 C / b``.
+        noise_multiplier: ``z``, the std of the noise on the *sum* over the
+            per-example bound ``C`` (the ecosystem's convention; ``z C / b`` on the
+            mean; O2: ``C = C(x, y)``). The accounting reads it for
+            ``REPLACE_ONE`` (sensitivity ``2C``).
         clipped: Whether per-example terms are clipped at the bound.
         event: The dp_accounting event of one release (dp_accounting's conventions).
         guarantee: :class:`~dpsample.privacy.PrivacyGuarantee` of one release
@@ -428,22 +437,20 @@ def _check_sampling(
 def _event_and_guarantee(
     sampling: str, n: int, b: int, m: int, z: float
 ) -> tuple[Any, PrivacyGuarantee, str]:
+    """Event (dp_accounting's reading of ``z``), guarantee and composition."""
     if sampling in ("full_batch", "fresh"):
-        ev = dp_accounting.GaussianDpEvent(z)
+        ev = dp_accounting.GaussianDpEvent(z)  # PLD doubles C for REPLACE_ONE
         comp = "parallel" if sampling == "fresh" else "sequential"
-        return ev, PrivacyGuarantee.gaussian(z, relation=REPLACE_ONE), comp
+        return ev, _common.gaussian_sum_guarantee(z, REPLACE_ONE), comp
     if sampling == "without_replacement":
-        ev = dp_accounting.SampledWithoutReplacementDpEvent(
-            n, b, dp_accounting.GaussianDpEvent(z)
-        )
+        ev = _common.without_replacement_event(n, b, z)  # RDP: z / 2
         return ev, PrivacyGuarantee.from_event(ev, relation=REPLACE_ONE), "sequential"
-    # Poisson, truncated to m slots; dp_accounting's noise multiplier is relative to
-    # the contribution bound C (std of the sum / C = z * (2C/b) * b / C = 2z).
+    # Poisson, truncated to m slots; PLD doubles C for REPLACE_ONE.
     ev = dp_accounting.TruncatedSubsampledGaussianDpEvent(
         dataset_size=n,
         sampling_probability=b / n,
         truncated_batch_size=m,
-        noise_multiplier=_common.C_SENS * z,
+        noise_multiplier=z,
     )
     return ev, PrivacyGuarantee.from_event(ev, relation=REPLACE_ONE), "sequential"
 
@@ -624,8 +631,8 @@ class _SecondKindFn:
         return jnp.minimum(operands["smoothness"] * r, operands["cap"])
 
     def noise_std(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
-        sens = _common.C_SENS * self.difference_bound(operands, x, y) / self.batch_size
-        return operands["noise_multiplier"] * sens
+        bound = self.difference_bound(operands, x, y)
+        return operands["noise_multiplier"] * (bound / self.batch_size)
 
     def mean(
         self,
@@ -736,7 +743,7 @@ class _OracleBase:
 
 
 class FirstKindOracle(_OracleBase):
-    r"""``O1(x) = (1/b) sum_{i in S} clip(grad f(x, z_i)) + N(0, (z 2C/b)^2 I)``.
+    r"""``O1(x) = (1/b) sum_{i in S} clip(grad f(x, z_i)) + N(0, (z C/b)^2 I)``.
 
     Build it with :func:`first_kind`. ``estimate_fn(rng_key, x, indices=None)`` is a
     pure JAX function; calling the oracle returns ``(estimate, record)``.
@@ -744,11 +751,12 @@ class FirstKindOracle(_OracleBase):
     Attributes of note: ``contribution_bound`` (``C``), ``clip_bound`` (the bound the
     rows are clipped at, ``C / F`` with the rounding margin ``F`` of
     :func:`clip_margin`; ``None`` without clipping), ``gradient_dtype``,
-    ``sensitivity`` (``2C/b``) and ``noise_std``.
+    ``sensitivity`` (``2C/b``) and ``noise_std`` (``z C / b``).
 
     Privacy:
         Replace-one neighbours; per-example term bound ``C`` (declared ``G``, or the
-        clip norm); L2 sensitivity of one release ``2 C / b``; one release is covered by
+        clip norm); L2 sensitivity of one release ``2 C / b``, noise std ``z C / b``
+        (noise over sensitivity ``z / 2``); one release is covered by
         ``record.guarantee`` (see the module docstring for each sampling scheme).
         With clipping, rows are clipped at ``C / F`` so the bound holds for the
         floating-point statistic in either ``gradient_dtype``.
@@ -799,7 +807,9 @@ class FirstKindOracle(_OracleBase):
             / _margin_of(problem, self.gradient_dtype, self.max_batch_size)
         )
         self.sensitivity = _common.C_SENS * self.contribution_bound / self.batch_size
-        self.noise_std = self.noise_multiplier * self.sensitivity
+        self.noise_std = self.noise_multiplier * (
+            self.contribution_bound / self.batch_size
+        )
         self.record = OracleRecord(
             kind="first",
             sampling=self.sampling,
@@ -860,8 +870,8 @@ class SecondKindOracle(_OracleBase):
 
     .. math::
         O_2(x, y) = \frac1b \sum_{i \in S} \big(\nabla f(x; z_i) - \nabla f(y; z_i)\big)
-        + \mathcal N\big(0, (z\,\Delta_2(x, y))^2 I\big),\quad
-        \Delta_2(x, y) = \frac{2 \min(M \|x - y\|, 2G)}{b}.
+        + \mathcal N\big(0, (z\,C(x, y) / b)^2 I\big),\quad
+        C(x, y) = \min(M \|x - y\|, 2G).
 
     Build it with :func:`second_kind`. ``estimate_fn(rng_key, x, y, indices=None)`` is
     pure JAX; calling the oracle returns ``(estimate, record)``.
@@ -869,8 +879,8 @@ class SecondKindOracle(_OracleBase):
     Privacy:
         Replace-one neighbours; per-example difference bound ``min(M ||x - y||, 2G)``
         from the declared constants (clipped at that bound when ``clip=True``, which
-        makes the guarantee unconditional); sensitivity ``Delta_2(x, y)``; the noise std
-        is ``z Delta_2(x, y)``, so one release costs ``record.guarantee`` whatever
+        makes the guarantee unconditional); sensitivity ``2 C(x, y) / b``; the noise
+        std is ``z C(x, y) / b``, so one release costs ``record.guarantee`` whatever
         ``||x - y||``.
     """
 
@@ -941,7 +951,7 @@ class SecondKindOracle(_OracleBase):
         return _common.C_SENS * self.difference_bound(x, y) / self.batch_size
 
     def noise_std(self, x: Array, y: Array) -> Array:
-        """Noise std ``z * sensitivity(x, y)``."""
+        """Noise std ``z min(M ||x - y||, 2G) / b`` (``z / 2`` x the sensitivity)."""
         return self._fn.noise_std(self._operands, x, y)
 
     def mean_fn(
@@ -987,11 +997,14 @@ def first_kind(
 
     .. math::
         O_1(x) = \frac1b \sum_{i\in S} \operatorname{clip}_c(\nabla f(x; z_i))
-        + \mathcal N\big(0, (z \cdot 2C/b)^2 I_d\big).
+        + \mathcal N\big(0, (z C/b)^2 I_d\big).
 
     Args:
         problem: The :class:`~dpsample.problem.Problem`.
-        noise_multiplier: ``z`` = noise std / replace-one sensitivity ``2C/b``.
+        noise_multiplier: ``z`` = std of the noise on the sum / per-example bound
+            ``C`` (the ecosystem's convention, as in Opacus, TF Privacy and
+            dp-accounting; replace-one sensitivity ``2C`` is handled by the
+            accounting).
         sampling: ``"full_batch"`` (default), ``"poisson"``,
             ``"without_replacement"`` or ``"fresh"`` (caller-provided disjoint
             indices).
@@ -1021,7 +1034,8 @@ def first_kind(
             :func:`clip_margin`).
 
     Privacy:
-        Replace-one; sensitivity ``2C/b``; per call ``record.guarantee``
+        Replace-one; sensitivity ``2C/b``, noise std ``z C / b``; per call
+        ``record.guarantee``
         (Gaussian for the full batch / fresh batches, sampled-without-replacement
         Gaussian (RDP), truncated-Poisson subsampled Gaussian (PLD)). With
         clipping the per-example rows are clipped at ``C / F``, which keeps the
@@ -1035,13 +1049,13 @@ def first_kind(
         >>> data = {"x": jnp.ones((4, 2)), "y": jnp.ones(4)}
         >>> prob = dpsample.Problem(lambda x, z: jnp.sum((x - z["x"]) ** 2) / 8,
         ...     data, dpsample.Ball(1.0, dim=2), lipschitz=1.0)
-        >>> o1 = first_kind(prob, noise_multiplier=2.0)
+        >>> o1 = first_kind(prob, noise_multiplier=4.0)
         >>> est, rec = o1(jax.random.key(0), jnp.zeros(2))
         >>> est.shape, rec.sampling, rec.guarantee.epsilon(1e-5) < 3
         ((2,), 'full_batch', True)
-        >>> o1.sensitivity  # 2 G / n
-        0.5
-        >>> o32 = first_kind(prob, noise_multiplier=2.0, clip_norm=0.5,
+        >>> o1.sensitivity, o1.noise_std  # 2 G / n and z G / n
+        (0.5, 1.0)
+        >>> o32 = first_kind(prob, noise_multiplier=4.0, clip_norm=0.5,
         ...                  gradient_dtype="float32")
         >>> o32(jax.random.key(0), jnp.zeros(2))[0].dtype  # noise added in float64
         dtype('float64')
@@ -1072,12 +1086,13 @@ def second_kind(
 
     .. math::
         O_2(x, y) = \frac1b \sum_{i\in S}\big(\nabla f(x; z_i) - \nabla f(y; z_i)\big)
-        + \mathcal N\Big(0, \big(z \cdot 2\min(M\|x-y\|, 2G)/b\big)^2 I_d\Big).
+        + \mathcal N\Big(0, \big(z \min(M\|x-y\|, 2G)/b\big)^2 I_d\Big).
 
     Args:
         problem: The :class:`~dpsample.problem.Problem` (declares ``smoothness`` and/or
             ``lipschitz``).
-        noise_multiplier: ``z`` = noise std / replace-one sensitivity.
+        noise_multiplier: ``z`` = std of the noise on the sum / per-example bound
+            (the ecosystem's convention, as for :func:`first_kind`).
         sampling: As for :func:`first_kind`; both points use the **same** batch.
         batch_size: ``b``.
         clip: Clip every per-example difference at ``min(M ||x - y||, 2G)`` so the
@@ -1092,8 +1107,9 @@ def second_kind(
         ValueError: On a bad scheme, batch size or noise multiplier.
 
     Privacy:
-        Replace-one; sensitivity ``2 min(M ||x - y||, 2G) / b``; noise proportional to
-        it, so each call costs ``record.guarantee`` independently of the step.
+        Replace-one; sensitivity ``2 min(M ||x - y||, 2G) / b``; noise std ``z min(M
+        ||x - y||, 2G) / b``, proportional to it, so each call costs
+        ``record.guarantee`` independently of the step.
 
     Examples:
         >>> import jax, jax.numpy as jnp
