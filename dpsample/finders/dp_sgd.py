@@ -83,6 +83,12 @@ import jax.numpy as jnp
 import optax
 
 from dpsample._src import validation
+from dpsample._src.clipping import (
+    GRADIENT_DTYPES,
+    check_clip_bound,
+    clip_coefficients,
+    clip_margin,
+)
 from dpsample.domains import Ball
 from dpsample.finders import _common
 from dpsample.finders.oracles import FirstKindOracle, first_kind
@@ -525,9 +531,9 @@ def dp_sgd_transform(
 
     ``update(updates, state, params=None)`` expects **per-example** gradients: a pytree
     whose leaves have a leading batch axis ``B``. Each example's whole gradient (all
-    leaves) is clipped to L2 norm ``l2_clip_norm``, the clipped gradients are summed,
-    ``N(0, (noise_multiplier * l2_clip_norm)^2)`` is added to every coordinate (one
-    key per leaf), and the result is divided by ``expected_batch_size`` (Poisson
+    leaves) is clipped to L2 norm ``l2_clip_norm / F``, the clipped gradients are
+    summed, ``N(0, (noise_multiplier * l2_clip_norm)^2)`` is added to every coordinate
+    (one key per leaf), and the result is divided by ``expected_batch_size`` (Poisson
     sampling: a constant divisor keeps the sensitivity exact) or by ``B``. Chain it
     with any optax optimiser (post-processing), e.g.
     ``optax.chain(dp_sgd_transform(...), optax.sgd(lr))``.
@@ -538,6 +544,14 @@ def dp_sgd_transform(
     :func:`~dpsample.finders.oracles.first_kind` (``z C / b`` on the mean) and the
     same guarantee in :func:`dp_sgd_guarantee`, which accounts a run. For a padded
     Poisson batch, zero the padding rows' gradients (they then contribute 0).
+
+    Clipping goes through :mod:`dpsample._src.clipping` like every clipping path:
+    rows are clipped at ``C / F`` with the rounding margin ``F`` of
+    :func:`~dpsample.finders.oracles.clip_margin` for the leaves' dtype (float32 if
+    any leaf is float32), so the sum keeps its sensitivity ``2C`` as computed, and a
+    row with a non-finite norm contributes zero. Leaves must be float32 or float64
+    and ``C`` must lie in that dtype's
+    :data:`~dpsample._src.clipping.CLIP_RANGES` (checked at the first ``update``).
 
     Args:
         l2_clip_norm: Clip norm ``C > 0`` (``inf`` allowed: no clipping, no guarantee).
@@ -585,9 +599,10 @@ def dp_sgd_transform(
         del params
         leaves, treedef = jax.tree.flatten(updates)
         batch = leaves[0].shape[0]
-        sq = sum(jnp.sum(leaf.reshape(batch, -1) ** 2, axis=1) for leaf in leaves)
-        norms = jnp.sqrt(sq)
-        scale = jnp.minimum(1.0, clip / jnp.maximum(norms, 1e-300))
+        if math.isinf(clip):  # no clipping (and no guarantee)
+            scale = jnp.ones(batch)
+        else:
+            scale = _transform_clip_scale(leaves, batch, clip)
         new_key, sub = jax.random.split(state.rng_key)
         keys = jax.random.split(sub, len(leaves))
         denom = batch if divisor is None else divisor
@@ -600,6 +615,23 @@ def dp_sgd_transform(
         return jax.tree.unflatten(treedef, out), DPSGDState(new_key)
 
     return optax.GradientTransformation(init_fn, update_fn)
+
+
+def _transform_clip_scale(leaves: list[Any], batch: int, clip: float) -> Array:
+    """Per-example clip coefficients of :func:`dp_sgd_transform` (shared clipping)."""
+    dtypes = {jnp.dtype(leaf.dtype).name for leaf in leaves}
+    if not dtypes <= set(GRADIENT_DTYPES):
+        raise ValueError(
+            f"dp_sgd_transform clips float32 or float64 gradients, got {sorted(dtypes)}"
+        )
+    name = "float32" if "float32" in dtypes else "float64"
+    bound = check_clip_bound(clip, name)
+    dim = max(1, sum(math.prod(leaf.shape[1:]) for leaf in leaves))
+    sq = sum(jnp.sum(leaf.reshape(batch, -1) ** 2, axis=1) for leaf in leaves)
+    coef, _ = clip_coefficients(
+        sq, jnp.ones(batch), bound / clip_margin(name, batch, dim), jnp.dtype(name)
+    )
+    return coef
 
 
 def dp_sgd_guarantee(

@@ -29,7 +29,7 @@ one universal constant ``c``,
     \hat\sigma_2 = \frac{2L}{\beta}\sigma_2,
 
 i.e. noise multipliers (std of the noise on the sum over the per-example bounds ``L``
-and ``min(beta ||dw||, 2L)``, the ecosystem's convention,
+and ``min(beta ||dw||, 2L)``, the ecosystem's convention; O2 adds its rounding floor,
 :mod:`dpsample.finders.oracles`) equal to ``c sqrt(ln(1/delta)) / epsilon`` times
 ``max{1, b_1 sqrt(T/q)/n}`` and ``max{1, b_2 sqrt(T)/n}``: one constant (reported as
 ``noise_constant``, the multiplier over these shape factors) for both. The anchor
@@ -277,7 +277,8 @@ def dp_spider(
         noise multipliers (std of the noise on the sum over the per-example bound,
         as :func:`~dpsample.finders.oracles.first_kind` takes them) and scales
         (``sigma1`` on the anchor mean; ``sigma2`` per unit of ``||w_t - w_{t-1}||``
-        and its cap ``sigma2_hat``), oracle counts and parameter sources.
+        and its cap ``sigma2_hat``, before O2's rounding floor), oracle counts and
+        parameter sources.
 
     Raises:
         ValueError: Bad privacy parameters, ``x0``, batch sizes, ``T < 1``, ``q``
@@ -286,9 +287,10 @@ def dp_spider(
 
     Privacy:
         Replace-one. Anchors: sensitivity ``2G/b_1``; variations: ``2 min(M ||w_t -
-        w_{t-1}||, 2G)/b_2`` with noise proportional to it. ``ceil(T/q)`` anchors and
-        ``T - ceil(T/q)`` variations (what runs) are composed by dp_accounting (RDP
-        and/or PLD); the result meets ``(epsilon, delta)`` and covers every iterate.
+        w_{t-1}||, 2G)/b_2`` (plus a rounding floor unless clipped) with noise
+        proportional to it. ``ceil(T/q)`` anchors and ``T - ceil(T/q)`` variations
+        (what runs) are composed by dp_accounting (RDP and/or PLD); the result meets
+        ``(epsilon, delta)`` and covers every iterate.
 
     Examples:
         >>> import jax, jax.numpy as jnp, dpsample

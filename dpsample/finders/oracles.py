@@ -22,8 +22,9 @@ a bound on every per-example term of the sum, for every possible example:
   two gradients of norm ``<= G``), so ``C(x, y) = min(M ||x - y||, 2 G)`` (whichever
   are declared) and ``Delta_2(x, y) = 2 C(x, y) / b``. The paper's ``M ||x - y|| / n``
   (App. C.1) is the add/remove-style count; under replace-one it is doubled. With
-  ``x = y`` the statistic is exactly zero, the sensitivity is zero, and so is the
-  noise.
+  ``x == y`` (public) the oracle releases exactly zero with no noise: the statistic
+  is *set* to zero, not computed, so no rounding can make it depend on the data; a
+  constant release costs nothing (it is still counted as one call).
 
 Here ``b`` is the batch size: ``n`` for the full batch, the fixed size for batches drawn
 without replacement, and the **expected** size ``q n`` for Poisson sampling (the sum is
@@ -33,10 +34,11 @@ Noise: every oracle takes a ``noise_multiplier`` ``z`` in the ecosystem's conven
 (Abadi et al.; Opacus, TF Privacy and dp-accounting read it the same way): the std of
 the noise added to the *sum* of the per-example terms, divided by the per-example
 bound ``C``. On the released mean the noise std is ``s1 = z C / b`` and ``s2(x, y) = z
-C(x, y) / b``. The sensitivity ``2C/b`` that replace-one implies is the accounting's
-business, not the caller's: one release is a Gaussian mechanism with noise over
-sensitivity ``z / 2`` (:func:`~dpsample.finders._common.gaussian_sum_guarantee`),
-whatever ``||x - y||`` is. The same ``z`` means the same noise in
+C(x, y) / b`` (plus O2's rounding floor, below). The sensitivity ``2C/b`` that
+replace-one implies is the accounting's business, not the caller's: one release is a
+Gaussian mechanism with noise over sensitivity ``z / 2``
+(:func:`~dpsample.finders._common.gaussian_sum_guarantee`), whatever ``||x - y||``
+is. The same ``z`` means the same noise in
 :func:`~dpsample.finders.dp_sgd_transform` and the same guarantee in
 :func:`~dpsample.finders.dp_sgd_guarantee`.
 
@@ -80,7 +82,25 @@ for the norms, one matrix-vector product ``c^T G`` for the sum), and rows with a
 non-finite squared norm contribute zero. ``gradient_dtype="float32"`` computes the
 per-example gradients, norms and sum in float32 (about ``1.3-1.5x`` faster on CPU;
 ``F - 1 ~ 2 m^2 2^-24``, ``0.8 %`` for ``m = 256``); the noise is drawn and added in
-float64 and the guarantee is unchanged.
+float64 and the guarantee is unchanged. The clip bound must lie in
+:data:`~dpsample._src.clipping.CLIP_RANGES` (``[1e-12, 1e12]`` in float32,
+``[1e-140, 1e140]`` in float64), where the rounding analysis holds.
+
+Rounding of the paired difference (O2). Without clipping, the exact sensitivity
+``2 C(x, y) / b`` vanishes as ``x -> y``, but the rounding of the two float64
+gradient sums whose difference is released does not: it scales with the gradients'
+*magnitudes* (up to ``G``), not with ``||x - y||``. The noise std is therefore ``z
+C_eff(x, y) / b`` with ``C_eff = F C(x, y) + A G`` from
+:func:`~dpsample._src.clipping.difference_margin` (Higham-style derivation there;
+``F - 1 ~ 2 m u`` and the floor ``A ~ 2 m^2 u``, ``u = 2^-53``), which bounds how far
+the *computed* statistics of two neighbouring batches can be apart; the guarantee
+holds for what is computed. The floor needs the declared ``G`` (without it only
+``clip=True`` is accepted). With ``clip=True`` the per-example differences are
+clipped at ``C(x, y) / F`` with :func:`clip_margin`'s ``F``, through the same
+clipping code as O1 (:func:`~dpsample._src.clipping.clipped_sum`), so no floor is
+needed; a bound below ``1e-140`` clips every row to zero
+(:func:`~dpsample._src.clipping.usable_clip_bound`). ``||x - y||`` is computed
+scaled by its largest entry, so it does not underflow.
 
 Layered models. When the problem's ``loss_fn`` is a :class:`dpsample.models.MLP`, the
 clipped sum is computed by ghost clipping (per-layer norms from activations and
@@ -125,11 +145,12 @@ import jax.numpy as jnp
 from dpsample._src import validation
 from dpsample._src.clipping import (
     GRADIENT_DTYPES,
-    MAX_CLIP_FLOAT32,
-    MIN_CLIP_FLOAT32,
+    check_clip_bound,
     check_gradient_dtype,
-    clip_coefficients,
     clip_margin,
+    clipped_sum,
+    difference_margin,
+    usable_clip_bound,
 )
 from dpsample.errors import MissingConstantError
 from dpsample.finders import _common
@@ -172,8 +193,8 @@ class OracleRecord(NamedTuple):
             declared); O1: ``None``.
         noise_multiplier: ``z``, the std of the noise on the *sum* over the
             per-example bound ``C`` (the ecosystem's convention; ``z C / b`` on the
-            mean; O2: ``C = C(x, y)``). The accounting reads it for
-            ``REPLACE_ONE`` (sensitivity ``2C``).
+            mean; O2: ``C = C(x, y)`` plus the rounding floor). The accounting reads
+            it for ``REPLACE_ONE`` (sensitivity ``2C``).
         clipped: Whether per-example terms are clipped at the bound.
         event: The dp_accounting event of one release (dp_accounting's conventions).
         guarantee: :class:`~dpsample.privacy.PrivacyGuarantee` of one release
@@ -506,24 +527,26 @@ def _clipped_sum(
     scaled and copied first). Rows whose squared norm is not finite (an overflowing,
     infinite or NaN gradient) contribute zero, so the output never exceeds the bound
     per row and a NaN example cannot poison (or reveal itself in) the release
-    (:func:`~dpsample._src.clipping.clip_coefficients`). ``bound`` already includes
+    (:func:`~dpsample._src.clipping.clipped_sum`). ``bound`` already includes
     the margin of :func:`clip_margin`.
     """
     if isinstance(loss_fn, MLP):  # layered model: no (m, d) per-example gradients
         return loss_fn.clipped_gradient_sum(x, batch, w, bound, dtype)
     ft = jnp.dtype(dtype)
     g = _per_example_grads(loss_fn, x.astype(ft), _cast_floating(batch, dtype))
-    g = g.astype(ft)
-    coef, finite = clip_coefficients(jnp.sum(g * g, axis=-1), w, bound, ft)
-    g = jnp.where(finite[:, None], g, 0.0)
-    total = jnp.dot(coef, g, precision=jax.lax.Precision.HIGHEST)
-    return total.astype(jnp.float64)
+    return clipped_sum(g, w, bound, ft)
 
 
-def _clip_rows(g: Array, bound: Array | float) -> Array:
-    norms = jnp.linalg.norm(g, axis=-1, keepdims=True)
-    scale = jnp.minimum(1.0, bound / jnp.maximum(norms, 1e-300))
-    return g * scale
+def _distance(x: Array, y: Array) -> Array:
+    """``||x - y||``, scaled by the largest entry so that tiny steps do not underflow.
+
+    ``d + 4`` roundings at most (subtraction, quotient, square, ``d - 1`` additions,
+    square root, product), which :func:`~dpsample._src.clipping.difference_margin`'s
+    factor covers.
+    """
+    diff = x - y
+    s = jnp.max(jnp.abs(diff))
+    return s * jnp.linalg.norm(diff / jnp.where(s > 0, s, 1.0))
 
 
 def _spec_batch(
@@ -612,8 +635,10 @@ class _SecondKindFn:
     """Static structure of an O2 oracle: hashable, equal across equal structures.
 
     ``fn(operands, rng_key, x, y, indices=None)`` is ``O2(x, y)`` with ``operands =
-    {"data": ..., "noise_multiplier": z, "cap": 2G or inf}`` (plus ``"smoothness"``
-    when ``M`` is declared).
+    {"data": ..., "noise_multiplier": z, "cap": 2G or inf}``, plus ``"smoothness"``
+    when ``M`` is declared, ``"clip_margin"`` (``F`` of :func:`clip_margin`) when
+    clipped, and ``"margin"``, ``"floor"`` (``F`` and ``A G`` of
+    :func:`~dpsample._src.clipping.difference_margin`) when not.
     """
 
     loss_fn: Callable[..., Any]
@@ -625,13 +650,26 @@ class _SecondKindFn:
     has_smoothness: bool
 
     def difference_bound(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
-        r = jnp.linalg.norm(x - y)
+        """``C(x, y) = min(M ||x - y||, 2G)`` (``0`` at ``x == y``)."""
         if not self.has_smoothness:
-            return jnp.where(r > 0, operands["cap"], 0.0)
-        return jnp.minimum(operands["smoothness"] * r, operands["cap"])
+            return jnp.where(jnp.any(x != y), operands["cap"], 0.0)
+        return jnp.minimum(operands["smoothness"] * _distance(x, y), operands["cap"])
+
+    def accounted_bound(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
+        """The per-example bound the noise is scaled to: ``C`` or ``F C + A G``.
+
+        Clipped: ``C(x, y)`` (rows are clipped below it). Unclipped: ``C_eff = F C +
+        A G`` (:func:`~dpsample._src.clipping.difference_margin`), except ``0`` at
+        ``x == y``, where the release is the constant zero.
+        """
+        c = self.difference_bound(operands, x, y)
+        if self.clip:
+            return c
+        c_eff = operands["margin"] * c + operands["floor"]
+        return jnp.where(jnp.all(x == y), 0.0, c_eff)
 
     def noise_std(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
-        bound = self.difference_bound(operands, x, y)
+        bound = self.accounted_bound(operands, x, y)
         return operands["noise_multiplier"] * (bound / self.batch_size)
 
     def mean(
@@ -652,9 +690,10 @@ class _SecondKindFn:
             diff = _per_example_grads(loss_fn, x, batch) - _per_example_grads(
                 loss_fn, y, batch
             )
-            diff = _clip_rows(diff, self.difference_bound(operands, x, y))
-            total = jnp.sum(w[:, None] * diff, axis=0)
-        return total / self.batch_size
+            bound = usable_clip_bound(self.difference_bound(operands, x, y), "float64")
+            total = clipped_sum(diff, w, bound / operands["clip_margin"], jnp.float64)
+        # x == y (public): the release is the constant zero, whatever the data.
+        return jnp.where(jnp.all(x == y), 0.0, total / self.batch_size)
 
     def __call__(
         self,
@@ -789,17 +828,10 @@ class FirstKindOracle(_OracleBase):
         else:
             self.clip_norm = validation.positive("clip_norm", clip_norm)
             g = problem.lipschitz
-            self.contribution_bound = (
-                self.clip_norm if g is None else min(self.clip_norm, g)
+            self.contribution_bound = check_clip_bound(
+                self.clip_norm if g is None else min(self.clip_norm, g),
+                self.gradient_dtype,
             )
-            if self.gradient_dtype == "float32" and not (
-                MIN_CLIP_FLOAT32 <= self.contribution_bound <= MAX_CLIP_FLOAT32
-            ):
-                raise ValueError(
-                    f"gradient_dtype='float32' needs a clip bound in "
-                    f"[{MIN_CLIP_FLOAT32:g}, {MAX_CLIP_FLOAT32:g}], got "
-                    f"{self.contribution_bound:g}; use gradient_dtype='float64'"
-                )
         self.clip_bound = (
             None
             if self.clip_norm is None
@@ -870,18 +902,22 @@ class SecondKindOracle(_OracleBase):
 
     .. math::
         O_2(x, y) = \frac1b \sum_{i \in S} \big(\nabla f(x; z_i) - \nabla f(y; z_i)\big)
-        + \mathcal N\big(0, (z\,C(x, y) / b)^2 I\big),\quad
+        + \mathcal N\big(0, (z\,C_{\rm eff}(x, y) / b)^2 I\big),\quad
         C(x, y) = \min(M \|x - y\|, 2G).
 
-    Build it with :func:`second_kind`. ``estimate_fn(rng_key, x, y, indices=None)`` is
-    pure JAX; calling the oracle returns ``(estimate, record)``.
+    ``C_eff = C`` with ``clip=True``; without clipping ``C_eff = F C + A G`` covers the
+    rounding of the two gradient sums (module docstring,
+    :func:`~dpsample._src.clipping.difference_margin`). At ``x == y`` the release is
+    exactly zero (no noise). Build it with :func:`second_kind`.
+    ``estimate_fn(rng_key, x, y, indices=None)`` is pure JAX; calling the oracle
+    returns ``(estimate, record)``.
 
     Privacy:
-        Replace-one neighbours; per-example difference bound ``min(M ||x - y||, 2G)``
-        from the declared constants (clipped at that bound when ``clip=True``, which
-        makes the guarantee unconditional); sensitivity ``2 C(x, y) / b``; the noise
-        std is ``z C(x, y) / b``, so one release costs ``record.guarantee`` whatever
-        ``||x - y||``.
+        Replace-one neighbours; per-example difference bound ``C(x, y)`` from the
+        declared constants (clipped below that bound when ``clip=True``, which makes
+        the guarantee unconditional); the computed statistics of neighbouring batches
+        are at most ``2 C_eff(x, y) / b`` apart and the noise std is ``z C_eff(x, y) /
+        b``, so one release costs ``record.guarantee`` whatever ``||x - y||``.
     """
 
     kind = "second"
@@ -905,11 +941,18 @@ class SecondKindOracle(_OracleBase):
                 "smoothness=... or lipschitz=... (data-independent bounds) to the "
                 "Problem"
             )
+        self.clip = bool(clip)
+        if not self.clip and problem.lipschitz is None:
+            raise MissingConstantError(
+                "the unclipped second-kind oracle needs the public constant lipschitz "
+                "(G): the rounding of the two gradient sums it subtracts scales with "
+                "the gradients' size, which only G bounds; declare lipschitz=... on "
+                "the Problem or pass clip=True"
+            )
         self.smoothness = problem.smoothness
         self.cap = (
             float("inf") if problem.lipschitz is None else 2.0 * problem.lipschitz
         )
-        self.clip = bool(clip)
         self.record = OracleRecord(
             kind="second",
             sampling=self.sampling,
@@ -941,17 +984,29 @@ class SecondKindOracle(_OracleBase):
         }
         if self.smoothness is not None:
             self._operands["smoothness"] = self.smoothness
+        if self.clip:
+            self._operands["clip_margin"] = clip_margin(
+                "float64", self.max_batch_size, problem.dim
+            )
+        else:
+            margin, floor = difference_margin(self.max_batch_size, problem.dim)
+            self._operands["margin"] = margin
+            self._operands["floor"] = floor * problem.lipschitz
 
     def difference_bound(self, x: Array, y: Array) -> Array:
         """Per-example bound ``min(M ||x - y||, 2G)`` (public: ``x, y`` are public)."""
         return self._fn.difference_bound(self._operands, x, y)
 
+    def accounted_bound(self, x: Array, y: Array) -> Array:
+        """``C_eff``: ``C`` clipped, ``F C + A G`` unclipped, ``0`` at ``x == y``."""
+        return self._fn.accounted_bound(self._operands, x, y)
+
     def sensitivity(self, x: Array, y: Array) -> Array:
-        """L2 sensitivity ``2 min(M ||x - y||, 2G) / b`` of one release."""
-        return _common.C_SENS * self.difference_bound(x, y) / self.batch_size
+        """L2 sensitivity ``2 C_eff(x, y) / b`` of the computed statistic."""
+        return _common.C_SENS * self.accounted_bound(x, y) / self.batch_size
 
     def noise_std(self, x: Array, y: Array) -> Array:
-        """Noise std ``z min(M ||x - y||, 2G) / b`` (``z / 2`` x the sensitivity)."""
+        """Noise std ``z C_eff(x, y) / b`` (``z / 2`` times the sensitivity)."""
         return self._fn.noise_std(self._operands, x, y)
 
     def mean_fn(
@@ -1031,7 +1086,8 @@ def first_kind(
         ValueError: On a bad scheme, batch size, noise multiplier or
             ``gradient_dtype`` (float32 needs ``clip_norm``, a clip bound in
             ``[1e-12, 1e12]`` and a batch and dimension small enough for
-            :func:`clip_margin`).
+            :func:`clip_margin`), or a float64 clip bound outside ``[1e-140,
+            1e140]``.
 
     Privacy:
         Replace-one; sensitivity ``2C/b``, noise std ``z C / b``; per call
@@ -1086,30 +1142,36 @@ def second_kind(
 
     .. math::
         O_2(x, y) = \frac1b \sum_{i\in S}\big(\nabla f(x; z_i) - \nabla f(y; z_i)\big)
-        + \mathcal N\Big(0, \big(z \min(M\|x-y\|, 2G)/b\big)^2 I_d\Big).
+        + \mathcal N\Big(0, \big(z \, C_{\rm eff}(x, y)/b\big)^2 I_d\Big),
+
+    with ``C_eff = min(M ||x - y||, 2G)`` when clipped and ``F min(M ||x - y||, 2G) + A
+    G`` (a rounding floor, :func:`~dpsample._src.clipping.difference_margin`) when not;
+    exactly zero, without noise, at ``x == y``.
 
     Args:
         problem: The :class:`~dpsample.problem.Problem` (declares ``smoothness`` and/or
-            ``lipschitz``).
+            ``lipschitz``; ``lipschitz`` is needed without ``clip``).
         noise_multiplier: ``z`` = std of the noise on the sum / per-example bound
             (the ecosystem's convention, as for :func:`first_kind`).
         sampling: As for :func:`first_kind`; both points use the **same** batch.
         batch_size: ``b``.
-        clip: Clip every per-example difference at ``min(M ||x - y||, 2G)`` so the
-            sensitivity holds even for examples that violate the declared constants.
+        clip: Clip every per-example difference at ``min(M ||x - y||, 2G) / F``
+            (:func:`clip_margin`) so the sensitivity holds, as computed, even for
+            examples that violate the declared constants.
         max_batch_size: Poisson padding.
 
     Returns:
         A :class:`SecondKindOracle`.
 
     Raises:
-        MissingConstantError: If neither ``smoothness`` nor ``lipschitz`` is declared.
+        MissingConstantError: If neither ``smoothness`` nor ``lipschitz`` is declared,
+            or ``lipschitz`` is not declared and ``clip`` is off.
         ValueError: On a bad scheme, batch size or noise multiplier.
 
     Privacy:
-        Replace-one; sensitivity ``2 min(M ||x - y||, 2G) / b``; noise std ``z min(M
-        ||x - y||, 2G) / b``, proportional to it, so each call costs
-        ``record.guarantee`` independently of the step.
+        Replace-one; the computed statistics of neighbouring batches are at most ``2
+        C_eff(x, y) / b`` apart and the noise std is ``z C_eff(x, y) / b``, so each
+        call costs ``record.guarantee`` independently of the step.
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -1123,6 +1185,9 @@ def second_kind(
         >>> est, rec = o2(jax.random.key(0), x, x)  # x = y: zero, noiseless
         >>> est.tolist(), rec.kind
         ([0.0, 0.0], 'second')
+        >>> y = x.at[0].set(1e-300)  # a tiny step: the rounding floor sets the noise
+        >>> float(o2.noise_std(x, y)) > 1e-20
+        True
     """
     return SecondKindOracle(
         problem,

@@ -95,7 +95,8 @@ class SpiderPlan(NamedTuple):
             replace-one sensitivity is half of it).
         noise_multiplier_o2: O2 noise multiplier: the same over ``M ||x - y||``.
         sigma1: O1 noise std (``z G / b``).
-        sigma2: O2 noise std per unit of displacement (``z M / b``).
+        sigma2: O2 noise std per unit of displacement (``z M / b``; the oracle adds
+            its rounding floor).
         zeta1: nSG parameter of O1 (Claim 4.4 for the population variant).
         zeta2: nSG parameter of O2 per unit of displacement.
         kick_std: std of the Gaussian kick :math:`\zeta_1/\sqrt d` (line 8).
@@ -756,7 +757,7 @@ def spider_sosp(
         Neighbouring relation: replace-one (sensitivity multiplier
         :math:`c_{sens} = 2`, E3). Per release: O1 has sensitivity :math:`2G/b_1`,
         O2 :math:`2\min(M\|x - y\|, 2G)/b_2` (``b = n`` for the empirical
-        variant), with noise multipliers from the plan
+        variant; plus O2's rounding floor), with noise multipliers from the plan
         (noise over sensitivity ``z / 2``); Algorithm 2 is
         :math:`\varepsilon_{AT}`-DP (pure). The kick noise, the branch choices, the
         counters and the abort are post-processing of released values.

@@ -1,6 +1,7 @@
 """DP-SGD (clipped / seed 002 no-clipping) and its optax transform."""
 
 import math
+from fractions import Fraction
 
 import dp_accounting
 import jax
@@ -263,6 +264,36 @@ def test_transform_noise_std():
     assert stats.kstest(z, "norm").pvalue > 1e-3
     assert stats.kstest(z * 1.5, "norm").pvalue < 1e-6
     assert stats.kstest(z / 1.5, "norm").pvalue < 1e-6
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_transform_clipped_rows_never_exceed_the_bound(dtype):
+    """Contract: each computed clipped row (one example, no noise) has norm <= C.
+
+    Rows sit within float32 ulps of ``C`` (or far from it). The transform clips
+    through the shared clipping code with the rounding margin; 5906716 clipped at
+    exactly ``C`` and overshot it by rounding.
+    """
+    c, d = 1.0, 64
+    rng = np.random.default_rng(4)
+    u = rng.standard_normal((2000, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    r = c * (1 + rng.uniform(-3e-7, 3e-7, 2000))
+    r[:200] *= 10.0 ** rng.uniform(-3, 6, 200)
+    rows = jnp.asarray(u * r[:, None], dtype)
+    tx = dp_sgd_transform(
+        l2_clip_norm=c, noise_multiplier=0.0, rng_key=jax.random.key(0)
+    )
+    state = tx.init(None)
+    out = jax.jit(jax.vmap(lambda g: tx.update({"w": g[None]}, state)[0]["w"]))(rows)
+    sq = [sum(Fraction(float(v)) ** 2 for v in row) for row in np.asarray(out)]
+    assert max(sq) <= c**2
+    assert np.median(np.linalg.norm(np.asarray(out, np.float64), axis=1)) > 0.99 * c
+    with pytest.raises(ValueError, match="clip bound"):
+        bad = dp_sgd_transform(
+            l2_clip_norm=1e-200, noise_multiplier=1.0, rng_key=jax.random.key(0)
+        )
+        bad.update({"w": rows[:2]}, bad.init(None))
 
 
 def test_dp_sgd_guarantee_matches_events():
