@@ -172,7 +172,9 @@ def bench_jax(prob, generic, theta0, steps):
     for dtype in DTYPES:
         for name, problem, sampling in configs:
             # The oracle dp_sgd builds for these arguments, driven by dp_sgd's own
-            # compiled core (Unconstrained domain: no projection, ball=None).
+            # compiled core (Unconstrained domain: no projection, ball=None). Its
+            # noise_multiplier=1.0 means what Opacus's does below: noise std 1.0 * CLIP
+            # on the clipped sum (the ecosystem's convention, dpsample's everywhere).
             o1 = oracles.first_kind(
                 problem,
                 noise_multiplier=1.0,

@@ -32,7 +32,8 @@ import jax.numpy as jnp
 
 import dpsample
 from dpsample.finders import goldstein as gs
-from dpsample.privacy import PrivacyGuarantee, calibrate_noise
+from dpsample.finders._common import gaussian_sum_guarantee
+from dpsample.privacy import calibrate_noise
 
 
 def _calibration(quick: bool) -> list[dict]:
@@ -63,17 +64,15 @@ def _calibration(quick: bool) -> list[dict]:
             reps = plan["tree_height"] + 1
             z_fast = noise["tree_noise_multiplier"]
 
-            def make(c, reps=reps):
-                return PrivacyGuarantee.gaussian(c).repeat(reps)
+            def make(c, reps=reps):  # c: noise multiplier (std over the bound)
+                return gaussian_sum_guarantee(c).repeat(reps)
         else:
             n_a, n_d = plan["num_anchors"], plan["num_differences"]
             z_fast = noise["anchor_noise_multiplier"] / math.sqrt(n_a)
 
             def make(c, n_a=n_a, n_d=n_d):
-                g = PrivacyGuarantee.gaussian(c * math.sqrt(n_a)).repeat(n_a)
-                return g.compose(
-                    PrivacyGuarantee.gaussian(c * math.sqrt(n_d)).repeat(n_d)
-                )
+                g = gaussian_sum_guarantee(c * math.sqrt(n_a)).repeat(n_a)
+                return g.compose(gaussian_sum_guarantee(c * math.sqrt(n_d)).repeat(n_d))
 
         t0 = time.perf_counter()
         z_tight = calibrate_noise(make, epsilon=eps, delta=1e-6, rtol=1e-4)

@@ -22,10 +22,10 @@ def _laplace_mech(noise_fraction=1.0, epsilon=1.0):
     return mech
 
 
-def _gaussian_mech(noise_multiplier):
+def _gaussian_mech(noise_to_sensitivity):
     def mech(key, x):
         return gaussian(
-            key, x, l2_sensitivity=1.0, noise_multiplier=noise_multiplier
+            key, x, l2_sensitivity=1.0, noise_to_sensitivity=noise_to_sensitivity
         ).value
 
     return mech

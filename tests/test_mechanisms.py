@@ -138,10 +138,10 @@ def test_gaussian_noise_ks():
         jax.random.key(SEED),
         jnp.zeros(NUM_DRAWS),
         l2_sensitivity=0.5,
-        noise_multiplier=3.0,
+        noise_to_sensitivity=3.0,
     )
     assert res.info["stddev"] == pytest.approx(1.5)
-    assert res.info["noise_multiplier"] == 3.0
+    assert res.info["noise_to_sensitivity"] == 3.0
     _ks_checks(np.asarray(res.value), "norm", 1.5)
     assert res.privacy.epsilon(1e-5) == pytest.approx(
         PrivacyGuarantee.gaussian(3.0).epsilon(1e-5)
@@ -156,7 +156,7 @@ def test_gaussian_calibrated_from_epsilon_delta():
         epsilon=1.0,
         delta=1e-5,
     )
-    z = res.info["noise_multiplier"]
+    z = res.info["noise_to_sensitivity"]
     assert res.info["stddev"] == pytest.approx(2.0 * z)
     assert res.privacy.epsilon(1e-5) <= 1.0
     assert PrivacyGuarantee.gaussian(0.99 * z).epsilon(1e-5) > 1.0  # near-tight
@@ -165,7 +165,7 @@ def test_gaussian_calibrated_from_epsilon_delta():
 def test_gaussian_pytree_one_key_per_leaf():
     value = {"a": jnp.zeros(50), "b": jnp.zeros(50, dtype=jnp.float32), "c": 3}
     res = gaussian(
-        jax.random.key(SEED), value, l2_sensitivity=1.0, noise_multiplier=1.0
+        jax.random.key(SEED), value, l2_sensitivity=1.0, noise_to_sensitivity=1.0
     )
     assert jax.tree.structure(res.value) == jax.tree.structure(value)
     assert all(leaf.dtype == jnp.float64 for leaf in jax.tree.leaves(res.value))
@@ -500,7 +500,7 @@ def test_exponential_bad_input(kwargs):
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"noise_multiplier": 1.0, "epsilon": 1.0, "delta": 1e-5},
+        {"noise_to_sensitivity": 1.0, "epsilon": 1.0, "delta": 1e-5},
         {},
         {"epsilon": 1.0},
         {"delta": 1e-5},
@@ -508,8 +508,8 @@ def test_exponential_bad_input(kwargs):
         {"epsilon": 1.0, "delta": 1.0},
         {"epsilon": 1.0, "delta": -0.1},
         {"epsilon": 0.0, "delta": 1e-5},
-        {"noise_multiplier": 0.0},
-        {"noise_multiplier": 1.0, "l2_sensitivity": 0.0},
+        {"noise_to_sensitivity": 0.0},
+        {"noise_to_sensitivity": 1.0, "l2_sensitivity": 0.0},
     ],
 )
 def test_gaussian_bad_input(kwargs):

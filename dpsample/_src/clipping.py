@@ -1,10 +1,21 @@
-"""Per-example clipping in floating point, shared by the oracles and the models.
+"""Per-example clipping in floating point, shared by every clipping path.
 
 :func:`clip_margin` is the rounding margin that makes a clipped sum keep its
 sensitivity *as computed*; :func:`clip_coefficients` turns squared row norms into the
-clipping weights. Both the per-example path of
-:func:`dpsample.finders.oracles.first_kind` and the ghost path of
-:class:`dpsample.models.MLP` use them, so the two paths clip by the same rule.
+clipping weights and :func:`clipped_sum` applies them. Every clipping path of the
+library goes through this module with the same margin: the per-example path of
+:func:`dpsample.finders.oracles.first_kind`, the ghost path of
+:class:`dpsample.models.MLP`, the clipped paired differences of
+:func:`dpsample.finders.oracles.second_kind` and the optax transform
+:func:`dpsample.finders.dp_sgd_transform`. :func:`difference_margin` is the rounding
+allowance of the *unclipped* paired difference (a noise floor, not a clip margin).
+
+Clip bounds are kept in a range where the analysis holds (:data:`CLIP_RANGES`):
+squared norms of rows near the bound are normal numbers (no underflow lets a row
+escape clipping) and sums of clipped rows cannot overflow. A fixed bound outside the
+range is refused (:func:`check_clip_bound`); a bound computed at run time (the paired
+difference's ``min(M ||x - y||, 2G)``) is brought into it by
+:func:`usable_clip_bound`, which only ever lowers it.
 """
 
 from __future__ import annotations
@@ -12,6 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 
 from dpsample._src import validation
@@ -21,9 +33,16 @@ __all__ = [
     "GRADIENT_DTYPES",
     "MIN_CLIP_FLOAT32",
     "MAX_CLIP_FLOAT32",
+    "MIN_CLIP_FLOAT64",
+    "MAX_CLIP_FLOAT64",
+    "CLIP_RANGES",
     "check_gradient_dtype",
+    "check_clip_bound",
+    "usable_clip_bound",
     "clip_margin",
     "clip_coefficients",
+    "clipped_sum",
+    "difference_margin",
 ]
 
 #: Dtypes of the first-kind oracle's per-example gradient computation.
@@ -31,6 +50,16 @@ GRADIENT_DTYPES = ("float64", "float32")
 #: Clip bounds accepted by the float32 path (keeps squared norms near the bound normal).
 MIN_CLIP_FLOAT32 = 1e-12
 MAX_CLIP_FLOAT32 = 1e12
+#: Clip bounds accepted by the float64 path: squared norms near the bound are at least
+#: ``1e-280`` (normal; a row above the bound has an entry of square ``>= 1e-280 / d``),
+#: and a sum of up to ``2^53`` clipped rows stays below ``1e156`` (finite).
+MIN_CLIP_FLOAT64 = 1e-140
+MAX_CLIP_FLOAT64 = 1e140
+#: ``{dtype: (smallest, largest)}`` clip bound of each gradient dtype.
+CLIP_RANGES = {
+    "float32": (MIN_CLIP_FLOAT32, MAX_CLIP_FLOAT32),
+    "float64": (MIN_CLIP_FLOAT64, MAX_CLIP_FLOAT64),
+}
 
 
 def check_gradient_dtype(gradient_dtype: Any, clipped: bool) -> str:
@@ -52,14 +81,51 @@ def check_gradient_dtype(gradient_dtype: Any, clipped: bool) -> str:
     return name
 
 
+def check_clip_bound(bound: Any, gradient_dtype: str) -> float:
+    """``bound`` as a float if it lies in :data:`CLIP_RANGES` for the dtype, else raise.
+
+    Raises:
+        ValueError: If the bound is outside the dtype's range (float32: use float64;
+            float64: rescale the loss).
+    """
+    name = check_gradient_dtype(gradient_dtype, clipped=True)
+    lo, hi = CLIP_RANGES[name]
+    c = validation.positive("clip bound", bound)
+    if not lo <= c <= hi:
+        hint = (
+            "use gradient_dtype='float64'"
+            if name == "float32"
+            else "rescale the loss so that per-example gradients are of moderate size"
+        )
+        raise ValueError(
+            f"gradient_dtype={name!r} needs a clip bound in [{lo:g}, {hi:g}] (so that "
+            f"rounding of the clipped sum is provably bounded), got {c:g}; {hint}"
+        )
+    return c
+
+
+def usable_clip_bound(bound: Array, gradient_dtype: str) -> Array:
+    """A run-time clip bound brought into :data:`CLIP_RANGES` (never raised).
+
+    Bounds below the dtype's range become ``0`` (every row is clipped to zero, so the
+    clipped sum is exactly zero whatever the data), bounds above it are lowered to the
+    top of the range. Either way the bound only decreases, so a sensitivity stated for
+    ``bound`` still holds. The decision depends on ``bound`` only (public).
+    """
+    lo, hi = CLIP_RANGES[check_gradient_dtype(gradient_dtype, clipped=True)]
+    b = jnp.asarray(bound)
+    return jnp.where(b >= lo, jnp.minimum(b, hi), jnp.zeros_like(b))
+
+
 def clip_margin(gradient_dtype: str, rows: int, dim: int) -> float:
     r"""Factor ``F >= 1`` by which the clip bound is shrunk to absorb rounding.
 
-    The first-kind oracle clips every per-example gradient at ``C / F`` and sums the
-    clipped rows in ``gradient_dtype`` (unit roundoff ``u``: ``2^-24`` for float32,
-    ``2^-53`` for float64); the sum is converted to float64 and divided by ``b``
-    there. With ``gamma_k = k u / (1 - k u)`` (Higham, *Accuracy and Stability of
-    Numerical Algorithms*, Sec. 3.1: any summation order, with or without FMA):
+    Every clipping path (:mod:`dpsample._src.clipping`) clips each row at ``C / F``
+    and sums the clipped rows in ``gradient_dtype`` (unit roundoff ``u``: ``2^-24``
+    for float32, ``2^-53`` for float64); the sum is converted to float64 and divided
+    by ``b`` there. With ``gamma_k = k u / (1 - k u)`` (Higham, *Accuracy and
+    Stability of Numerical Algorithms*, Sec. 3.1: any summation order, with or
+    without FMA):
 
     * the computed squared norm of a row is within a factor ``1 +- gamma_d`` of the
       exact one, and rounding the bound, the square root and the quotient costs at
@@ -81,9 +147,11 @@ def clip_margin(gradient_dtype: str, rows: int, dim: int) -> float:
     exact arithmetic (the noise addition itself is the usual floating-point caveat,
     see ``docs/sharp_edges.md``). ``F - 1`` is about ``1e-11`` in float64 and
     ``2 m^2 2^-24`` in float32 (``0.8 %`` at ``m = 256``, ``d = 4810``). Underflow
-    is harmless: the float32 path requires ``1e-12 <= C <= 1e12`` so that squared
-    norms near the bound are normal numbers, and rows whose squared norm overflows
-    contribute zero.
+    is harmless: clip bounds are kept in :data:`CLIP_RANGES` (``[1e-12, 1e12]`` in
+    float32, ``[1e-140, 1e140]`` in float64) so that squared norms near the bound are
+    normal numbers, and rows whose squared norm overflows contribute zero. A path
+    that divides by ``b`` *after* adding the noise (the optax transform) only
+    over-covers: the division is then post-processing.
 
     Args:
         gradient_dtype: ``"float64"`` or ``"float32"``.
@@ -148,3 +216,106 @@ def clip_coefficients(
     scale = jnp.minimum(1.0, jnp.asarray(bound).astype(ft) / jnp.maximum(norms, tiny))
     coef = jnp.where(finite, jnp.asarray(weights).astype(ft) * scale, 0.0).astype(ft)
     return coef, finite
+
+
+def clipped_sum(rows: Array, weights: Array, bound: Array, dtype: Any) -> Array:
+    r"""``sum_i w_i min(1, bound / ||r_i||) r_i`` in ``dtype``, returned in float64.
+
+    Norms, scale and weighted sum are fused: one pass computes the squared norms, then
+    one matrix-vector product ``c^T R`` with the coefficients of
+    :func:`clip_coefficients` sums the rows (no scaled copy of the ``(m, d)`` rows).
+    Rows whose squared norm is not finite contribute zero. ``bound`` already includes
+    the margin of :func:`clip_margin` and lies in :data:`CLIP_RANGES` (or is ``0``).
+
+    Args:
+        rows: ``(m, d)`` rows (per-example gradients or gradient differences).
+        weights: ``w``, shape ``(m,)``.
+        bound: The clip bound.
+        dtype: The arithmetic's dtype.
+
+    Returns:
+        The sum, shape ``(d,)``, float64.
+    """
+    ft = jnp.dtype(dtype)
+    g = jnp.asarray(rows).astype(ft)
+    coef, finite = clip_coefficients(jnp.sum(g * g, axis=-1), weights, bound, ft)
+    g = jnp.where(finite[:, None], g, 0.0)
+    total = jnp.dot(coef, g, precision=jax.lax.Precision.HIGHEST)
+    return total.astype(jnp.float64)
+
+
+def difference_margin(rows: int, dim: int) -> tuple[float, float]:
+    r"""Rounding allowance ``(F, A)`` of the unclipped paired-difference statistic.
+
+    The second-kind oracle without clipping releases
+    ``T = fl(fl(S(x) - S(y)) / b)`` where ``S(p) = fl(sum_i w_i v_i(p))`` are two
+    float64 gradient sums over the same ``m`` rows (weights ``w_i`` in ``{0, 1}``,
+    ``k <= m`` real rows) and ``v_i(p)`` are per-example gradients that obey the
+    declared constants: ``||v_i(p)|| <= G`` and ``||v_i(x) - v_i(y)|| <= C`` with
+    ``C = min(M ||x - y||, 2G)``. In exact arithmetic two neighbouring batches give
+    statistics at most ``2C/b`` apart, which tends to zero with ``||x - y||``; the
+    rounding errors of the two sums do not, since they scale with the gradients'
+    *magnitudes*. With ``u = 2^-53`` and ``gamma_k = k u / (1 - k u)`` (Higham,
+    *Accuracy and Stability of Numerical Algorithms*, Sec. 3.1 and Lemma 3.1: any
+    summation order or blocking, with or without FMA):
+
+    * each sum is within ``gamma_m sum_i w_i |v_i(p)|`` of the exact one entrywise,
+      so ``S(x) - S(y) = U + E`` with ``U = sum_i w_i (v_i(x) - v_i(y))``,
+      ``||U|| <= m C`` and ``||E|| <= 2 gamma_m m G``;
+    * the subtraction and the division by ``b`` give ``T = (U + E) o (1 + theta) /
+      b`` with ``|theta_j| <= gamma_2``.
+
+    For neighbouring batches (one row replaced), the differences of ``U``, of ``E``
+    and of the ``theta`` terms are at most ``2C``, ``4 gamma_m m G`` and ``2 gamma_2
+    (m C + 2 gamma_m m G)``, so the *computed* statistics are at most ``2 C_eff / b``
+    apart with
+
+    .. math::
+        C_{\rm eff} = (1 + m\gamma_2)\, C + 2 m \gamma_m (1 + \gamma_2)\, G,
+
+    a bound that does **not** vanish as ``x -> y``: its second term is a noise floor
+    proportional to ``G``. The oracle computes ``C`` itself in floating point
+    (``||x - y||``, a product, a minimum) and then the noise std; these ``d + 20`` or
+    fewer roundings (the scaled norm included) are absorbed by the factor ``rho = 1
+    / (1 - gamma_{d+20})``, so the computed noise scale is at least the exact one.
+    The function returns ``F = rho (1 + m gamma_2)`` and ``A = 2 rho m gamma_m (1 +
+    gamma_2)``: the oracle uses ``C_eff = F C + A G``. ``A`` is about ``2 m^2 u``
+    (``2e-8`` for ``m = 10^4``).
+
+    Rounding *inside* one example's gradient is outside this model, exactly as for
+    the unclipped first-kind oracle (the declared ``G`` and ``M`` are trusted to bound
+    the computed per-example gradients); clipping (``clip=True``) removes that trust.
+
+    Args:
+        rows: ``m``, the number of rows of each sum (padded batch size).
+        dim: ``d``, the dimension of the points.
+
+    Returns:
+        ``(F, A)``.
+
+    Raises:
+        ValueError: If ``m`` or ``d`` is so large that the bound fails.
+
+    Examples:
+        >>> from dpsample._src.clipping import difference_margin
+        >>> f, a = difference_margin(1000, 10)
+        >>> 1 < f < 1 + 1e-12, 2e-10 < a < 3e-10
+        (True, True)
+    """
+    m = validation.positive_int("rows", rows)
+    d = validation.positive_int("dim", dim)
+    u = float(jnp.finfo(jnp.float64).eps) / 2.0
+    if max(m, d + 20) * u >= 0.5:
+        raise ValueError(
+            f"float64 rounding over m={m} rows of dimension d={d} is too large for a "
+            "provable bound"
+        )
+
+    def gamma(k: int) -> float:
+        return k * u / (1 - k * u)
+
+    rho = 1.0 / (1.0 - gamma(d + 20))
+    return (
+        rho * (1.0 + m * gamma(2)),
+        2.0 * rho * m * gamma(m) * (1.0 + gamma(2)),
+    )

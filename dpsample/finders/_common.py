@@ -31,6 +31,9 @@ __all__ = [
     "check_batch_size",
     "poisson_max_batch",
     "poisson_overflow_probability",
+    "sum_sensitivity_factor",
+    "gaussian_sum_guarantee",
+    "without_replacement_event",
     "replace_one_event",
     "coarse_epsilon",
     "calibrate_multiplier",
@@ -43,6 +46,13 @@ SAMPLING_SCHEMES = ("full_batch", "poisson", "without_replacement", "fresh")
 #: Sensitivity multiplier under replace-one neighbours (spec 000 §1.4): replacing one
 #: example moves a sum of per-example terms bounded by ``C`` by at most ``2 C``.
 C_SENS = 2.0
+
+# Noise multipliers. Throughout dpsample.finders a ``noise_multiplier`` z is the
+# ecosystem's (Abadi et al.; Opacus, TF Privacy, dp-accounting): the std of the noise
+# added to a *sum* of per-example terms, divided by the bound C on one term (so z C / b
+# on a mean over b). It does not depend on the neighbouring relation; the accounting
+# below turns it into noise over sensitivity for the relation (z / 2 for replace-one,
+# whose sensitivity is 2C; z for add/remove).
 
 #: Default bound on the probability that a Poisson batch overflows its fixed padded
 #: size (the overflow is accounted exactly anyway; this only keeps it rare).
@@ -168,34 +178,111 @@ COARSE_PLD_INTERVAL = 1e-2
 
 #: Smallest noise multiplier searched (below it PLD grids explode). A target so loose
 #: that this noise already meets it gets this noise (valid, slightly over-noised).
-MIN_NOISE_MULTIPLIER = 0.05
+MIN_NOISE_MULTIPLIER = 0.1
+#: First and largest noise multipliers of the search. The search grid (powers of two
+#: times ``SEARCH_START``) is the one used before noise multipliers took the
+#: ecosystem's unit (then ``1.0``, ``0.05`` and ``1e7`` in noise over replace-one
+#: sensitivity), expressed in the new unit, so a calibration returns bit for bit the
+#: noise it returned then.
+SEARCH_START = 2.0
+MAX_NOISE_MULTIPLIER = 2e7
+
+
+def sum_sensitivity_factor(relation: Any) -> float:
+    """L2 sensitivity of a sum of per-example terms of norm ``<= C``, in units of ``C``.
+
+    ``2`` for ``REPLACE_ONE`` (one term replaced: ``||a - a'|| <= 2C``), ``1`` for
+    ``ADD_OR_REMOVE_ONE`` (one term added or removed).
+
+    Examples:
+        >>> import dp_accounting
+        >>> from dpsample.finders._common import sum_sensitivity_factor
+        >>> rel = dp_accounting.NeighboringRelation
+        >>> sum_sensitivity_factor(rel.REPLACE_ONE), sum_sensitivity_factor(
+        ...     rel.ADD_OR_REMOVE_ONE)
+        (2.0, 1.0)
+    """
+    import dp_accounting
+
+    rel = dp_accounting.NeighboringRelation
+    if relation == rel.REPLACE_ONE:
+        return C_SENS
+    if relation == rel.ADD_OR_REMOVE_ONE:
+        return 1.0
+    raise ValueError(f"Expected REPLACE_ONE or ADD_OR_REMOVE_ONE, got {relation!r}")
+
+
+def gaussian_sum_guarantee(noise_multiplier: float, relation: Any = None) -> Any:
+    """Guarantee of noise ``N(0, (z C)^2 I)`` on a sum of terms bounded by ``C``.
+
+    ``z`` is the ecosystem's noise multiplier (std of the noise on the sum over ``C``);
+    the relation decides the sensitivity (:func:`sum_sensitivity_factor`), so this is
+    :meth:`PrivacyGuarantee.gaussian
+    <dpsample.privacy.PrivacyGuarantee.gaussian>` at noise over sensitivity ``z / 2``
+    under replace-one (the default) and ``z`` under add/remove. Its PLD equals
+    dp_accounting's for ``GaussianDpEvent(z)`` under the same relation.
+
+    Examples:
+        >>> from dpsample.finders._common import gaussian_sum_guarantee
+        >>> from dpsample.privacy import PrivacyGuarantee
+        >>> gaussian_sum_guarantee(2.0).zcdp_rho() == PrivacyGuarantee.gaussian(
+        ...     1.0).zcdp_rho()
+        True
+    """
+    import dp_accounting
+
+    from dpsample.privacy import PrivacyGuarantee
+
+    if relation is None:
+        relation = dp_accounting.NeighboringRelation.REPLACE_ONE
+    z = validation.positive("noise_multiplier", noise_multiplier)
+    return PrivacyGuarantee.gaussian(
+        z / sum_sensitivity_factor(relation), relation=relation
+    )
+
+
+def without_replacement_event(n: int, b: int, noise_multiplier: float) -> Any:
+    """``SampledWithoutReplacementDpEvent`` of a size-``b`` batch, for ``REPLACE_ONE``.
+
+    dp_accounting's RDP accountant (the only one that analyses this event) reads the
+    inner Gaussian's noise multiplier relative to the *replace-one sensitivity* of the
+    sum (Wang, Balle, Kasiviswanathan 2019, Thm 27), i.e. ``2C``, not relative to
+    ``C``; so the event carries ``z / 2`` for the ecosystem's multiplier ``z``.
+    """
+    import dp_accounting
+
+    return dp_accounting.SampledWithoutReplacementDpEvent(
+        n, b, dp_accounting.GaussianDpEvent(noise_multiplier / C_SENS)
+    )
 
 
 def replace_one_event(sampling: str, n: int, b: int, m: int, z: float, route: str):
     """dp_accounting event of one oracle release, for a ``REPLACE_ONE`` accountant.
 
-    ``z`` is the oracle's noise multiplier (std / replace-one sensitivity). Returns
-    ``None`` where the route does not analyse the scheme.
+    ``z`` is the oracle's noise multiplier (std of the noise on the sum over the
+    per-example bound ``C``), read by each route as dp_accounting reads it: the PLD
+    accountant doubles the sensitivity of ``GaussianDpEvent(z)`` and of the truncated
+    Poisson event for ``REPLACE_ONE`` (so they carry ``z``), the RDP accountant
+    analyses the full batch as a sample of all ``n`` without replacement
+    (:func:`without_replacement_event`, ``z / 2``). Returns ``None`` where the route
+    does not analyse the scheme.
     """
     import dp_accounting
 
-    gauss = dp_accounting.GaussianDpEvent
     if sampling in ("full_batch", "fresh"):
-        if (
-            route == "pld"
-        ):  # dp_accounting's PLD doubles the sensitivity for REPLACE_ONE
-            return gauss(C_SENS * z)
-        return dp_accounting.SampledWithoutReplacementDpEvent(n, n, gauss(z))
+        if route == "pld":
+            return dp_accounting.GaussianDpEvent(z)
+        return without_replacement_event(n, n, z)
     if sampling == "without_replacement":
         if route == "rdp":
-            return dp_accounting.SampledWithoutReplacementDpEvent(n, b, gauss(z))
+            return without_replacement_event(n, b, z)
         return None
     if route == "pld":
         return dp_accounting.TruncatedSubsampledGaussianDpEvent(
             dataset_size=n,
             sampling_probability=b / n,
             truncated_batch_size=m,
-            noise_multiplier=C_SENS * z,
+            noise_multiplier=z,
         )
     return None
 
@@ -312,13 +399,13 @@ def calibrate_multiplier(
     """
     from dpsample.privacy import CalibrationError
 
-    hi = 1.0
+    hi = SEARCH_START
     while coarse_eps(hi) > epsilon:
         hi *= 2.0
-        if hi > 1e7:
+        if hi > MAX_NOISE_MULTIPLIER:
             raise CalibrationError(
-                f"no noise multiplier <= 1e7 reaches epsilon={epsilon:g} at "
-                f"delta={delta:g}"
+                f"no noise multiplier <= {MAX_NOISE_MULTIPLIER:g} reaches "
+                f"epsilon={epsilon:g} at delta={delta:g}"
             )
     lo = hi / 2.0
     while lo > MIN_NOISE_MULTIPLIER and coarse_eps(lo) <= epsilon:

@@ -11,8 +11,11 @@ Algorithm 1) or ``g_i = grad f(x_t, z_i)`` (**no clipping**, seed 002 Algorithm 
 backward pass of the weighted minibatch loss, no per-example gradients). ``Pi_K`` is the
 projection onto a :class:`~dpsample.domains.Ball` domain (identity when unconstrained;
 post-processing, it keeps the iterates where the declared constants hold). The noise
-std is ``Delta = z * 2C / b`` (replace-one sensitivity of the mean, see
-:mod:`dpsample.finders.oracles`), and ``z`` is the smallest noise multiplier for which
+std is ``Delta = z C / b``: ``z`` is the noise multiplier in the ecosystem's
+convention (Abadi et al., Opacus, TF Privacy, dp-accounting: std of the noise on the
+sum over the per-example bound ``C``; the accountant handles the replace-one
+sensitivity ``2C/b`` of the mean, see :mod:`dpsample.finders.oracles`), and it is the
+smallest noise multiplier for which
 the accountant certifies the target for **exactly the schedule that runs**: ``T``
 releases of the first-kind oracle with the chosen sampling scheme (default Poisson with
 a fixed padded buffer, accounted by dp_accounting's truncated-Poisson subsampled
@@ -32,6 +35,9 @@ the factor ``e^epsilon`` on the event term; the accountant's ``delta_acc`` is se
 ``delta - (1 + e^epsilon) delta_E``. Theorem 3.3's ``c_2 C sqrt(T log(1/delta)) / (n
 epsilon)`` has unspecified constants and is not used (a numerical accountant replaces
 it, spec 002 §3.5); the "guarded" mode of the spec is ``clip_norm=G``.
+
+The same ``z`` means the same noise in :func:`dp_sgd_transform` (noise std ``z C`` on
+the clipped sum) and the same guarantee in :func:`dp_sgd_guarantee`, as in Opacus.
 
 Numerics. In the clipped mode every per-example gradient is clipped at ``C / F``,
 ``C = min(clip_norm, G)``, where ``F >= 1`` absorbs rounding
@@ -77,6 +83,12 @@ import jax.numpy as jnp
 import optax
 
 from dpsample._src import validation
+from dpsample._src.clipping import (
+    GRADIENT_DTYPES,
+    check_clip_bound,
+    clip_coefficients,
+    clip_margin,
+)
 from dpsample.domains import Ball
 from dpsample.finders import _common
 from dpsample.finders.oracles import FirstKindOracle, first_kind
@@ -315,8 +327,10 @@ def dp_sgd(
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with the released point, its
-        guarantee and ``info`` (noise multiplier and std, schedule, oracle counts,
-        parameter sources, and optionally the iterates).
+        guarantee and ``info`` (noise multiplier ``z``, std of the noise on the sum
+        over ``C``, as :func:`dp_sgd_transform` and :func:`dp_sgd_guarantee` read it,
+        and the noise std ``z C / b`` on the mean; schedule, oracle counts, parameter
+        sources, and optionally the iterates).
 
     Raises:
         ValueError: Bad privacy parameters, ``x0``, batch size, ``T < 1``, sampling,
@@ -329,7 +343,8 @@ def dp_sgd(
     Privacy:
         Replace-one neighbours. Per-example contribution ``C`` (clip norm, or declared
         ``G`` conditional on the gradient-bound event), sensitivity of each noisy mean
-        ``2C/b``; ``T`` adaptive releases composed by dp_accounting (PLD for Poisson,
+        ``2C/b``, noise std ``z C / b``; ``T`` adaptive releases composed by
+        dp_accounting (PLD for Poisson,
         RDP for sampling without replacement, both for the full batch), plus a TV slack
         ``delta_E`` in the no-clipping mode. The returned guarantee meets ``(epsilon,
         delta)`` and covers every iterate.
@@ -477,7 +492,6 @@ def dp_sgd(
         "clip_bound": oracle.clip_bound,
         "gradient_dtype": oracle.gradient_dtype,
         "noise_multiplier": z,
-        "abadi_noise_multiplier": _common.C_SENS * z,
         "noise_std": oracle.noise_std,
         "gradient_bound_failure": delta_e,
         "accountant_delta": delta_acc,
@@ -517,16 +531,27 @@ def dp_sgd_transform(
 
     ``update(updates, state, params=None)`` expects **per-example** gradients: a pytree
     whose leaves have a leading batch axis ``B``. Each example's whole gradient (all
-    leaves) is clipped to L2 norm ``l2_clip_norm``, the clipped gradients are summed,
-    ``N(0, (noise_multiplier * l2_clip_norm)^2)`` is added to every coordinate (one
-    key per leaf), and the result is divided by ``expected_batch_size`` (Poisson
+    leaves) is clipped to L2 norm ``l2_clip_norm / F``, the clipped gradients are
+    summed, ``N(0, (noise_multiplier * l2_clip_norm)^2)`` is added to every coordinate
+    (one key per leaf), and the result is divided by ``expected_batch_size`` (Poisson
     sampling: a constant divisor keeps the sensitivity exact) or by ``B``. Chain it
     with any optax optimiser (post-processing), e.g.
     ``optax.chain(dp_sgd_transform(...), optax.sgd(lr))``.
 
-    ``noise_multiplier`` is Abadi's: noise std of the *sum* over the clip norm (the
-    dp_accounting convention). Account a run with :func:`dp_sgd_guarantee`. For a
-    padded Poisson batch, zero the padding rows' gradients (they then contribute 0).
+    ``noise_multiplier`` is the ecosystem's (Abadi et al., Opacus, TF Privacy,
+    dp-accounting) and dpsample's everywhere: noise std of the *sum* over the clip
+    norm. The same value gives the same noise in
+    :func:`~dpsample.finders.oracles.first_kind` (``z C / b`` on the mean) and the
+    same guarantee in :func:`dp_sgd_guarantee`, which accounts a run. For a padded
+    Poisson batch, zero the padding rows' gradients (they then contribute 0).
+
+    Clipping goes through :mod:`dpsample._src.clipping` like every clipping path:
+    rows are clipped at ``C / F`` with the rounding margin ``F`` of
+    :func:`~dpsample.finders.oracles.clip_margin` for the leaves' dtype (float32 if
+    any leaf is float32), so the sum keeps its sensitivity ``2C`` as computed, and a
+    row with a non-finite norm contributes zero. Leaves must be float32 or float64
+    and ``C`` must lie in that dtype's
+    :data:`~dpsample._src.clipping.CLIP_RANGES` (checked at the first ``update``).
 
     Args:
         l2_clip_norm: Clip norm ``C > 0`` (``inf`` allowed: no clipping, no guarantee).
@@ -574,9 +599,10 @@ def dp_sgd_transform(
         del params
         leaves, treedef = jax.tree.flatten(updates)
         batch = leaves[0].shape[0]
-        sq = sum(jnp.sum(leaf.reshape(batch, -1) ** 2, axis=1) for leaf in leaves)
-        norms = jnp.sqrt(sq)
-        scale = jnp.minimum(1.0, clip / jnp.maximum(norms, 1e-300))
+        if math.isinf(clip):  # no clipping (and no guarantee)
+            scale = jnp.ones(batch)
+        else:
+            scale = _transform_clip_scale(leaves, batch, clip)
         new_key, sub = jax.random.split(state.rng_key)
         keys = jax.random.split(sub, len(leaves))
         denom = batch if divisor is None else divisor
@@ -591,6 +617,23 @@ def dp_sgd_transform(
     return optax.GradientTransformation(init_fn, update_fn)
 
 
+def _transform_clip_scale(leaves: list[Any], batch: int, clip: float) -> Array:
+    """Per-example clip coefficients of :func:`dp_sgd_transform` (shared clipping)."""
+    dtypes = {jnp.dtype(leaf.dtype).name for leaf in leaves}
+    if not dtypes <= set(GRADIENT_DTYPES):
+        raise ValueError(
+            f"dp_sgd_transform clips float32 or float64 gradients, got {sorted(dtypes)}"
+        )
+    name = "float32" if "float32" in dtypes else "float64"
+    bound = check_clip_bound(clip, name)
+    dim = max(1, sum(math.prod(leaf.shape[1:]) for leaf in leaves))
+    sq = sum(jnp.sum(leaf.reshape(batch, -1) ** 2, axis=1) for leaf in leaves)
+    coef, _ = clip_coefficients(
+        sq, jnp.ones(batch), bound / clip_margin(name, batch, dim), jnp.dtype(name)
+    )
+    return coef
+
+
 def dp_sgd_guarantee(
     noise_multiplier: float,
     sampling_rate: float,
@@ -601,10 +644,12 @@ def dp_sgd_guarantee(
     max_batch_size: int | None = None,
     relation: Any = REPLACE_ONE,
 ) -> PrivacyGuarantee:
-    """Guarantee of ``steps`` DP-SGD steps with Abadi's noise multiplier.
+    """Guarantee of ``steps`` DP-SGD steps with noise multiplier ``z``.
 
     ``noise_multiplier`` = noise std of the sum of clipped gradients over the clip norm
-    (as in :func:`dp_sgd_transform`). Schemes:
+    (the ecosystem's convention and dpsample's everywhere: the same value as
+    :func:`dp_sgd_transform` and the oracles of :func:`dp_sgd` take). The relation
+    decides the sensitivity (``2C`` for replace-one). Schemes:
 
     * ``"poisson"``: ``PoissonSampledDpEvent(q, GaussianDpEvent(z))``; with
       ``dataset_size`` and ``max_batch_size`` the truncated event
@@ -612,8 +657,13 @@ def dp_sgd_guarantee(
       dp_accounting for ``relation`` (replace-one: PLD; add/remove: RDP and PLD).
     * ``"without_replacement"``: fixed batches ``b = q n`` (needs ``dataset_size``),
       ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z / 2))`` for
-      replace-one (the sum's replace-one sensitivity is twice the clip norm).
-    * ``"full_batch"``: the Gaussian mechanism, ``z / 2`` under replace-one.
+      replace-one (dp_accounting's RDP reads the inner multiplier relative to the
+      replace-one sensitivity ``2C``,
+      :func:`~dpsample.finders._common.without_replacement_event`).
+    * ``"full_batch"``: the Gaussian mechanism
+      (:func:`~dpsample.finders._common.gaussian_sum_guarantee`: noise over
+      sensitivity ``z / 2`` under replace-one; equal to dp_accounting's PLD of
+      ``GaussianDpEvent(z)`` for ``REPLACE_ONE``).
 
     Args:
         noise_multiplier: ``z > 0``.
@@ -659,10 +709,10 @@ def dp_sgd_guarantee(
             raise ValueError("sampling without replacement needs dataset_size")
         n = validation.positive_int("dataset_size", dataset_size)
         b = max(1, round(q * n))
-        ev = dp_accounting.SampledWithoutReplacementDpEvent(n, b, gauss(z / 2.0))
+        ev = _common.without_replacement_event(n, b, z)
         return PrivacyGuarantee.from_event(ev, relation=relation).repeat(t)
     if sampling == "full_batch":
-        return PrivacyGuarantee.gaussian(z / 2.0, relation=relation).repeat(t)
+        return _common.gaussian_sum_guarantee(z, relation).repeat(t)
     raise ValueError(
         "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), got "
         f"{sampling!r}"

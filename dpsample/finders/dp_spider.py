@@ -28,10 +28,13 @@ one universal constant ``c``,
         \max\Big\{\frac1{b_2}, \frac{\sqrt{T}}{n}\Big\},\quad
     \hat\sigma_2 = \frac{2L}{\beta}\sigma_2,
 
-i.e. noise multipliers (std over the replace-one sensitivities ``2L/b_1`` and
-``2 min(beta ||dw||, 2L)/b_2``) proportional to ``max{1, b_1 sqrt(T/q)/n}`` and
-``max{1, b_2 sqrt(T)/n}``. The anchor term is ``sqrt(T/q)/n`` (the proof counts
-``T/q`` anchors), **not** the printed ``sqrt(T)/(q n)`` (spec 003 B2). Instead of
+i.e. noise multipliers (std of the noise on the sum over the per-example bounds ``L``
+and ``min(beta ||dw||, 2L)``, the ecosystem's convention; O2 adds its rounding floor,
+:mod:`dpsample.finders.oracles`) equal to ``c sqrt(ln(1/delta)) / epsilon`` times
+``max{1, b_1 sqrt(T/q)/n}`` and ``max{1, b_2 sqrt(T)/n}``: one constant (reported as
+``noise_constant``, the multiplier over these shape factors) for both. The anchor
+term is ``sqrt(T/q)/n`` (the proof counts ``T/q`` anchors), **not** the printed
+``sqrt(T)/(q n)`` (spec 003 B2). Instead of
 Abadi's unspecified ``c``, the smallest ``c`` is found for which the accountant
 certifies ``(epsilon, delta)`` for exactly what runs: ``ceil(T/q)`` anchor releases
 composed with ``T - ceil(T/q)`` variation releases (spec 003 §3, "recommended
@@ -271,7 +274,11 @@ def dp_spider(
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult`; ``info`` has the schedule, both
-        noise multipliers and scales, oracle counts and parameter sources.
+        noise multipliers (std of the noise on the sum over the per-example bound,
+        as :func:`~dpsample.finders.oracles.first_kind` takes them) and scales
+        (``sigma1`` on the anchor mean; ``sigma2`` per unit of ``||w_t - w_{t-1}||``
+        and its cap ``sigma2_hat``, before O2's rounding floor), oracle counts and
+        parameter sources.
 
     Raises:
         ValueError: Bad privacy parameters, ``x0``, batch sizes, ``T < 1``, ``q``
@@ -280,9 +287,10 @@ def dp_spider(
 
     Privacy:
         Replace-one. Anchors: sensitivity ``2G/b_1``; variations: ``2 min(M ||w_t -
-        w_{t-1}||, 2G)/b_2`` with noise proportional to it. ``ceil(T/q)`` anchors and
-        ``T - ceil(T/q)`` variations (what runs) are composed by dp_accounting (RDP
-        and/or PLD); the result meets ``(epsilon, delta)`` and covers every iterate.
+        w_{t-1}||, 2G)/b_2`` (plus a rounding floor unless clipped) with noise
+        proportional to it. ``ceil(T/q)`` anchors and ``T - ceil(T/q)`` variations
+        (what runs) are composed by dp_accounting (RDP and/or PLD); the result meets
+        ``(epsilon, delta)`` and covers every iterate.
 
     Examples:
         >>> import jax, jax.numpy as jnp, dpsample
@@ -460,9 +468,9 @@ def dp_spider(
         "sigma2": (
             None
             if problem.smoothness is None
-            else o2.noise_multiplier * _common.C_SENS * problem.smoothness / b2
+            else o2.noise_multiplier * problem.smoothness / b2
         ),
-        "sigma2_hat": o2.noise_multiplier * _common.C_SENS * 2.0 * big_l / b2,
+        "sigma2_hat": o2.noise_multiplier * 2.0 * big_l / b2,
         "oracle_calls": {"first_kind": n_anchor, "second_kind": n_var},
         "gradient_evaluations": n_anchor * probe1.max_batch_size
         + 2 * n_var * probe2.max_batch_size,

@@ -58,7 +58,9 @@ Privacy:
     * Multi pass: ``ceil(T/Sigma)`` anchor Gaussians (sensitivity ``2 C_A/n``) and
       ``T - ceil(T/Sigma)`` difference Gaussians (``2 C_D_max/n``) composed, with
       multipliers ``c sqrt(N_A)`` and ``c sqrt(N_D)`` (equal zCDP split, spec §3.3) and
-      ``c`` the smallest the accountant certifies.
+      ``c`` the smallest the accountant certifies. Noise multipliers (here and
+      ``tree_noise_multiplier``) are the ecosystem's: std over the per-example bound
+      ``C / B``, i.e. over *half* the replace-one sensitivity ``2C / B``.
     * ``enforce_sensitivity=False`` (Mode A, the paper's): the bounds hold only on a
       high-probability event (and only if the declared ``L`` is a true Lipschitz
       bound). The mechanism equals its clipped version (Mode B) except when one of the
@@ -129,6 +131,7 @@ import jax.numpy as jnp
 from dpsample._src import validation
 from dpsample.domains import Unconstrained
 from dpsample.finders import _common
+from dpsample.finders._common import C_SENS, gaussian_sum_guarantee
 from dpsample.privacy import CalibrationError, PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem
 from dpsample.types import ArrayLike, PRNGKey
@@ -719,11 +722,13 @@ def _make_runner(loss_fn: Any, plan: dict[str, Any], *, enforce: bool) -> Any:
 def _calibrate(parts_of: Any, epsilon: float, delta: float) -> float:
     """Smallest noise parameter ``c`` (to 1e-4) certified at ``(epsilon, delta)``.
 
-    ``parts_of(c)`` is ``[(noise_multiplier, count), ...]``. The search runs on
-    dp_accounting's RDP accountant (fast, an upper bound; REPLACE_ONE with the
-    replace-one sensitivity is the Gaussian's RDP ``a/(2 z^2)``); the returned value
-    is then certified by the :class:`PrivacyGuarantee` itself (its tightest route,
-    never looser than RDP).
+    ``parts_of(c)`` is ``[(noise_multiplier, count), ...]`` with noise multipliers in
+    the ecosystem's unit (std over the per-example bound, half the sensitivity under
+    replace-one). The search runs on dp_accounting's RDP accountant (fast, an upper
+    bound) with the Gaussian at noise over sensitivity ``z / 2`` (its RDP ``a/(2 (z /
+    2)^2)``); the returned value is then certified by the :class:`PrivacyGuarantee`
+    itself (its tightest route, never looser than RDP). The search starts at
+    ``C_SENS`` (the grid of the search before the unit change, in the new unit).
     """
     import dp_accounting
     from dp_accounting import rdp
@@ -732,14 +737,14 @@ def _calibrate(parts_of: Any, epsilon: float, delta: float) -> float:
         acc = rdp.RdpAccountant()
         for z, k in parts_of(c):
             if k > 0:
-                acc.compose(dp_accounting.GaussianDpEvent(z), k)
+                acc.compose(dp_accounting.GaussianDpEvent(z / C_SENS), k)
         return float(acc.get_epsilon(delta))
 
-    hi = 1.0
+    hi = C_SENS
     while eps_at(hi) > epsilon:
         hi *= 2.0
     lo = hi / 2.0
-    while eps_at(lo) <= epsilon and lo > 1e-12:
+    while eps_at(lo) <= epsilon and lo > C_SENS * 1e-12:
         hi, lo = lo, lo / 2.0
     while hi / lo - 1.0 > 1e-4:
         mid = math.sqrt(lo * hi)
@@ -758,10 +763,10 @@ def _guarantee(plan: dict[str, Any]) -> tuple[dict[str, Any], PrivacyGuarantee]:
             s = max(s, plan["difference_sensitivity"])
         reps = plan["tree_height"] + 1
         z = _calibrate(lambda c: [(c, reps)], eps, delta_g)
-        g = PrivacyGuarantee.gaussian(z).repeat(reps)
+        g = gaussian_sum_guarantee(z).repeat(reps)
         noise: dict[str, Any] = {
             "tree_noise_multiplier": z,
-            "tree_sigma": z * s,
+            "tree_sigma": z * (s / C_SENS),
             "sensitivity": s,
         }
     else:
@@ -772,14 +777,14 @@ def _guarantee(plan: dict[str, Any]) -> tuple[dict[str, Any], PrivacyGuarantee]:
 
         c = _calibrate(parts, eps, delta_g)
         z1, z2 = c * math.sqrt(n_a), c * math.sqrt(max(n_d, 1))
-        g = PrivacyGuarantee.gaussian(z1).repeat(n_a)
+        g = gaussian_sum_guarantee(z1).repeat(n_a)
         if n_d:
-            g = g.compose(PrivacyGuarantee.gaussian(z2).repeat(n_d))
+            g = g.compose(gaussian_sum_guarantee(z2).repeat(n_d))
         noise = {
             "anchor_noise_multiplier": z1,
             "difference_noise_multiplier": z2 if n_d else None,
-            "sigma1": z1 * plan["anchor_sensitivity"],
-            "sigma2": z2 * plan["difference_sensitivity"] if n_d else 0.0,
+            "sigma1": z1 * (plan["anchor_sensitivity"] / C_SENS),
+            "sigma2": z2 * (plan["difference_sensitivity"] / C_SENS) if n_d else 0.0,
         }
     if g.epsilon(delta_g) > eps:  # final check on the guarantee that is returned
         raise CalibrationError("calibration failed its final check")  # pragma: no cover

@@ -22,47 +22,55 @@ a bound on every per-example term of the sum, for every possible example:
   two gradients of norm ``<= G``), so ``C(x, y) = min(M ||x - y||, 2 G)`` (whichever
   are declared) and ``Delta_2(x, y) = 2 C(x, y) / b``. The paper's ``M ||x - y|| / n``
   (App. C.1) is the add/remove-style count; under replace-one it is doubled. With
-  ``x = y`` the statistic is exactly zero, the sensitivity is zero, and so is the
-  noise.
+  ``x == y`` (public) the oracle releases exactly zero with no noise: the statistic
+  is *set* to zero, not computed, so no rounding can make it depend on the data; a
+  constant release costs nothing (it is still counted as one call).
 
 Here ``b`` is the batch size: ``n`` for the full batch, the fixed size for batches drawn
 without replacement, and the **expected** size ``q n`` for Poisson sampling (the sum is
 divided by this constant, not by the realised size, so that ``Delta = 2C/b`` holds).
 
-Noise: every oracle takes a ``noise_multiplier`` ``z`` = noise std / ``Delta`` (the
-sensitivity of the released statistic under replace-one, as in
-:meth:`PrivacyGuarantee.gaussian <dpsample.privacy.PrivacyGuarantee.gaussian>`). So
-``s1 = z Delta_1`` and ``s2(x, y) = z Delta_2(x, y)``; one release costs the same
-privacy whatever ``||x - y||`` is. (Abadi et al.'s noise multiplier, std of the *sum*
-over the contribution bound ``C``, is ``2 z`` in this convention.)
+Noise: every oracle takes a ``noise_multiplier`` ``z`` in the ecosystem's convention
+(Abadi et al.; Opacus, TF Privacy and dp-accounting read it the same way): the std of
+the noise added to the *sum* of the per-example terms, divided by the per-example
+bound ``C``. On the released mean the noise std is ``s1 = z C / b`` and ``s2(x, y) = z
+C(x, y) / b`` (plus O2's rounding floor, below). The sensitivity ``2C/b`` that
+replace-one implies is the accounting's business, not the caller's: one release is a
+Gaussian mechanism with noise over sensitivity ``z / 2``
+(:func:`~dpsample.finders._common.gaussian_sum_guarantee`), whatever ``||x - y||``
+is. The same ``z`` means the same noise in
+:func:`~dpsample.finders.dp_sgd_transform` and the same guarantee in
+:func:`~dpsample.finders.dp_sgd_guarantee`.
 
 Accounting matches the scheme that runs (dp-libraries spec §4.1); each call's
 :class:`OracleRecord` names the scheme and carries the per-call
 :class:`~dpsample.privacy.PrivacyGuarantee`, stated for ``REPLACE_ONE``:
 
-* ``"full_batch"``: ``PrivacyGuarantee.gaussian(z)`` (Gaussian mechanism, sensitivity
-  ``Delta``).
+* ``"full_batch"``: the Gaussian mechanism,
+  :func:`~dpsample.finders._common.gaussian_sum_guarantee` ``(z)``; its event is
+  ``GaussianDpEvent(z)``, whose PLD dp_accounting computes for ``REPLACE_ONE`` with
+  the doubled sensitivity.
 * ``"without_replacement"``: a uniformly random size-``b`` subset, drawn afresh at
-  every call: ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z))``, which
-  dp_accounting's RDP accountant analyses for ``REPLACE_ONE`` with the noise multiplier
-  relative to the replace-one sensitivity of the sum (Wang, Balle, Kasiviswanathan
-  2019), i.e. exactly ``z``.
+  every call: ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z / 2))``.
+  dp_accounting's RDP accountant analyses it for ``REPLACE_ONE`` with the inner
+  noise multiplier relative to the replace-one sensitivity ``2C`` of the sum (Wang,
+  Balle, Kasiviswanathan 2019), hence ``z / 2``
+  (:func:`~dpsample.finders._common.without_replacement_event`).
 * ``"poisson"``: every example joins independently with probability ``q = b / n``; the
   batch lives in a fixed padded buffer of ``max_batch_size`` slots, and when more than
   ``max_batch_size`` examples are drawn a uniformly random subset of that size is kept.
   This is exactly dp_accounting's ``TruncatedSubsampledGaussianDpEvent(n, q,
-  max_batch_size, 2 z)`` (noise relative to the contribution bound ``C``), analysed by
-  its PLD accountant for ``REPLACE_ONE``; truncation is thus accounted, not ignored.
-  The default padding makes overflow probability ``<= 1e-12``
-  (:func:`~dpsample.finders._common.poisson_max_batch`). (dp_accounting's RDP analysis
-  of Poisson subsampling is for add/remove only; it is not used.)
+  max_batch_size, z)``, analysed by its PLD accountant for ``REPLACE_ONE``;
+  truncation is thus accounted, not ignored. The default padding makes overflow
+  probability ``<= 1e-12`` (:func:`~dpsample.finders._common.poisson_max_batch`).
+  (dp_accounting's RDP analysis of Poisson subsampling is for add/remove only; it is
+  not used.)
 * ``"fresh"``: the caller passes the batch indices, disjoint across *all* calls of the
   run (population variants, seed 000 Eq. (3): rows of one public random permutation,
   see :func:`fresh_batches`). Each example then influences at most one release, so by
-  parallel composition a whole run is covered by one call's guarantee
-  ``PrivacyGuarantee.gaussian(z)`` (:meth:`FirstKindOracle.run_guarantee`). Runs that
-  mix several fresh oracles on one permutation are covered by composing one call of
-  each.
+  parallel composition a whole run is covered by one call's guarantee (the full
+  batch's, :meth:`FirstKindOracle.run_guarantee`). Runs that mix several fresh oracles
+  on one permutation are covered by composing one call of each.
 
 Clipping in floating point (O1 with ``clip_norm``). Rows are clipped at ``C / F``,
 where ``C = min(G, clip_norm)`` is the accounted bound (so a gradient that breaks the
@@ -74,7 +82,25 @@ for the norms, one matrix-vector product ``c^T G`` for the sum), and rows with a
 non-finite squared norm contribute zero. ``gradient_dtype="float32"`` computes the
 per-example gradients, norms and sum in float32 (about ``1.3-1.5x`` faster on CPU;
 ``F - 1 ~ 2 m^2 2^-24``, ``0.8 %`` for ``m = 256``); the noise is drawn and added in
-float64 and the guarantee is unchanged.
+float64 and the guarantee is unchanged. The clip bound must lie in
+:data:`~dpsample._src.clipping.CLIP_RANGES` (``[1e-12, 1e12]`` in float32,
+``[1e-140, 1e140]`` in float64), where the rounding analysis holds.
+
+Rounding of the paired difference (O2). Without clipping, the exact sensitivity
+``2 C(x, y) / b`` vanishes as ``x -> y``, but the rounding of the two float64
+gradient sums whose difference is released does not: it scales with the gradients'
+*magnitudes* (up to ``G``), not with ``||x - y||``. The noise std is therefore ``z
+C_eff(x, y) / b`` with ``C_eff = F C(x, y) + A G`` from
+:func:`~dpsample._src.clipping.difference_margin` (Higham-style derivation there;
+``F - 1 ~ 2 m u`` and the floor ``A ~ 2 m^2 u``, ``u = 2^-53``), which bounds how far
+the *computed* statistics of two neighbouring batches can be apart; the guarantee
+holds for what is computed. The floor needs the declared ``G`` (without it only
+``clip=True`` is accepted). With ``clip=True`` the per-example differences are
+clipped at ``C(x, y) / F`` with :func:`clip_margin`'s ``F``, through the same
+clipping code as O1 (:func:`~dpsample._src.clipping.clipped_sum`), so no floor is
+needed; a bound below ``1e-140`` clips every row to zero
+(:func:`~dpsample._src.clipping.usable_clip_bound`). ``||x - y||`` is computed
+scaled by its largest entry, so it does not underflow.
 
 Layered models. When the problem's ``loss_fn`` is a :class:`dpsample.models.MLP`, the
 clipped sum is computed by ghost clipping (per-layer norms from activations and
@@ -119,11 +145,12 @@ import jax.numpy as jnp
 from dpsample._src import validation
 from dpsample._src.clipping import (
     GRADIENT_DTYPES,
-    MAX_CLIP_FLOAT32,
-    MIN_CLIP_FLOAT32,
+    check_clip_bound,
     check_gradient_dtype,
-    clip_coefficients,
     clip_margin,
+    clipped_sum,
+    difference_margin,
+    usable_clip_bound,
 )
 from dpsample.errors import MissingConstantError
 from dpsample.finders import _common
@@ -164,7 +191,10 @@ class OracleRecord(NamedTuple):
             declared, else ``inf`` (the bound is then ``M ||x - y||``).
         smoothness: O2: the declared ``M`` used for ``M ||x - y||`` (``None`` if not
             declared); O1: ``None``.
-        noise_multiplier: Noise std over the replace-one sensitivity ``2 C / b``.
+        noise_multiplier: ``z``, the std of the noise on the *sum* over the
+            per-example bound ``C`` (the ecosystem's convention; ``z C / b`` on the
+            mean; O2: ``C = C(x, y)`` plus the rounding floor). The accounting reads
+            it for ``REPLACE_ONE`` (sensitivity ``2C``).
         clipped: Whether per-example terms are clipped at the bound.
         event: The dp_accounting event of one release (dp_accounting's conventions).
         guarantee: :class:`~dpsample.privacy.PrivacyGuarantee` of one release
@@ -428,22 +458,20 @@ def _check_sampling(
 def _event_and_guarantee(
     sampling: str, n: int, b: int, m: int, z: float
 ) -> tuple[Any, PrivacyGuarantee, str]:
+    """Event (dp_accounting's reading of ``z``), guarantee and composition."""
     if sampling in ("full_batch", "fresh"):
-        ev = dp_accounting.GaussianDpEvent(z)
+        ev = dp_accounting.GaussianDpEvent(z)  # PLD doubles C for REPLACE_ONE
         comp = "parallel" if sampling == "fresh" else "sequential"
-        return ev, PrivacyGuarantee.gaussian(z, relation=REPLACE_ONE), comp
+        return ev, _common.gaussian_sum_guarantee(z, REPLACE_ONE), comp
     if sampling == "without_replacement":
-        ev = dp_accounting.SampledWithoutReplacementDpEvent(
-            n, b, dp_accounting.GaussianDpEvent(z)
-        )
+        ev = _common.without_replacement_event(n, b, z)  # RDP: z / 2
         return ev, PrivacyGuarantee.from_event(ev, relation=REPLACE_ONE), "sequential"
-    # Poisson, truncated to m slots; dp_accounting's noise multiplier is relative to
-    # the contribution bound C (std of the sum / C = z * (2C/b) * b / C = 2z).
+    # Poisson, truncated to m slots; PLD doubles C for REPLACE_ONE.
     ev = dp_accounting.TruncatedSubsampledGaussianDpEvent(
         dataset_size=n,
         sampling_probability=b / n,
         truncated_batch_size=m,
-        noise_multiplier=_common.C_SENS * z,
+        noise_multiplier=z,
     )
     return ev, PrivacyGuarantee.from_event(ev, relation=REPLACE_ONE), "sequential"
 
@@ -499,24 +527,26 @@ def _clipped_sum(
     scaled and copied first). Rows whose squared norm is not finite (an overflowing,
     infinite or NaN gradient) contribute zero, so the output never exceeds the bound
     per row and a NaN example cannot poison (or reveal itself in) the release
-    (:func:`~dpsample._src.clipping.clip_coefficients`). ``bound`` already includes
+    (:func:`~dpsample._src.clipping.clipped_sum`). ``bound`` already includes
     the margin of :func:`clip_margin`.
     """
     if isinstance(loss_fn, MLP):  # layered model: no (m, d) per-example gradients
         return loss_fn.clipped_gradient_sum(x, batch, w, bound, dtype)
     ft = jnp.dtype(dtype)
     g = _per_example_grads(loss_fn, x.astype(ft), _cast_floating(batch, dtype))
-    g = g.astype(ft)
-    coef, finite = clip_coefficients(jnp.sum(g * g, axis=-1), w, bound, ft)
-    g = jnp.where(finite[:, None], g, 0.0)
-    total = jnp.dot(coef, g, precision=jax.lax.Precision.HIGHEST)
-    return total.astype(jnp.float64)
+    return clipped_sum(g, w, bound, ft)
 
 
-def _clip_rows(g: Array, bound: Array | float) -> Array:
-    norms = jnp.linalg.norm(g, axis=-1, keepdims=True)
-    scale = jnp.minimum(1.0, bound / jnp.maximum(norms, 1e-300))
-    return g * scale
+def _distance(x: Array, y: Array) -> Array:
+    """``||x - y||``, scaled by the largest entry so that tiny steps do not underflow.
+
+    ``d + 4`` roundings at most (subtraction, quotient, square, ``d - 1`` additions,
+    square root, product), which :func:`~dpsample._src.clipping.difference_margin`'s
+    factor covers.
+    """
+    diff = x - y
+    s = jnp.max(jnp.abs(diff))
+    return s * jnp.linalg.norm(diff / jnp.where(s > 0, s, 1.0))
 
 
 def _spec_batch(
@@ -605,8 +635,10 @@ class _SecondKindFn:
     """Static structure of an O2 oracle: hashable, equal across equal structures.
 
     ``fn(operands, rng_key, x, y, indices=None)`` is ``O2(x, y)`` with ``operands =
-    {"data": ..., "noise_multiplier": z, "cap": 2G or inf}`` (plus ``"smoothness"``
-    when ``M`` is declared).
+    {"data": ..., "noise_multiplier": z, "cap": 2G or inf}``, plus ``"smoothness"``
+    when ``M`` is declared, ``"clip_margin"`` (``F`` of :func:`clip_margin`) when
+    clipped, and ``"margin"``, ``"floor"`` (``F`` and ``A G`` of
+    :func:`~dpsample._src.clipping.difference_margin`) when not.
     """
 
     loss_fn: Callable[..., Any]
@@ -618,14 +650,27 @@ class _SecondKindFn:
     has_smoothness: bool
 
     def difference_bound(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
-        r = jnp.linalg.norm(x - y)
+        """``C(x, y) = min(M ||x - y||, 2G)`` (``0`` at ``x == y``)."""
         if not self.has_smoothness:
-            return jnp.where(r > 0, operands["cap"], 0.0)
-        return jnp.minimum(operands["smoothness"] * r, operands["cap"])
+            return jnp.where(jnp.any(x != y), operands["cap"], 0.0)
+        return jnp.minimum(operands["smoothness"] * _distance(x, y), operands["cap"])
+
+    def accounted_bound(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
+        """The per-example bound the noise is scaled to: ``C`` or ``F C + A G``.
+
+        Clipped: ``C(x, y)`` (rows are clipped below it). Unclipped: ``C_eff = F C +
+        A G`` (:func:`~dpsample._src.clipping.difference_margin`), except ``0`` at
+        ``x == y``, where the release is the constant zero.
+        """
+        c = self.difference_bound(operands, x, y)
+        if self.clip:
+            return c
+        c_eff = operands["margin"] * c + operands["floor"]
+        return jnp.where(jnp.all(x == y), 0.0, c_eff)
 
     def noise_std(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
-        sens = _common.C_SENS * self.difference_bound(operands, x, y) / self.batch_size
-        return operands["noise_multiplier"] * sens
+        bound = self.accounted_bound(operands, x, y)
+        return operands["noise_multiplier"] * (bound / self.batch_size)
 
     def mean(
         self,
@@ -645,9 +690,10 @@ class _SecondKindFn:
             diff = _per_example_grads(loss_fn, x, batch) - _per_example_grads(
                 loss_fn, y, batch
             )
-            diff = _clip_rows(diff, self.difference_bound(operands, x, y))
-            total = jnp.sum(w[:, None] * diff, axis=0)
-        return total / self.batch_size
+            bound = usable_clip_bound(self.difference_bound(operands, x, y), "float64")
+            total = clipped_sum(diff, w, bound / operands["clip_margin"], jnp.float64)
+        # x == y (public): the release is the constant zero, whatever the data.
+        return jnp.where(jnp.all(x == y), 0.0, total / self.batch_size)
 
     def __call__(
         self,
@@ -736,7 +782,7 @@ class _OracleBase:
 
 
 class FirstKindOracle(_OracleBase):
-    r"""``O1(x) = (1/b) sum_{i in S} clip(grad f(x, z_i)) + N(0, (z 2C/b)^2 I)``.
+    r"""``O1(x) = (1/b) sum_{i in S} clip(grad f(x, z_i)) + N(0, (z C/b)^2 I)``.
 
     Build it with :func:`first_kind`. ``estimate_fn(rng_key, x, indices=None)`` is a
     pure JAX function; calling the oracle returns ``(estimate, record)``.
@@ -744,11 +790,12 @@ class FirstKindOracle(_OracleBase):
     Attributes of note: ``contribution_bound`` (``C``), ``clip_bound`` (the bound the
     rows are clipped at, ``C / F`` with the rounding margin ``F`` of
     :func:`clip_margin`; ``None`` without clipping), ``gradient_dtype``,
-    ``sensitivity`` (``2C/b``) and ``noise_std``.
+    ``sensitivity`` (``2C/b``) and ``noise_std`` (``z C / b``).
 
     Privacy:
         Replace-one neighbours; per-example term bound ``C`` (declared ``G``, or the
-        clip norm); L2 sensitivity of one release ``2 C / b``; one release is covered by
+        clip norm); L2 sensitivity of one release ``2 C / b``, noise std ``z C / b``
+        (noise over sensitivity ``z / 2``); one release is covered by
         ``record.guarantee`` (see the module docstring for each sampling scheme).
         With clipping, rows are clipped at ``C / F`` so the bound holds for the
         floating-point statistic in either ``gradient_dtype``.
@@ -781,17 +828,10 @@ class FirstKindOracle(_OracleBase):
         else:
             self.clip_norm = validation.positive("clip_norm", clip_norm)
             g = problem.lipschitz
-            self.contribution_bound = (
-                self.clip_norm if g is None else min(self.clip_norm, g)
+            self.contribution_bound = check_clip_bound(
+                self.clip_norm if g is None else min(self.clip_norm, g),
+                self.gradient_dtype,
             )
-            if self.gradient_dtype == "float32" and not (
-                MIN_CLIP_FLOAT32 <= self.contribution_bound <= MAX_CLIP_FLOAT32
-            ):
-                raise ValueError(
-                    f"gradient_dtype='float32' needs a clip bound in "
-                    f"[{MIN_CLIP_FLOAT32:g}, {MAX_CLIP_FLOAT32:g}], got "
-                    f"{self.contribution_bound:g}; use gradient_dtype='float64'"
-                )
         self.clip_bound = (
             None
             if self.clip_norm is None
@@ -799,7 +839,9 @@ class FirstKindOracle(_OracleBase):
             / _margin_of(problem, self.gradient_dtype, self.max_batch_size)
         )
         self.sensitivity = _common.C_SENS * self.contribution_bound / self.batch_size
-        self.noise_std = self.noise_multiplier * self.sensitivity
+        self.noise_std = self.noise_multiplier * (
+            self.contribution_bound / self.batch_size
+        )
         self.record = OracleRecord(
             kind="first",
             sampling=self.sampling,
@@ -860,18 +902,22 @@ class SecondKindOracle(_OracleBase):
 
     .. math::
         O_2(x, y) = \frac1b \sum_{i \in S} \big(\nabla f(x; z_i) - \nabla f(y; z_i)\big)
-        + \mathcal N\big(0, (z\,\Delta_2(x, y))^2 I\big),\quad
-        \Delta_2(x, y) = \frac{2 \min(M \|x - y\|, 2G)}{b}.
+        + \mathcal N\big(0, (z\,C_{\rm eff}(x, y) / b)^2 I\big),\quad
+        C(x, y) = \min(M \|x - y\|, 2G).
 
-    Build it with :func:`second_kind`. ``estimate_fn(rng_key, x, y, indices=None)`` is
-    pure JAX; calling the oracle returns ``(estimate, record)``.
+    ``C_eff = C`` with ``clip=True``; without clipping ``C_eff = F C + A G`` covers the
+    rounding of the two gradient sums (module docstring,
+    :func:`~dpsample._src.clipping.difference_margin`). At ``x == y`` the release is
+    exactly zero (no noise). Build it with :func:`second_kind`.
+    ``estimate_fn(rng_key, x, y, indices=None)`` is pure JAX; calling the oracle
+    returns ``(estimate, record)``.
 
     Privacy:
-        Replace-one neighbours; per-example difference bound ``min(M ||x - y||, 2G)``
-        from the declared constants (clipped at that bound when ``clip=True``, which
-        makes the guarantee unconditional); sensitivity ``Delta_2(x, y)``; the noise std
-        is ``z Delta_2(x, y)``, so one release costs ``record.guarantee`` whatever
-        ``||x - y||``.
+        Replace-one neighbours; per-example difference bound ``C(x, y)`` from the
+        declared constants (clipped below that bound when ``clip=True``, which makes
+        the guarantee unconditional); the computed statistics of neighbouring batches
+        are at most ``2 C_eff(x, y) / b`` apart and the noise std is ``z C_eff(x, y) /
+        b``, so one release costs ``record.guarantee`` whatever ``||x - y||``.
     """
 
     kind = "second"
@@ -895,11 +941,18 @@ class SecondKindOracle(_OracleBase):
                 "smoothness=... or lipschitz=... (data-independent bounds) to the "
                 "Problem"
             )
+        self.clip = bool(clip)
+        if not self.clip and problem.lipschitz is None:
+            raise MissingConstantError(
+                "the unclipped second-kind oracle needs the public constant lipschitz "
+                "(G): the rounding of the two gradient sums it subtracts scales with "
+                "the gradients' size, which only G bounds; declare lipschitz=... on "
+                "the Problem or pass clip=True"
+            )
         self.smoothness = problem.smoothness
         self.cap = (
             float("inf") if problem.lipschitz is None else 2.0 * problem.lipschitz
         )
-        self.clip = bool(clip)
         self.record = OracleRecord(
             kind="second",
             sampling=self.sampling,
@@ -931,17 +984,29 @@ class SecondKindOracle(_OracleBase):
         }
         if self.smoothness is not None:
             self._operands["smoothness"] = self.smoothness
+        if self.clip:
+            self._operands["clip_margin"] = clip_margin(
+                "float64", self.max_batch_size, problem.dim
+            )
+        else:
+            margin, floor = difference_margin(self.max_batch_size, problem.dim)
+            self._operands["margin"] = margin
+            self._operands["floor"] = floor * problem.lipschitz
 
     def difference_bound(self, x: Array, y: Array) -> Array:
         """Per-example bound ``min(M ||x - y||, 2G)`` (public: ``x, y`` are public)."""
         return self._fn.difference_bound(self._operands, x, y)
 
+    def accounted_bound(self, x: Array, y: Array) -> Array:
+        """``C_eff``: ``C`` clipped, ``F C + A G`` unclipped, ``0`` at ``x == y``."""
+        return self._fn.accounted_bound(self._operands, x, y)
+
     def sensitivity(self, x: Array, y: Array) -> Array:
-        """L2 sensitivity ``2 min(M ||x - y||, 2G) / b`` of one release."""
-        return _common.C_SENS * self.difference_bound(x, y) / self.batch_size
+        """L2 sensitivity ``2 C_eff(x, y) / b`` of the computed statistic."""
+        return _common.C_SENS * self.accounted_bound(x, y) / self.batch_size
 
     def noise_std(self, x: Array, y: Array) -> Array:
-        """Noise std ``z * sensitivity(x, y)``."""
+        """Noise std ``z C_eff(x, y) / b`` (``z / 2`` times the sensitivity)."""
         return self._fn.noise_std(self._operands, x, y)
 
     def mean_fn(
@@ -987,11 +1052,14 @@ def first_kind(
 
     .. math::
         O_1(x) = \frac1b \sum_{i\in S} \operatorname{clip}_c(\nabla f(x; z_i))
-        + \mathcal N\big(0, (z \cdot 2C/b)^2 I_d\big).
+        + \mathcal N\big(0, (z C/b)^2 I_d\big).
 
     Args:
         problem: The :class:`~dpsample.problem.Problem`.
-        noise_multiplier: ``z`` = noise std / replace-one sensitivity ``2C/b``.
+        noise_multiplier: ``z`` = std of the noise on the sum / per-example bound
+            ``C`` (the ecosystem's convention, as in Opacus, TF Privacy and
+            dp-accounting; replace-one sensitivity ``2C`` is handled by the
+            accounting).
         sampling: ``"full_batch"`` (default), ``"poisson"``,
             ``"without_replacement"`` or ``"fresh"`` (caller-provided disjoint
             indices).
@@ -1018,10 +1086,12 @@ def first_kind(
         ValueError: On a bad scheme, batch size, noise multiplier or
             ``gradient_dtype`` (float32 needs ``clip_norm``, a clip bound in
             ``[1e-12, 1e12]`` and a batch and dimension small enough for
-            :func:`clip_margin`).
+            :func:`clip_margin`), or a float64 clip bound outside ``[1e-140,
+            1e140]``.
 
     Privacy:
-        Replace-one; sensitivity ``2C/b``; per call ``record.guarantee``
+        Replace-one; sensitivity ``2C/b``, noise std ``z C / b``; per call
+        ``record.guarantee``
         (Gaussian for the full batch / fresh batches, sampled-without-replacement
         Gaussian (RDP), truncated-Poisson subsampled Gaussian (PLD)). With
         clipping the per-example rows are clipped at ``C / F``, which keeps the
@@ -1035,13 +1105,13 @@ def first_kind(
         >>> data = {"x": jnp.ones((4, 2)), "y": jnp.ones(4)}
         >>> prob = dpsample.Problem(lambda x, z: jnp.sum((x - z["x"]) ** 2) / 8,
         ...     data, dpsample.Ball(1.0, dim=2), lipschitz=1.0)
-        >>> o1 = first_kind(prob, noise_multiplier=2.0)
+        >>> o1 = first_kind(prob, noise_multiplier=4.0)
         >>> est, rec = o1(jax.random.key(0), jnp.zeros(2))
         >>> est.shape, rec.sampling, rec.guarantee.epsilon(1e-5) < 3
         ((2,), 'full_batch', True)
-        >>> o1.sensitivity  # 2 G / n
-        0.5
-        >>> o32 = first_kind(prob, noise_multiplier=2.0, clip_norm=0.5,
+        >>> o1.sensitivity, o1.noise_std  # 2 G / n and z G / n
+        (0.5, 1.0)
+        >>> o32 = first_kind(prob, noise_multiplier=4.0, clip_norm=0.5,
         ...                  gradient_dtype="float32")
         >>> o32(jax.random.key(0), jnp.zeros(2))[0].dtype  # noise added in float64
         dtype('float64')
@@ -1072,28 +1142,36 @@ def second_kind(
 
     .. math::
         O_2(x, y) = \frac1b \sum_{i\in S}\big(\nabla f(x; z_i) - \nabla f(y; z_i)\big)
-        + \mathcal N\Big(0, \big(z \cdot 2\min(M\|x-y\|, 2G)/b\big)^2 I_d\Big).
+        + \mathcal N\Big(0, \big(z \, C_{\rm eff}(x, y)/b\big)^2 I_d\Big),
+
+    with ``C_eff = min(M ||x - y||, 2G)`` when clipped and ``F min(M ||x - y||, 2G) + A
+    G`` (a rounding floor, :func:`~dpsample._src.clipping.difference_margin`) when not;
+    exactly zero, without noise, at ``x == y``.
 
     Args:
         problem: The :class:`~dpsample.problem.Problem` (declares ``smoothness`` and/or
-            ``lipschitz``).
-        noise_multiplier: ``z`` = noise std / replace-one sensitivity.
+            ``lipschitz``; ``lipschitz`` is needed without ``clip``).
+        noise_multiplier: ``z`` = std of the noise on the sum / per-example bound
+            (the ecosystem's convention, as for :func:`first_kind`).
         sampling: As for :func:`first_kind`; both points use the **same** batch.
         batch_size: ``b``.
-        clip: Clip every per-example difference at ``min(M ||x - y||, 2G)`` so the
-            sensitivity holds even for examples that violate the declared constants.
+        clip: Clip every per-example difference at ``min(M ||x - y||, 2G) / F``
+            (:func:`clip_margin`) so the sensitivity holds, as computed, even for
+            examples that violate the declared constants.
         max_batch_size: Poisson padding.
 
     Returns:
         A :class:`SecondKindOracle`.
 
     Raises:
-        MissingConstantError: If neither ``smoothness`` nor ``lipschitz`` is declared.
+        MissingConstantError: If neither ``smoothness`` nor ``lipschitz`` is declared,
+            or ``lipschitz`` is not declared and ``clip`` is off.
         ValueError: On a bad scheme, batch size or noise multiplier.
 
     Privacy:
-        Replace-one; sensitivity ``2 min(M ||x - y||, 2G) / b``; noise proportional to
-        it, so each call costs ``record.guarantee`` independently of the step.
+        Replace-one; the computed statistics of neighbouring batches are at most ``2
+        C_eff(x, y) / b`` apart and the noise std is ``z C_eff(x, y) / b``, so each
+        call costs ``record.guarantee`` independently of the step.
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -1107,6 +1185,9 @@ def second_kind(
         >>> est, rec = o2(jax.random.key(0), x, x)  # x = y: zero, noiseless
         >>> est.tolist(), rec.kind
         ([0.0, 0.0], 'second')
+        >>> y = x.at[0].set(1e-300)  # a tiny step: the rounding floor sets the noise
+        >>> float(o2.noise_std(x, y)) > 1e-20
+        True
     """
     return SecondKindOracle(
         problem,

@@ -90,10 +90,13 @@ class SpiderPlan(NamedTuple):
         max_o1_calls: the O1 cap ``N1_max`` (privacy depends on it, E7).
         n1_drift: the drift part of the cap (Lemma 3.7 plus the first call).
         n1_kick: the kick bound :math:`\lceil T/(\lceil\Gamma\rceil + 1)\rceil`.
-        noise_multiplier_o1: O1 noise std over its replace-one sensitivity.
-        noise_multiplier_o2: O2 noise std over its replace-one sensitivity.
-        sigma1: O1 noise std.
-        sigma2: O2 noise std per unit of displacement (``2 z M / b``).
+        noise_multiplier_o1: O1 noise multiplier: std of the noise on the sum over
+            the per-example bound ``G`` (the ecosystem's convention; noise over the
+            replace-one sensitivity is half of it).
+        noise_multiplier_o2: O2 noise multiplier: the same over ``M ||x - y||``.
+        sigma1: O1 noise std (``z G / b``).
+        sigma2: O2 noise std per unit of displacement (``z M / b``; the oracle adds
+            its rounding floor).
         zeta1: nSG parameter of O1 (Claim 4.4 for the population variant).
         zeta2: nSG parameter of O2 per unit of displacement.
         kick_std: std of the Gaussian kick :math:`\zeta_1/\sqrt d` (line 8).
@@ -165,14 +168,15 @@ def plan_spider(
     * empirical: :math:`\varphi/4` for all ``O1`` calls (``N1_max`` of them),
       :math:`\varphi/4` for the ``T`` ``O2`` calls, :math:`\varphi/2` for
       Algorithm 2 (:math:`\varepsilon_{AT} = \sqrt\varphi`); so
-      :math:`z_1 = \sqrt{2 N_{1,\max}/\varphi}` and :math:`z_2 = \sqrt{2T/\varphi}`
-      (noise std over the replace-one sensitivity :math:`2G/n`, resp.
-      :math:`2M\|x-y\|/n`; E3/E4: exact :math:`\Delta^2/(2\sigma^2)` with
-      :math:`c_{sens} = 2`).
+      :math:`z_1 = 2\sqrt{2 N_{1,\max}/\varphi}` and :math:`z_2 =
+      2\sqrt{2T/\varphi}` (noise multipliers: std of the noise on the sum over the
+      per-example bound :math:`G`, resp. :math:`M\|x-y\|`; the replace-one
+      sensitivity is twice the bound, so one release is :math:`2/z^2`-zCDP, E3/E4:
+      exact :math:`\Delta^2/(2\sigma^2)` with :math:`c_{sens} = 2`).
     * population: every oracle call uses fresh examples of :math:`D_1` and Algorithm
       2 uses the disjoint :math:`D_2`, so by parallel composition each part may use
       the whole budget: every release is :math:`\varphi`-zCDP
-      (:math:`z = 1/\sqrt{2\varphi}`) and :math:`\varepsilon_{AT} =
+      (:math:`z = 2/\sqrt{2\varphi}`) and :math:`\varepsilon_{AT} =
       \sqrt{2\varphi}` (the paper spends :math:`\varphi/2` per part and states
       :math:`\varphi`; spec 000 E15).
 
@@ -235,7 +239,7 @@ def plan_spider(
         >>> plan.max_o1_calls == min(plan.n1_drift + plan.n1_kick, plan.num_iters)
         True
         >>> z1, z2 = plan.noise_multiplier_o1, plan.noise_multiplier_o2
-        >>> rho = plan.max_o1_calls / (2 * z1**2) + plan.num_iters / (2 * z2**2)
+        >>> rho = 2 * plan.max_o1_calls / z1**2 + 2 * plan.num_iters / z2**2
         >>> abs(rho + plan.epsilon_select**2 / 2 - plan.zcdp) < 1e-12
         True
 
@@ -334,17 +338,17 @@ def plan_spider(
         n1_max = min(n1_max, t)
         if variant == "empirical":
             b1 = b2 = n
-            z1 = math.sqrt(2.0 * n1_max / phi)
-            z2 = math.sqrt(2.0 * t / phi)
-            sigma1 = z1 * C_SENS * g_c / n
-            sigma2 = z2 * C_SENS * m_c / n
+            z1 = C_SENS * math.sqrt(2.0 * n1_max / phi)
+            z2 = C_SENS * math.sqrt(2.0 * t / phi)
+            sigma1 = z1 * g_c / n
+            sigma2 = z2 * m_c / n
             zeta1, zeta2 = sigma1 * math.sqrt(d), sigma2 * math.sqrt(d)
         else:
             b1 = n_train // (2 * n1_max)
             b2 = n_train // (2 * t)
-            z1 = z2 = 1.0 / math.sqrt(2.0 * phi)
-            sigma1 = z1 * C_SENS * g_c / max(b1, 1)
-            sigma2 = z2 * C_SENS * m_c / max(b2, 1)
+            z1 = z2 = C_SENS / math.sqrt(2.0 * phi)
+            sigma1 = z1 * g_c / max(b1, 1)
+            sigma2 = z2 * m_c / max(b2, 1)
             zeta1 = g_c * math.sqrt(log_d / max(b1, 1)) + math.sqrt(d) * sigma1
             zeta2 = m_c * math.sqrt(log_d / max(b2, 1)) + math.sqrt(d) * sigma2
         new_gamma = 4.0 * math.sqrt(
@@ -755,13 +759,14 @@ def spider_sosp(
         Neighbouring relation: replace-one (sensitivity multiplier
         :math:`c_{sens} = 2`, E3). Per release: O1 has sensitivity :math:`2G/b_1`,
         O2 :math:`2\min(M\|x - y\|, 2G)/b_2` (``b = n`` for the empirical
-        variant), with noise multipliers from the plan; Algorithm 2 is
+        variant; plus O2's rounding floor), with noise multipliers from the plan
+        (noise over sensitivity ``z / 2``); Algorithm 2 is
         :math:`\varepsilon_{AT}`-DP (pure). The kick noise, the branch choices, the
         counters and the abort are post-processing of released values.
 
         * empirical: sequential composition of at most ``N1_max`` O1 releases
           (charged at the cap), ``T`` O2 releases and Algorithm 2, i.e.
-          ``gaussian(z1).repeat(N1_max)``, ``gaussian(z2).repeat(T)`` and
+          ``gaussian(z1 / 2).repeat(N1_max)``, ``gaussian(z2 / 2).repeat(T)`` and
           ``pure(eps_AT)``; zCDP :math:`\varphi/4 + \varphi/4 + \varphi/2 =
           \varphi`, so ``privacy.epsilon(delta) <= epsilon`` (PLD/RDP may be
           tighter).

@@ -32,7 +32,6 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import dp_accounting
 import jax
 import jax.numpy as jnp
 
@@ -45,6 +44,8 @@ from dpsample.finders._common import (
     check_point,
     check_privacy,
     check_problem,
+    gaussian_sum_guarantee,
+    without_replacement_event,
 )
 from dpsample.finders.tr_subproblem import _solve
 from dpsample.privacy import (
@@ -364,7 +365,9 @@ def dp_trust_region(
         rank of :math:`\nabla^2 f(w,z) - \nabla^2 f(w,z')` (``k = p`` always holds;
         ``hessian_rank=2`` is valid e.g. for a GLM data term plus a data-independent
         regulariser, spec 001 §7 item 16). Each of the :math:`2T` Gaussian mechanisms
-        has noise multiplier :math:`\sqrt{T/\varphi}`, i.e. is
+        has noise over sensitivity :math:`\sqrt{T/\varphi}` (noise multiplier
+        ``z`` :math:`= 2\sqrt{T/\varphi}`: std of the noise on the sum over the
+        per-example bound :math:`G`, resp. :math:`\sqrt{k}M`), i.e. is
         :math:`\varphi/(2T)`-zCDP; the total is :math:`\varphi`-zCDP, which Lemma 7
         converts to exactly :math:`(\varepsilon, \delta)`. The returned guarantee is
         the composition of the :math:`2T` Gaussian mechanisms (charged in full even
@@ -402,7 +405,8 @@ def dp_trust_region(
 
     Returns:
         ``PrivateResult(value, privacy, info)``: ``value`` the released point;
-        ``info`` has ``sigma_grad``, ``sigma_hess``, ``noise_multiplier``,
+        ``info`` has ``sigma_grad``, ``sigma_hess``, ``noise_multiplier`` (std of
+        the noise on the sum over the per-example bound, ``sigma_grad n / G``),
         ``zcdp_rho`` (φ for ``"paper"``), ``radius``, ``num_iters``,
         ``stop_threshold``, ``alpha``, ``hessian_rank``, ``calibration``,
         ``converged``, ``stopped_at``, ``iterations_run`` and ``multipliers`` (the
@@ -471,25 +475,27 @@ def dp_trust_region(
     sens_g = C_SENS * g_const / n
     sens_h = C_SENS * math.sqrt(rank) * m_const / n
     phi = zcdp_budget(epsilon, delta)
+    # Noise multipliers in the ecosystem's unit (std on the sum over the per-example
+    # bound); the replace-one sensitivity is the accounting's (gaussian_sum_guarantee).
+    z_paper = C_SENS * math.sqrt(num_iters / phi)
     if calibration == "paper":
-        z = math.sqrt(num_iters / phi)
+        z = z_paper
     else:
         # The zCDP multiplier meets the target (Lemma 7), so it brackets from above.
-        z_paper = math.sqrt(num_iters / phi)
         z = calibrate_noise(
-            lambda s: PrivacyGuarantee.gaussian(s).repeat(2 * num_iters),
+            lambda s: gaussian_sum_guarantee(s).repeat(2 * num_iters),
             epsilon=epsilon,
             delta=delta,
             initial=z_paper,
+            min_lower=C_SENS * 1e-6,
+            max_upper=C_SENS * 1e9,
             rtol=1e-4,
         )
-    sigma_g, sigma_h = z * sens_g, z * sens_h
+    sigma_g, sigma_h = z * (g_const / n), z * (math.sqrt(rank) * m_const / n)
     guarantee = (
-        PrivacyGuarantee.gaussian(z, relation=problem.relation)
+        gaussian_sum_guarantee(z, problem.relation)
         .repeat(num_iters)
-        .compose(
-            PrivacyGuarantee.gaussian(z, relation=problem.relation).repeat(num_iters)
-        )
+        .compose(gaussian_sum_guarantee(z, problem.relation).repeat(num_iters))
     )
 
     w, run_info = _run(
@@ -516,7 +522,7 @@ def dp_trust_region(
         "grad_sensitivity": sens_g,
         "hess_sensitivity": sens_h,
         "hessian_rank": rank,
-        "zcdp_rho": 2 * num_iters / (2.0 * z * z),
+        "zcdp_rho": 2 * num_iters / (2.0 * (z / C_SENS) ** 2),
         "calibration": calibration,
         **run_info,
     }
@@ -599,7 +605,10 @@ def dp_stochastic_trust_region(
         :math:`T` rounds of each of two Gaussian mechanisms on a fixed-size sample
         without replacement, as ``dp_accounting.SampledWithoutReplacementDpEvent``
         (RDP of Wang, Balle & Kasiviswanathan 2019, Thm 27), with noise multipliers
-        :math:`\sigma/(2G/|S|)` and :math:`\sigma_2/(2\sqrt{k}M/|B_H|)`. The
+        (std of the noise on the sum over the per-example bound, the ecosystem's
+        convention) :math:`\sigma/(G/|S|)` and :math:`\sigma_2/(\sqrt{k}M/|B_H|)`;
+        the event carries half of each (dp_accounting reads it relative to the
+        replace-one sensitivity). The
         paper's advanced-composition statement (Theorem 17) is reported in
         ``info["advanced_composition"]``: :math:`(\varepsilon,\delta)`-DP, valid
         under replace-one for ``"strict"`` only, and only for
@@ -692,15 +701,13 @@ def dp_stochastic_trust_region(
     n = problem.n
     sens_g = C_SENS * g_const / b_g
     sens_h = C_SENS * math.sqrt(rank) * m_const / b_h
+    # per-example bounds on the batch means (the noise multipliers' unit)
+    unit_g, unit_h = g_const / b_g, math.sqrt(rank) * m_const / b_h
     relation = problem.relation
 
     def events_guarantee(z_g: float, z_h: float) -> PrivacyGuarantee:
-        ev_g = dp_accounting.SampledWithoutReplacementDpEvent(
-            n, b_g, dp_accounting.GaussianDpEvent(z_g)
-        )
-        ev_h = dp_accounting.SampledWithoutReplacementDpEvent(
-            n, b_h, dp_accounting.GaussianDpEvent(z_h)
-        )
+        ev_g = without_replacement_event(n, b_g, z_g)
+        ev_h = without_replacement_event(n, b_h, z_h)
         return (
             PrivacyGuarantee.from_event(ev_g, relation=relation)
             .repeat(num_iters)
@@ -717,15 +724,17 @@ def dp_stochastic_trust_region(
         # final check of calibrate_noise keeps the target exact).
         z_adv = math.sqrt(
             _str_variance_factor("strict", epsilon, delta, n, num_iters)
-        ) * (g_const / sens_g)
+        ) * (g_const / unit_g)
         z = calibrate_noise(
             lambda s: events_guarantee(s, s),
             epsilon=epsilon,
             delta=delta,
             initial=z_adv,
+            min_lower=C_SENS * 1e-6,
+            max_upper=C_SENS * 1e9,
             rtol=1e-3,
         )
-        sigma_g, sigma_h = z * sens_g, z * sens_h
+        sigma_g, sigma_h = z * unit_g, z * unit_h
     else:
         base_eps = {
             "grad": _str_base_epsilon(accounting, epsilon, delta, n, b_g, num_iters),
@@ -754,7 +763,7 @@ def dp_stochastic_trust_region(
             "constant": STR_CONSTANTS[accounting],
             "valid_under_replace_one": accounting == "strict" and epsilon <= 1.0,
         }
-    z_g, z_h = sigma_g / sens_g, sigma_h / sens_h
+    z_g, z_h = sigma_g / unit_g, sigma_h / unit_h
     guarantee = events_guarantee(z_g, z_h)
 
     w, run_info = _run(

@@ -22,22 +22,22 @@ def _standard_normal(key: PRNGKey, shape: tuple[int, ...]) -> jax.Array:
     return jax.random.normal(key, shape, dtype=jnp.float64)
 
 
-def _noise_multiplier(
-    noise_multiplier: float | None,
+def _noise_to_sensitivity(
+    noise_to_sensitivity: float | None,
     epsilon: float | None,
     delta: float | None,
     relation: NeighboringRelation,
 ) -> float:
-    """Validate the noise specification and return the noise multiplier."""
-    if noise_multiplier is not None:
+    """Validate the noise specification and return noise std / L2 sensitivity."""
+    if noise_to_sensitivity is not None:
         if epsilon is not None or delta is not None:
             raise ValueError(
-                "Pass exactly one of noise_multiplier or (epsilon, delta), got both"
+                "Pass exactly one of noise_to_sensitivity or (epsilon, delta), got both"
             )
-        return validation.positive("noise_multiplier", noise_multiplier)
+        return validation.positive("noise_to_sensitivity", noise_to_sensitivity)
     if epsilon is None and delta is None:
         raise ValueError(
-            "Pass exactly one of noise_multiplier or (epsilon, delta), got neither"
+            "Pass exactly one of noise_to_sensitivity or (epsilon, delta), got neither"
         )
     if epsilon is None or delta is None:
         raise ValueError("epsilon and delta must be passed together")
@@ -55,7 +55,7 @@ def gaussian(
     value: ArrayLikeTree,
     *,
     l2_sensitivity: float,
-    noise_multiplier: float | None = None,
+    noise_to_sensitivity: float | None = None,
     epsilon: float | None = None,
     delta: float | None = None,
     relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE,
@@ -65,10 +65,10 @@ def gaussian(
     .. math::
 
         M(D) = f(D) + Z, \qquad Z \sim \mathcal N(0, \sigma^2 I), \quad
-            \sigma = \text{noise\_multiplier} \cdot \Delta_2 .
+            \sigma = \text{noise\_to\_sensitivity} \cdot \Delta_2 .
 
-    Give either ``noise_multiplier`` directly, or a target ``(epsilon, delta)``: the
-    smallest noise multiplier whose guarantee meets it is then found by
+    Give either ``noise_to_sensitivity`` directly, or a target ``(epsilon, delta)``:
+    the smallest ratio whose guarantee meets it is then found by
     :func:`dpsample.privacy.calibrate_noise` (tight PLD/RDP accounting and a final
     ``epsilon(delta) <= epsilon`` check). ``value`` may be any pytree of arrays;
     every leaf gets independent noise (one PRNG key per leaf) and comes back in
@@ -79,17 +79,20 @@ def gaussian(
         Neighbouring relation: ``relation`` (replace-one by default).
         ``l2_sensitivity`` must bound :math:`\Delta_2 = \sup_{D \sim D'}
         \|f(D) - f(D')\|_2` (all leaves together). The mechanism is then the
-        Gaussian mechanism with noise multiplier :math:`\sigma / \Delta_2`:
-        :math:`1/(2 z^2)`-zCDP with :math:`z` the noise multiplier, and exactly
-        the (ε, δ) curve of Balle & Wang (2018), both carried by
-        ``PrivacyGuarantee.gaussian(noise_multiplier)``. Floating-point sampling
-        caveats as in Mironov (2012) apply.
+        Gaussian mechanism with noise over sensitivity :math:`s = \sigma /
+        \Delta_2`: :math:`1/(2 s^2)`-zCDP, and exactly the (ε, δ) curve of Balle &
+        Wang (2018), both carried by
+        ``PrivacyGuarantee.gaussian(noise_to_sensitivity)``. (This ratio is not
+        the ecosystem's ``noise_multiplier``, std over one example's contribution
+        bound, which :mod:`dpsample.finders` uses; for a sum of terms bounded by
+        ``C`` under replace-one, ``Delta_2 = 2C`` and the noise multiplier is
+        ``2 s``.) Floating-point sampling caveats as in Mironov (2012) apply.
 
     Args:
         key: a PRNG key (consumed).
         value: pytree of arrays, the statistic :math:`f(D)`.
         l2_sensitivity: :math:`\Delta_2 > 0`, finite.
-        noise_multiplier: :math:`\sigma / \Delta_2 > 0`; exclusive with
+        noise_to_sensitivity: :math:`\sigma / \Delta_2 > 0`; exclusive with
             ``(epsilon, delta)``.
         epsilon: target epsilon ``> 0`` (with ``delta``).
         delta: target delta in ``(0, 1)`` (with ``epsilon``).
@@ -97,7 +100,7 @@ def gaussian(
 
     Returns:
         ``PrivateResult(value, privacy, info)``; ``info`` has ``stddev`` (σ),
-        ``noise_multiplier`` and ``l2_sensitivity``.
+        ``noise_to_sensitivity`` and ``l2_sensitivity``.
 
     Raises:
         ValueError: both or neither of the noise specifications, ``epsilon``
@@ -109,7 +112,7 @@ def gaussian(
         >>> import jax.numpy as jnp
         >>> from dpsample.mechanisms import gaussian
         >>> res = gaussian(jax.random.key(0), {"w": jnp.zeros(2), "b": 0.0},
-        ...                l2_sensitivity=0.5, noise_multiplier=2.0)
+        ...                l2_sensitivity=0.5, noise_to_sensitivity=2.0)
         >>> res.info["stddev"], res.value["w"].shape
         (1.0, (2,))
         >>> res = gaussian(jax.random.key(1), jnp.zeros(2), l2_sensitivity=1.0,
@@ -126,13 +129,13 @@ def gaussian(
         <https://arxiv.org/abs/1605.02065>`_, 2016.
     """
     l2_sensitivity = validation.positive("l2_sensitivity", l2_sensitivity)
-    noise_multiplier = _noise_multiplier(noise_multiplier, epsilon, delta, relation)
-    stddev = noise_multiplier * l2_sensitivity
+    ratio = _noise_to_sensitivity(noise_to_sensitivity, epsilon, delta, relation)
+    stddev = ratio * l2_sensitivity
     noisy = add_tree_noise(key, value, _standard_normal, stddev)
     info = {
         "stddev": stddev,
-        "noise_multiplier": noise_multiplier,
+        "noise_to_sensitivity": ratio,
         "l2_sensitivity": l2_sensitivity,
     }
-    privacy = PrivacyGuarantee.gaussian(noise_multiplier, relation=relation)
+    privacy = PrivacyGuarantee.gaussian(ratio, relation=relation)
     return PrivateResult(noisy, privacy, info)

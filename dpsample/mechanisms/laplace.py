@@ -42,7 +42,7 @@ def laplace(
         \|f(D) - f(D')\|_1`, summed over all leaves. The privacy loss at any output
         is at most :math:`\|f(D) - f(D')\|_1 / b \le \varepsilon`, so the mechanism
         is pure ε-DP; the returned guarantee is
-        ``PrivacyGuarantee.laplace(1 / epsilon)`` (noise multiplier
+        ``PrivacyGuarantee.laplace(1 / epsilon)`` (scale over sensitivity
         :math:`b / \Delta_1`), whose PLD composes tighter than ε-DP. Floating-point
         caveat: textbook float Laplace sampling is not exactly ε-DP (Mironov 2012).
 
@@ -55,8 +55,8 @@ def laplace(
 
     Returns:
         ``PrivateResult(value, privacy, info)``; ``info`` has ``scale`` (the Laplace
-        scale ``b``), ``noise_multiplier`` (``b / l1_sensitivity = 1 / epsilon``),
-        ``l1_sensitivity`` and ``epsilon``.
+        scale ``b``), ``noise_to_sensitivity`` (``b / l1_sensitivity = 1 /
+        epsilon``), ``l1_sensitivity`` and ``epsilon``.
 
     Raises:
         ValueError: ``epsilon`` or ``l1_sensitivity`` not positive and finite.
@@ -78,14 +78,14 @@ def laplace(
     """
     l1_sensitivity = validation.positive("l1_sensitivity", l1_sensitivity)
     epsilon = validation.positive("epsilon", epsilon)
-    noise_multiplier = 1.0 / epsilon
-    scale = l1_sensitivity * noise_multiplier
+    ratio = 1.0 / epsilon
+    scale = l1_sensitivity * ratio
     noisy = add_tree_noise(key, value, _standard_laplace, scale)
     info = {
         "scale": scale,
-        "noise_multiplier": noise_multiplier,
+        "noise_to_sensitivity": ratio,
         "l1_sensitivity": l1_sensitivity,
         "epsilon": epsilon,
     }
-    privacy = PrivacyGuarantee.laplace(noise_multiplier, relation=relation)
+    privacy = PrivacyGuarantee.laplace(ratio, relation=relation)
     return PrivateResult(noisy, privacy, info)

@@ -433,16 +433,32 @@ class PrivacyGuarantee:
 
     @classmethod
     def gaussian(
-        cls, noise_multiplier: float, *, relation: Any = REPLACE_ONE
+        cls, noise_to_sensitivity: float, *, relation: Any = REPLACE_ONE
     ) -> PrivacyGuarantee:
-        """The Gaussian mechanism with noise std / L2 sensitivity = noise_multiplier.
+        """The Gaussian mechanism with noise std / L2 sensitivity as given.
+
+        The sensitivity is the statistic's *full* L2 sensitivity under ``relation``
+        (for a sum of per-example terms bounded by ``C``: ``2C`` under replace-one,
+        ``C`` under add/remove). This is not the ecosystem's ``noise_multiplier``
+        (std of the noise on the sum over ``C``, as in Opacus, TF Privacy,
+        dp-accounting and :mod:`dpsample.finders`), which is ``2 *
+        noise_to_sensitivity`` under replace-one; see
+        :func:`dpsample.finders._common.gaussian_sum_guarantee`.
+
+        Args:
+            noise_to_sensitivity: noise std over the L2 sensitivity, > 0 (may be
+                passed positionally).
+            relation: the neighbouring relation the sensitivity is stated for.
+
+        Returns:
+            The guarantee.
 
         Examples:
             >>> from dpsample.privacy import PrivacyGuarantee
             >>> round(PrivacyGuarantee.gaussian(1.0).epsilon(1e-5), 2)
             4.38
         """
-        nm = validation.positive("noise_multiplier", noise_multiplier)
+        nm = validation.positive("noise_to_sensitivity", noise_to_sensitivity)
         event = dp_accounting.GaussianDpEvent(nm)
         return cls(
             ((_Component("event", unit_sensitivity=True, event=event), 1),), relation
@@ -450,19 +466,28 @@ class PrivacyGuarantee:
 
     @classmethod
     def laplace(
-        cls, noise_multiplier: float, *, relation: Any = REPLACE_ONE
+        cls, noise_to_sensitivity: float, *, relation: Any = REPLACE_ONE
     ) -> PrivacyGuarantee:
-        """The Laplace mechanism with scale / L1 sensitivity = noise_multiplier.
+        """The Laplace mechanism with scale / L1 sensitivity = noise_to_sensitivity.
 
-        Pure ``1 / noise_multiplier``-DP; its RDP and PLD are Laplace's own (tighter
-        than a generic pure mechanism's).
+        Pure ``1 / noise_to_sensitivity``-DP; its RDP and PLD are Laplace's own
+        (tighter than a generic pure mechanism's). The sensitivity is the full L1
+        sensitivity under ``relation``, as for :meth:`gaussian`.
+
+        Args:
+            noise_to_sensitivity: Laplace scale over the L1 sensitivity, > 0 (may be
+                passed positionally).
+            relation: the neighbouring relation the sensitivity is stated for.
+
+        Returns:
+            The guarantee.
 
         Examples:
             >>> from dpsample.privacy import PrivacyGuarantee
             >>> PrivacyGuarantee.laplace(2.0).epsilon(0.0)
             0.5
         """
-        nm = validation.positive("noise_multiplier", noise_multiplier)
+        nm = validation.positive("noise_to_sensitivity", noise_to_sensitivity)
         event = dp_accounting.LaplaceDpEvent(nm)
         return cls(
             ((_Component("event", unit_sensitivity=True, event=event), 1),), relation

@@ -275,7 +275,7 @@ def test_functional_static_part_is_shared_across_data_and_noise():
     fa, _ = oracles.first_kind(a, noise_multiplier=1.0).functional()
     fb, ops_b = oracles.first_kind(b, noise_multiplier=3.0).functional()
     assert fa == fb and hash(fa) == hash(fb)
-    assert ops_b["noise_std"] == pytest.approx(3.0 * 2 * b.lipschitz / b.n)
+    assert ops_b["noise_std"] == pytest.approx(3.0 * b.lipschitz / b.n)  # z G / n
     # Power: a different structure (another batch scheme) is a different key.
     fc, _ = oracles.first_kind(
         a, noise_multiplier=1.0, sampling="without_replacement", batch_size=50

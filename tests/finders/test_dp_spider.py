@@ -48,9 +48,9 @@ def test_accounting_composes_what_ran(small):
         p, noise_multiplier=1.0, sampling="poisson", batch_size=8
     ).max_batch_size
     acc = pld.PLDAccountant(neighboring_relation=REPLACE_ONE)
-    acc.compose(dp_accounting.GaussianDpEvent(2 * z1), 3)  # full-batch anchors
+    acc.compose(dp_accounting.GaussianDpEvent(z1), 3)  # full-batch anchors
     acc.compose(
-        dp_accounting.TruncatedSubsampledGaussianDpEvent(p.n, 8 / p.n, m, 2 * z2), 7
+        dp_accounting.TruncatedSubsampledGaussianDpEvent(p.n, 8 / p.n, m, z2), 7
     )
     assert res.privacy.epsilon(DELTA) == pytest.approx(acc.get_epsilon(DELTA), rel=1e-3)
     assert res.privacy.epsilon(DELTA) <= 2.0

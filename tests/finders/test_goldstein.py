@@ -59,10 +59,15 @@ def ring_value(x, rho, r=1.0):
 
 
 def rdp_epsilon(parts, delta):
-    """Independent RDP accounting of Gaussian compositions [(multiplier, count)]."""
+    """Independent RDP accounting of Gaussian compositions [(multiplier, count)].
+
+    Noise multipliers are std over the per-sample bound; replace-one doubles the
+    sensitivity, and dp_accounting's RDP of a bare Gaussian event ignores the relation,
+    so the event carries ``z / 2`` (noise over sensitivity).
+    """
     acc = rdp.RdpAccountant()
     for z, k in parts:
-        acc.compose(dp_accounting.GaussianDpEvent(z), k)
+        acc.compose(dp_accounting.GaussianDpEvent(z / 2), k)
     return acc.get_epsilon(delta)
 
 
@@ -219,16 +224,16 @@ def test_single_pass_accounting_by_hand():
     c_d = min(2 * p["clip_radius"] * big_l * math.sqrt(d) / alpha + 2 * e, 2 * c_a)
     s = max(2 * c_a / p["period"], 2 * c_d / 1)
     assert noise["sensitivity"] == pytest.approx(s, rel=1e-12)
-    z = noise["tree_noise_multiplier"]
-    assert noise["tree_sigma"] == pytest.approx(z * s, rel=1e-12)
+    z = noise["tree_noise_multiplier"]  # std over the per-sample bound s / 2
+    assert noise["tree_sigma"] == pytest.approx(z * s / 2, rel=1e-12)
     reps = p["tree_height"] + 1
-    # zCDP by hand: (H+1) s^2 / (2 sigma^2).
-    assert res.privacy.zcdp_rho() == pytest.approx(reps / (2 * z**2), rel=1e-12)
+    # zCDP by hand: (H+1) s^2 / (2 sigma^2) = 2 (H+1) / z^2.
+    assert res.privacy.zcdp_rho() == pytest.approx(2 * reps / z**2, rel=1e-12)
     eps_rdp = rdp_epsilon([(z, reps)], DELTA)
     got = res.privacy.epsilon(DELTA)
     assert got <= eps + 1e-9
     assert got <= eps_rdp + 1e-6  # the guarantee's routes include RDP
-    assert got <= zcdp_epsilon(reps / (2 * z**2), DELTA) + 1e-9
+    assert got <= zcdp_epsilon(2 * reps / z**2, DELTA) + 1e-9
     assert eps_rdp > 0.8 * eps  # and the calibration is not wildly loose
     assert res.info["samples_used"] == p["samples_used"] <= n
     assert res.info["nonprivate_diagnostics"]["estimates_checked"] == p["samples_used"]
@@ -258,9 +263,9 @@ def test_multi_pass_accounting_by_hand():
     z1, z2 = noise["anchor_noise_multiplier"], noise["difference_noise_multiplier"]
     # Equal zCDP split: z1 / sqrt(N_A) == z2 / sqrt(N_D).
     assert z1 / math.sqrt(n_a) == pytest.approx(z2 / math.sqrt(n_d), rel=1e-12)
-    rho = n_a / (2 * z1**2) + n_d / (2 * z2**2)
+    rho = 2 * n_a / z1**2 + 2 * n_d / z2**2  # noise over sensitivity z / 2
     assert res.privacy.zcdp_rho() == pytest.approx(rho, rel=1e-12)
-    assert noise["sigma1"] == pytest.approx(z1 * p["anchor_sensitivity"])
+    assert noise["sigma1"] == pytest.approx(z1 * p["anchor_sensitivity"] / 2)
     assert p["anchor_sensitivity"] == pytest.approx(2 * p["anchor_bound"] / n)
     assert p["difference_sensitivity"] == pytest.approx(
         2 * p["difference_bound_max"] / n
@@ -292,7 +297,7 @@ def test_mode_a_charges_the_failure_event():
     assert g.epsilon(DELTA) <= eps + 1e-9
     # Without the slack, the Gaussian part alone meets (eps, delta/2).
     base = dpsample.privacy.PrivacyGuarantee.gaussian(
-        noise["tree_noise_multiplier"]
+        noise["tree_noise_multiplier"] / 2  # noise over the replace-one sensitivity
     ).repeat(p["tree_height"] + 1)
     assert base.epsilon(DELTA / 2) <= eps + 1e-9
     # Mode A's m defaults to at least the privacy-driven size (e <= L).

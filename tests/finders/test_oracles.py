@@ -1,6 +1,7 @@
 """Gradient oracles: statistics, sensitivities, sampling schemes and accounting."""
 
 import itertools
+from fractions import Fraction
 
 import dp_accounting
 import jax
@@ -12,6 +13,7 @@ from saddles import quartic_case
 from scipy import stats
 
 import dpsample
+from dpsample._src import clipping
 from dpsample.errors import MissingConstantError
 from dpsample.finders import oracles
 
@@ -49,8 +51,9 @@ def test_second_kind_sensitivity_and_zero_step(case):
     far = jnp.array([1.5, 0.0, 0.0])  # M r > 2 G: capped at 2G
     far_cap = min(p.smoothness * 1.5, 2 * p.lipschitz)
     assert float(o2.sensitivity(far, x)) == pytest.approx(2 * far_cap / p.n)
+    # noise multiplier z = std on the sum over the per-example bound M r
     assert float(o2.noise_std(small, x)) == pytest.approx(
-        3.0 * 2e-3 * p.smoothness / p.n
+        3.0 * 1e-3 * p.smoothness / p.n
     )
     assert rec.kind == "second" and rec.sampling == "full_batch"
 
@@ -177,13 +180,13 @@ def test_records_match_hand_built_events(case, kind):
     build = oracles.first_kind if kind == "first" else oracles.second_kind
     z, k = 1.3, 7
     full = build(p, noise_multiplier=z)
-    # full batch: Gaussian with noise / replace-one sensitivity = z (PLD doubles the
-    # unit sensitivity for REPLACE_ONE, so the hand-built event has multiplier 2z)
-    hand = _pld_eps(dp_accounting.GaussianDpEvent(2 * z), k, 1e-6)
+    # full batch: dp_accounting's reading of z (PLD doubles the sensitivity of
+    # GaussianDpEvent(z) for REPLACE_ONE)
+    hand = _pld_eps(dp_accounting.GaussianDpEvent(z), k, 1e-6)
     assert full.run_guarantee(k).epsilon(1e-6) == pytest.approx(hand, rel=1e-3)
     pois = build(p, noise_multiplier=z, sampling="poisson", batch_size=8)
     ev = dp_accounting.TruncatedSubsampledGaussianDpEvent(
-        p.n, 8 / p.n, pois.max_batch_size, 2 * z
+        p.n, 8 / p.n, pois.max_batch_size, z
     )
     assert pois.record.sampling == "poisson"
     assert pois.run_guarantee(k).epsilon(1e-6) == pytest.approx(
@@ -191,9 +194,11 @@ def test_records_match_hand_built_events(case, kind):
     )
     wor = build(p, noise_multiplier=z, sampling="without_replacement", batch_size=8)
     acc = rdp.RdpAccountant(neighboring_relation=REPLACE_ONE)
+    # dp_accounting's RDP reads this event's multiplier relative to the replace-one
+    # sensitivity 2C: z / 2
     acc.compose(
         dp_accounting.SampledWithoutReplacementDpEvent(
-            p.n, 8, dp_accounting.GaussianDpEvent(z)
+            p.n, 8, dp_accounting.GaussianDpEvent(z / 2)
         ),
         k,
     )
@@ -399,3 +404,131 @@ def test_gradient_dtype_bad_inputs(case):
         p, noise_multiplier=1.0, clip_norm=1.0, gradient_dtype=jnp.float32
     )
     assert o.gradient_dtype == "float32"
+    with pytest.raises(ValueError, match="clip bound"):  # float64 keeps a range too
+        oracles.first_kind(p, noise_multiplier=1.0, clip_norm=1e-150)
+
+
+# ------------------------------------- the second-kind oracle in floating point
+def _exact_sq_norms(rows):
+    """Exact squared norms of float64 rows (rational arithmetic, no rounding)."""
+    return [sum(Fraction(float(v)) ** 2 for v in row) for row in np.asarray(rows)]
+
+
+def test_unclipped_difference_noise_covers_rounding_near_x_equals_y():
+    """Contract: computed statistics of neighbours differ by <= the accounted 2 C_eff/b.
+
+    ``f(x, z) = ||x - z||^2 / 2`` has the per-example difference ``x - y`` for every
+    example, so in exact arithmetic the statistic is the same on every dataset. At
+    ``y`` one ulp from ``x`` the rounding of the two gradient sums (of size ``n |z|``)
+    makes neighbouring batches differ by far more than ``2 M ||x - y|| / n``; the
+    noise (z C_eff / b, noise over sensitivity z / 2) must cover what is computed.
+    Fails on 5906716, whose noise was proportional to ``||x - y||``.
+    """
+    n, d, z = 2000, 4, 2.0
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((n, d))
+    data *= 8 * rng.uniform(0.5, 1, (n, 1)) / np.linalg.norm(data, axis=1)[:, None]
+    p = dpsample.Problem(
+        lambda x, ex: 0.5 * jnp.sum((x - ex["z"]) ** 2),
+        {"z": data},
+        dpsample.Ball(2.0, dim=d),
+        lipschitz=10.0,  # ||x - z|| <= 2 + 8
+        smoothness=1.0,
+    )
+    o2 = oracles.second_kind(p, noise_multiplier=z)
+    x = np.array([0.7, -0.3, 1.1, 0.2])
+    y = np.nextafter(x, np.inf)
+    fn, ops = o2.functional()
+    key = jax.random.key(0)
+    stat = jax.jit(
+        jax.vmap(lambda zs: fn.mean({**ops, "data": {"z": zs}}, key, x, y, None))
+    )
+    k = 256  # neighbours: one row replaced by another of norm 8
+    rows = rng.integers(0, n, k)
+    repl = rng.standard_normal((k, d))
+    repl *= 8 / np.linalg.norm(repl, axis=1)[:, None]
+    stack = np.repeat(data[None], k + 1, axis=0)
+    stack[np.arange(1, k + 1), rows] = repl
+    t = np.asarray(stat(jnp.asarray(stack)))
+    worst = float(np.max(np.linalg.norm(t[1:] - t[0], axis=1)))
+    exact = 2 * p.smoothness * float(np.linalg.norm(x - y)) / n
+    assert worst > 100 * exact  # rounding, not the step, drives the difference
+    assert worst <= 2 * float(o2.noise_std(x, y)) / z
+    # the floor is a floor: the same noise for a smaller step (one coordinate moved)
+    y1 = x.copy()
+    y1[3] = np.nextafter(x[3], -np.inf)
+    assert float(o2.noise_std(x, y1)) >= float(o2.noise_std(x, y)) * (1 - 1e-6)
+
+
+def test_difference_oracle_at_x_equals_y_is_exactly_zero():
+    """``x == y``: the statistic is set to zero (not computed) and there is no noise."""
+    rng = np.random.default_rng(1)
+    p = dpsample.Problem(
+        lambda x, ex: jnp.sum(jnp.sin(ex["a"] * x) * ex["b"]),
+        {"a": rng.uniform(-3, 3, (50, 3)), "b": rng.uniform(-1, 1, (50, 3))},
+        dpsample.Ball(1.0, dim=3),
+        lipschitz=10.0,
+        smoothness=10.0,
+    )
+    x = jnp.array([0.1, -0.2, 0.3])
+    for clip in (False, True):
+        o2 = oracles.second_kind(p, noise_multiplier=1.0, clip=clip)
+        est, _ = o2(jax.random.key(2), x, x)
+        assert np.all(np.asarray(est) == 0.0) and float(o2.noise_std(x, x)) == 0.0
+
+
+def _diagonal_problem(s, smoothness=1.0):
+    """``f(x, z) = sum_j s_j x_j^2 / 2``: the difference at ``(x, 0)`` is ``s * x``."""
+    s = np.asarray(s)
+    return dpsample.Problem(
+        lambda x, ex: 0.5 * jnp.sum(ex["s"] * x * x),
+        {"s": s},
+        dpsample.domains.Unconstrained(s.shape[1]),
+        smoothness=smoothness,
+    )
+
+
+@pytest.mark.parametrize("regime", ["near_bound", "subnormal"])
+def test_clipped_differences_never_exceed_the_accounted_bound(regime):
+    """Contract: every computed clipped row has exact norm <= C(x, y) (fresh, b = 1).
+
+    ``near_bound``: the rows ``s_i * x`` are near ``M ||x||`` (within float32 ulps)
+    or far from it, with ``M = 1`` declared and broken by many rows; clipping at the
+    exact bound overshoots it by rounding. ``subnormal``: ``x`` has entries whose
+    squares are subnormal (flushed or imprecise), so norms near a bound that small
+    are not computable and clipping cannot enforce it: the rows must be zero. Both
+    fail on 5906716 (clipped at the exact bound, no margin, no range).
+    """
+    d, n = 16, 2000
+    if regime == "near_bound":
+        s = _near_bound_rows(n, d, np.sqrt(d))
+        x = jnp.full(d, 0.3)
+    else:
+        rng = np.random.default_rng(3)
+        s = np.ones((n, d)) * (1 + rng.uniform(0, 1e-6, (n, 1)))  # rows above M r
+        x = jnp.full(d, 1e-156).at[0].set(1e-152)
+    p = _diagonal_problem(s)
+    o2 = oracles.second_kind(
+        p, noise_multiplier=1.0, sampling="fresh", batch_size=1, clip=True
+    )
+    y, key = jnp.zeros(d), jax.random.key(0)
+    rows = jax.jit(jax.vmap(lambda i: o2.mean_fn(key, x, y, i[None])))(jnp.arange(n))
+    bound = Fraction(float(o2.difference_bound(x, y)))
+    assert max(_exact_sq_norms(rows)) <= bound**2
+    if regime == "near_bound":  # the clipping binds: rows sit at the bound
+        norms = np.linalg.norm(np.asarray(rows), axis=1)
+        assert np.median(norms) > float(bound) * (1 - 1e-9)
+
+
+def test_unclipped_difference_oracle_needs_the_lipschitz_bound():
+    p = _diagonal_problem(np.ones((4, 2)))
+    with pytest.raises(MissingConstantError, match="lipschitz"):
+        oracles.second_kind(p, noise_multiplier=1.0)
+    oracles.second_kind(p, noise_multiplier=1.0, clip=True)  # clipping suffices
+
+
+def test_difference_margin_is_tiny_and_grows_with_the_batch():
+    f, a = clipping.difference_margin(10_000, 100)
+    u = 2.0**-53
+    assert 1 < f < 1 + 3 * 10_000 * u and a == pytest.approx(2 * 10_000**2 * u, 1e-3)
+    assert clipping.difference_margin(20_000, 100)[1] > 3.9 * a

@@ -133,9 +133,10 @@ def test_o1_cap_forces_data_independent_output(case):
     assert info["branch_counts"]["aborted"] > 0
     # Privacy is charged for the calibrated cap, whatever happened.
     plan = info["plan"]
+    # noise over the replace-one sensitivity is z / 2: 2 / z^2-zCDP per release
     rho = (
-        2 / (2 * plan["noise_multiplier_o1"] ** 2)
-        + 50 / (2 * plan["noise_multiplier_o2"] ** 2)
+        2 * 2 / plan["noise_multiplier_o1"] ** 2
+        + 50 * 2 / plan["noise_multiplier_o2"] ** 2
         + plan["epsilon_select"] ** 2 / 2
     )
     assert math.isclose(res.privacy.zcdp_rho(), rho, rel_tol=1e-12)
@@ -212,8 +213,9 @@ def test_empirical_accounting_matches_independent_computation(case):
 def test_algorithm_1_guarantee_against_dp_accounting(case):
     plan = plan_spider(case.problem, epsilon=2.0, delta=DELTA, num_iters=60)
     _, _, g = stochastic_spider(jax.random.key(6), case.problem, plan, x0=case.saddle)
+    # dp_accounting's reading of the noise multipliers (PLD doubles C for REPLACE_ONE)
     acc = dp_pld.PLDAccountant(
-        neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE
     )
     acc.compose(
         dp_accounting.GaussianDpEvent(plan.noise_multiplier_o1), plan.max_o1_calls
