@@ -33,6 +33,14 @@ the factor ``e^epsilon`` on the event term; the accountant's ``delta_acc`` is se
 epsilon)`` has unspecified constants and is not used (a numerical accountant replaces
 it, spec 002 §3.5); the "guarded" mode of the spec is ``clip_norm=G``.
 
+Domain. The declared constants hold on the domain ``K`` only, and without clipping the
+sensitivity ``2G/b`` is a statement about gradients at points of ``K``. So ``x0`` must
+lie in ``K`` (a ``ValueError`` before any private computation otherwise; within
+rounding of the ball it is projected onto it), and ``project=False`` on a ball is
+refused in the no-clipping mode: every gradient is then evaluated at ``x0`` or at a
+projected iterate, all in ``K``. With ``clip_norm`` every contribution is bounded
+wherever the iterate is, and unprojected runs are allowed.
+
 Numerics. In the clipped mode every per-example gradient is clipped at ``C / F``,
 ``C = min(clip_norm, G)``, where ``F >= 1`` absorbs rounding
 (:func:`~dpsample.finders.oracles.clip_margin`): the sensitivity ``2C/b`` then holds
@@ -287,7 +295,7 @@ def dp_sgd(
         problem: The :class:`~dpsample.problem.Problem`.
         epsilon: Target epsilon ``> 0``.
         delta: Target delta in ``(0, 1)`` (the whole release, event term included).
-        x0: Public starting point, shape ``(d,)``.
+        x0: Public starting point in the domain ``K``, shape ``(d,)``.
         num_steps: ``T`` (default: Theorem 3.4, see the module docstring).
         batch_size: ``b`` (expected size for Poisson; default Abadi's lot size).
         learning_rate: ``eta`` (default ``1/(2M)``).
@@ -301,7 +309,9 @@ def dp_sgd(
         gradient_bound_failure: ``delta_E``, the probability that some per-example
             gradient along the run exceeds ``C`` (no-clipping mode only).
         output: ``"random"`` (uniform over ``x_1..x_T``, Theorem 3.4) or ``"last"``.
-        project: Project onto a ball domain after each step.
+        project: Project onto a ball domain after each step. ``False`` on a ball
+            needs ``clip_norm`` (without clipping the sensitivity rests on the
+            constants declared on ``K``).
         return_iterates: Put all iterates in ``info["iterates"]`` (covered by the same
             guarantee: every iterate is post-processing of the noisy gradients).
         gradient_dtype: ``"float64"`` (default) or ``"float32"`` (clipped mode
@@ -319,10 +329,12 @@ def dp_sgd(
         parameter sources, and optionally the iterates).
 
     Raises:
-        ValueError: Bad privacy parameters, ``x0``, batch size, ``T < 1``, sampling,
-            output or ``gradient_dtype`` (float32 without ``clip_norm``, or beyond
-            the range of :func:`~dpsample.finders.oracles.clip_margin`), before any
-            private computation.
+        ValueError: Bad privacy parameters, ``x0`` (wrong shape, not finite, or
+            outside ``K``), ``project=False`` on a ball without ``clip_norm``, batch
+            size, ``T < 1``, sampling, output or ``gradient_dtype`` (float32 without
+            ``clip_norm``, or beyond the range of
+            :func:`~dpsample.finders.oracles.clip_margin`), before any private
+            computation.
         MissingConstantError: No ``clip_norm`` and no declared ``lipschitz``; or a
             default needs ``smoothness`` / an initial gap that is not available.
 
@@ -362,7 +374,10 @@ def dp_sgd(
     rng_key = _common.check_key(rng_key)
     problem = _common.check_problem(problem)
     epsilon, delta = _common.check_privacy(epsilon, delta)
-    x0 = _common.check_point(problem, x0, "x0")
+    x0 = _common.check_start(problem, x0, "x0")
+    project = _common.check_projection(
+        problem, project, clipped=clip_norm is not None, name="dp_sgd"
+    )
     if sampling not in ("poisson", "without_replacement", "full_batch"):
         raise ValueError(
             "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), "

@@ -105,6 +105,14 @@ Parameters (``plan_goldstein``, from public constants only: ``L`` = declared
   what runs. Theory-scale ``m`` is large (spec §4.3): for experiments, pass
   ``num_directions`` and ``enforce_sensitivity=True``.
 
+Domain. Without ``enforce_sensitivity`` the steps are unconstrained and the loss is
+evaluated around the iterates, so the declared ``L`` must hold on all of ``R^d``: the
+problem must be on ``Unconstrained`` (a ``ValueError`` before any private computation
+otherwise). With ``enforce_sensitivity=True`` every estimate is clipped, the bounds
+hold wherever the iterates are, and a ``Ball`` problem is allowed (the iterates are
+not projected). In both cases ``x0`` must lie in the problem's domain (``ValueError``
+otherwise; a point within rounding of the ball is projected onto it).
+
 Loops are a ``lax.scan`` under a ``jit`` built per call.
 
 References:
@@ -805,7 +813,7 @@ def _solve(
     key = _common.check_key(rng_key)
     prob = _common.check_problem(problem)
     eps, dlt = _common.check_privacy(epsilon, delta)
-    x = _common.check_point(prob, x0)
+    x = _common.check_start(prob, x0)
     big_l = validation.require_constant(
         "lipschitz", prob.lipschitz, needed_for=f"{name} (sensitivity and step sizes)"
     )
@@ -913,7 +921,7 @@ def goldstein_zero_order(
             ``enforce_sensitivity``.
         epsilon: Target epsilon.
         delta: Target delta in ``(0, 1)``.
-        x0: Public starting point.
+        x0: Public starting point in the problem's domain.
         alpha: Smoothing radius; the certified Goldstein radius is ``2 alpha``.
         passes: ``"single"`` (stochastic, tree mechanism) or ``"multi"`` (ERM).
         preset: ``"corrected"`` (default) or ``"paper"`` (printed theorem).
@@ -942,8 +950,9 @@ def goldstein_zero_order(
 
     Raises:
         TypeError: bad key, problem or flag types.
-        ValueError: bad privacy target, shapes, parameters, ``alpha > Phi/L``, or a
-            bounded domain without enforcement.
+        ValueError: bad privacy target, shapes, parameters, ``alpha > Phi/L``, a
+            bounded domain without enforcement, or ``x0`` outside the domain
+            (before any private computation).
         MissingConstantError: ``lipschitz`` (or an initial gap) not declared.
 
     Privacy:
@@ -1038,7 +1047,7 @@ def goldstein_first_order(
         problem: Declares ``lipschitz`` (required); differentiable loss.
         epsilon: Target epsilon.
         delta: Target delta in ``(0, 1)``.
-        x0: Public starting point.
+        x0: Public starting point in the problem's domain.
         alpha: Smoothing radius (certified radius ``2 alpha``).
         preset: ``"corrected"`` (default) or ``"paper"``.
         enforce_sensitivity: Clip gradients to ``L`` and differences to ``C_D(t)``.
@@ -1061,7 +1070,9 @@ def goldstein_first_order(
 
     Raises:
         TypeError: bad key, problem or flag types.
-        ValueError: bad privacy target, shapes or parameters.
+        ValueError: bad privacy target, shapes or parameters, a bounded domain
+            without enforcement, or ``x0`` outside the domain (before any private
+            computation).
         MissingConstantError: ``lipschitz`` (or an initial gap) not declared.
 
     Privacy:

@@ -19,6 +19,12 @@ point (SOSP) privately in two stages:
 constants, ``n``, ``d``, the privacy target); :func:`spider_sosp` runs both stages and
 returns the selected point with the composed guarantee. Corrections to the paper
 follow spec 000 §6.1 (E3–E21, E34–E37) and are named where they apply.
+
+Domain. Algorithm 1 takes unconstrained steps (no projection, E20) and its oracles do
+not clip, so the declared constants must hold on all of ``R^d``: both
+:func:`stochastic_spider` and :func:`spider_sosp` refuse a ``Problem`` that is not on
+:class:`~dpsample.domains.Unconstrained` (``ValueError``, before any private
+computation); every finite ``x0`` then lies in the domain.
 """
 
 from __future__ import annotations
@@ -38,9 +44,9 @@ from dpsample.finders import oracles
 from dpsample.finders._common import (
     C_SENS,
     check_key,
-    check_point,
     check_privacy,
     check_problem,
+    check_start,
 )
 from dpsample.mechanisms import above_threshold_sosp
 from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
@@ -594,7 +600,8 @@ def stochastic_spider(
     """
     rng_key = check_key(rng_key)
     problem = check_problem(problem)
-    x0 = check_point(problem, x0)
+    _check_unconstrained(problem, "stochastic_spider")
+    x0 = check_start(problem, x0)
     population = plan.variant == "population"
     if population:
         o1 = oracles.first_kind(
@@ -673,10 +680,10 @@ def stochastic_spider(
 
 
 # ------------------------------------------------------------------- the full finder
-def _check_unconstrained(problem: Problem) -> None:
+def _check_unconstrained(problem: Problem, name: str = "spider_sosp") -> None:
     if not isinstance(problem.domain, Unconstrained):
         raise ValueError(
-            "spider_sosp takes unconstrained steps (seed 000 Algorithm 1 has no "
+            f"{name} takes unconstrained steps (seed 000 Algorithm 1 has no "
             "projection, E20), so its privacy needs the declared constants on all "
             f"of R^d: declare the Problem on Unconstrained({problem.dim}), got "
             f"{problem.domain!r}"
@@ -806,7 +813,7 @@ def spider_sosp(
     Raises:
         ValueError: invalid privacy parameters or options, ``num_iters < 1``,
             non-finite or mis-shaped ``x0``, a bounded domain, an infeasible
-            population plan.
+            population plan (all before any private computation).
         MissingConstantError: a needed constant is not declared.
 
     Examples:
@@ -837,7 +844,7 @@ def spider_sosp(
     problem = check_problem(problem)
     epsilon, delta = check_privacy(epsilon, delta)
     _check_unconstrained(problem)
-    x0 = check_point(problem, x0)
+    x0 = check_start(problem, x0)
     plan = plan_spider(
         problem,
         epsilon=epsilon,

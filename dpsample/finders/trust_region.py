@@ -20,8 +20,9 @@ corrections listed in spec 001 §7.
 
 The loop runs on the host (the stopping time is a post-processing of released noisy
 quantities); each iteration is one jitted call. Both finders assume the constants hold
-on all of :math:`\mathbb{R}^d` (no projection), so the problem must be declared on
-:class:`~dpsample.domains.Unconstrained`.
+on all of :math:`\mathbb{R}^d` (no projection, no clipping), so the problem must be
+declared on :class:`~dpsample.domains.Unconstrained` (a ``ValueError`` before any
+private computation otherwise); every finite ``x0`` then lies in the domain.
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ from dpsample.finders._common import (
     C_SENS,
     check_batch_size,
     check_key,
-    check_point,
     check_privacy,
     check_problem,
+    check_start,
 )
 from dpsample.finders.tr_subproblem import _solve
 from dpsample.privacy import (
@@ -445,7 +446,7 @@ def dp_trust_region(
     problem = check_problem(problem)
     epsilon, delta = check_privacy(epsilon, delta)
     _check_unconstrained(problem, "dp_trust_region")
-    x0 = check_point(problem, x0)
+    x0 = check_start(problem, x0)
     g_const = validation.require_constant(
         "lipschitz", problem.lipschitz, needed_for="dp_trust_region's gradient noise"
     )
@@ -666,7 +667,7 @@ def dp_stochastic_trust_region(
     problem = check_problem(problem)
     epsilon, delta = check_privacy(epsilon, delta)
     _check_unconstrained(problem, "dp_stochastic_trust_region")
-    x0 = check_point(problem, x0)
+    x0 = check_start(problem, x0)
     b_g = check_batch_size(problem, grad_batch_size, "grad_batch_size")
     b_h = check_batch_size(problem, hessian_batch_size, "hessian_batch_size")
     g_const = validation.require_constant(

@@ -28,6 +28,8 @@ Implementation choices (spec 003 section 2.4 and its [I] notes):
   problem.utility_oscillation()``): the mechanism samples ``Pr[i] ∝
   exp(-k_sel F_D(x_i))`` with ``k_sel = eps_sel n / osc``, exactly as the net
   exponential mechanism (errata E28).
+* ``x0`` must lie in ``K`` (``ValueError`` before any private computation
+  otherwise).
 * ``psi`` (:func:`dpsample.bounds.quasar_sgd_warm_start_bound`) uses the diameter of
   ``K`` as the distance bound ``D`` (every iterate lies in ``K`` and so does ``x*``)
   and the noise the accountant calibrated; the learning rate is Proposition D.1's
@@ -182,7 +184,7 @@ def dp_sgd_quasar(
         delta: The stage's delta.
         quasar_convexity: Declared ``q`` in ``(0, 1]``.
         failure_prob: ``zeta`` in ``(0, 1)``.
-        x0: Public start of every run (default the centre of ``K``).
+        x0: Public start of every run, in ``K`` (default the centre of ``K``).
         num_steps: Override of each run's ``T``.
         num_runs: Override of ``k`` (then ``psi``'s failure probability is
             ``2^{-k} + zeta/2``).
@@ -195,7 +197,7 @@ def dp_sgd_quasar(
 
     Raises:
         ValueError: Invalid inputs (before any private computation), a non-Ball
-            domain.
+            domain, ``x0`` outside ``K``.
         dpsample.errors.MissingConstantError: ``lipschitz`` not declared.
 
     Examples:
@@ -236,7 +238,7 @@ def dp_sgd_quasar(
         k = max(1, math.ceil(math.log2(2.0 / zeta)))
     else:
         k = validation.positive_int("num_runs", num_runs)
-    x_start = domain.center_point if x0 is None else _common.check_point(problem, x0)
+    x_start = domain.center_point if x0 is None else _common.check_start(problem, x0)
     x_start = jnp.broadcast_to(jnp.asarray(x_start, jnp.float64), (problem.dim,))
     n, d, diam = problem.n, problem.dim, domain.diameter
     eps_run, delta_run = epsilon / (2.0 * k), delta / k

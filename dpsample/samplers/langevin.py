@@ -31,7 +31,8 @@ Privacy:
     :math:`n/(\beta G\sqrt{2hK})`, i.e. Rényi DP :math:`\alpha K h \beta^2 G^2/n^2`
     at every order (GTU Lemma 2.2 with ``t = K h``, ``Delta = 2G/n``; samplers.md
     section 5.2). No convexity, smoothness or LSI is needed, and the whole
-    trajectory may be released. The initial point must be data-independent.
+    trajectory may be released. The initial point must be data-independent and lie
+    in ``K`` (:func:`init` refuses a concrete point outside it).
 
 References:
     S. Bubeck, R. Eldan and J. Lehec, `Sampling from a log-concave distribution with
@@ -57,7 +58,7 @@ from blackjax.sgmcmc import diffusions
 
 from dpsample._src import validation
 from dpsample.privacy.guarantee import PrivacyGuarantee
-from dpsample.samplers.target import GibbsTarget
+from dpsample.samplers.target import GibbsTarget, check_position
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
@@ -124,13 +125,13 @@ def potential_gradient(
 
 
 def init(position: ArrayLike, target: GibbsTarget) -> LangevinState:
-    """Initial state at a data-independent ``position`` in ``K`` (shape ``(d,)``)."""
-    x = jnp.asarray(position, jnp.float64)
-    if x.shape != (target.problem.dim,):
-        raise ValueError(
-            f"Expected position of shape ({target.problem.dim},), got {x.shape}"
-        )
-    return LangevinState(x)
+    """Initial state at a data-independent ``position`` in ``K`` (shape ``(d,)``).
+
+    A concrete position that is not finite or lies outside ``K`` is refused
+    (``ValueError``, :func:`~dpsample.samplers.target.check_position`): the first
+    step's gradient is taken there, and the declared ``G`` holds on ``K`` only.
+    """
+    return LangevinState(check_position(target, position))
 
 
 def build_kernel(

@@ -20,6 +20,9 @@ the number of steps from the LSI rate of the proximal sampler (Chen–Chewi–Sa
 Wibisono Thm 3: ``KL_t <= KL_0 (1 + eta/C_LSI)^(-2t)``), Pinsker, and the hybrid
 argument ``TV <= sqrt(KL_T/2) + T delta_inner``.
 
+Start points. :func:`init` refuses a concrete start outside ``K`` (the guarantee is
+for chains on ``K``; :func:`initial_position` draws the public start).
+
 References:
     Lee, Shen, Tian, `Structured Logconcave Sampling with a Restricted Gaussian
     Oracle <https://arxiv.org/abs/2010.03106>`_, COLT 2021.
@@ -44,7 +47,7 @@ from blackjax.base import SamplingAlgorithm
 
 from dpsample._src import validation
 from dpsample.samplers import restricted_gaussian, rgo
-from dpsample.samplers.target import GibbsTarget
+from dpsample.samplers.target import GibbsTarget, check_position
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
@@ -187,7 +190,8 @@ def init(position: ArrayLike, target: GibbsTarget) -> ProximalState:
 
     Raises:
         TypeError: If ``target`` is not a GibbsTarget.
-        ValueError: If the shape is wrong.
+        ValueError: If the shape is wrong, or a concrete position is not finite or
+            lies outside ``K`` (:func:`~dpsample.samplers.target.check_position`).
 
     Examples:
         >>> import jax.numpy as jnp
@@ -200,13 +204,7 @@ def init(position: ArrayLike, target: GibbsTarget) -> ProximalState:
         ProximalState(position=Array([0.], dtype=float64))
     """
     _check_target(target)
-    position = jnp.asarray(position, jnp.float64)
-    dim = target.problem.dim
-    if position.shape != (dim,):
-        raise ValueError(
-            f"Expected position of shape ({dim},), got shape {position.shape}"
-        )
-    return ProximalState(position)
+    return ProximalState(check_position(target, position))
 
 
 def initial_position(
