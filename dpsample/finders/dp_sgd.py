@@ -41,6 +41,13 @@ refused in the no-clipping mode: every gradient is then evaluated at ``x0`` or a
 projected iterate, all in ``K``. With ``clip_norm`` every contribution is bounded
 wherever the iterate is, and unprojected runs are allowed.
 
+Non-finite values. The data are checked finite by the ``Problem``; a loss that
+returns NaN or inf at an iterate does not raise during the run. In the clipped mode a
+per-example gradient whose squared norm is not finite contributes zero (the oracle's
+public rule, :func:`~dpsample._src.clipping.clip_coefficients`), so the guarantee
+holds as stated. Without clipping such a gradient breaks the declared ``G`` (the
+guarantee is conditional on it) and the noisy sum and iterates carry the NaN.
+
 Numerics. In the clipped mode every per-example gradient is clipped at ``C / F``,
 ``C = min(clip_norm, G)``, where ``F >= 1`` absorbs rounding
 (:func:`~dpsample.finders.oracles.clip_margin`): the sensitivity ``2C/b`` then holds

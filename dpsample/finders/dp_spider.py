@@ -22,6 +22,13 @@ constants declared on ``K``, so every gradient must be taken at a point of ``K``
 the same reason ``x0`` must lie in ``K`` (a ``ValueError`` before any private
 computation; a point within rounding of the ball is projected onto it).
 
+Non-finite values: a loss that returns NaN or inf at an iterate raises nothing during
+the run. With ``clip=True`` a per-example anchor gradient with a non-finite norm
+contributes zero (the first-kind oracle's public rule; the second-kind oracle's
+clipped differences do not yet zero a non-finite row, so a NaN difference still
+reaches the iterates); without clipping it breaks the declared constants the
+guarantee is conditional on, and the iterates carry the NaN.
+
 Noise scales (Arora Alg. 2 lines 2-4 with the corrections of spec 003 §2.1/B2): with
 one universal constant ``c``,
 

@@ -23,6 +23,13 @@ quantities); each iteration is one jitted call. Both finders assume the constant
 on all of :math:`\mathbb{R}^d` (no projection, no clipping), so the problem must be
 declared on :class:`~dpsample.domains.Unconstrained` (a ``ValueError`` before any
 private computation otherwise); every finite ``x0`` then lies in the domain.
+
+Non-finite values. The data are checked finite by the ``Problem``; nothing raises
+during a run. The stopping rule is a comparison ``lambda_k <= threshold`` of a
+released value, and a multiplier that is not finite (the loss or its derivatives
+returned NaN or inf at an iterate) never satisfies it (public rule): the run goes on to
+``T`` iterations and the guarantee is unchanged. Such a loss breaks the declared
+``G`` and ``M`` the sensitivities rest on, so the iterates may carry the NaN.
 """
 
 from __future__ import annotations
@@ -290,6 +297,7 @@ def _run(
         multipliers.append(lam)
         if return_iterates:
             iterates.append(w)
+        # A non-finite multiplier compares False: it never stops the run (public rule).
         if lam <= stop_threshold:
             stopped_at = k
             break

@@ -20,8 +20,14 @@ the number of steps from the LSI rate of the proximal sampler (Chen–Chewi–Sa
 Wibisono Thm 3: ``KL_t <= KL_0 (1 + eta/C_LSI)^(-2t)``), Pinsker, and the hybrid
 argument ``TV <= sqrt(KL_T/2) + T delta_inner``.
 
-Start points. :func:`init` refuses a concrete start outside ``K`` (the guarantee is
-for chains on ``K``; :func:`initial_position` draws the public start).
+Start points and non-finite values. :func:`init` refuses a concrete start outside
+``K`` (the guarantee is for chains on ``K``; :func:`initial_position` draws the
+public start). Nothing raises during a run: a per-example loss that is NaN makes the
+RGO's series estimate ``rho`` NaN, and a trial is accepted only when
+``2u < clip(rho, 0, 2)``, which is false for NaN (public rule: the trial is rejected;
+``+inf`` clips to 2, ``-inf`` to 0); if no trial accepts, the data-independent
+fallback proposal is returned. A loss that is not finite on ``K`` breaks the declared
+constants the target's guarantee rests on.
 
 References:
     Lee, Shen, Tian, `Structured Logconcave Sampling with a Restricted Gaussian
