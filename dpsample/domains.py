@@ -263,3 +263,39 @@ class Unconstrained:
 
 Domain = Ball | Unconstrained
 """Type of the domains a Problem accepts."""
+
+#: Rounding slack of :func:`require_member`: a point at distance at most
+#: ``R (1 + MEMBER_RTOL) + MEMBER_ATOL`` from the centre of a ball of radius ``R`` is
+#: a point of the ball up to rounding (a projected iterate, a net point).
+MEMBER_RTOL = 1e-9
+MEMBER_ATOL = 1e-12
+
+
+def require_member(domain: Domain, x: ArrayLike, name: str = "x0") -> Array:
+    """``x`` (a finite point of the right dimension) as a point of ``domain``.
+
+    Used on public start points before any private computation (the declared
+    constants hold on the domain only). A point of a :class:`Ball` is returned
+    unchanged (bit for bit); a point within rounding of it (see
+    :data:`MEMBER_RTOL`) is projected onto it; a point farther out is refused. On
+    :class:`Unconstrained` every finite point is a member.
+
+    Raises:
+        ValueError: If ``x`` lies outside the ball.
+    """
+    arr = jnp.asarray(x, jnp.float64)
+    if not isinstance(domain, Ball):
+        return arr
+    offset = np.asarray(arr) - (0.0 if domain.center is None else domain.center)
+    dist = float(np.linalg.norm(offset))
+    radius = float(domain.radius)
+    if not dist <= radius * (1.0 + MEMBER_RTOL) + MEMBER_ATOL:
+        raise ValueError(
+            f"Expected {name} in the domain K = {domain!r} (||{name} - center|| = "
+            f"{dist:.6g} > radius {radius:.6g}): the declared constants hold on K "
+            "only, so a start outside K has no sensitivity bound; start inside K "
+            "(e.g. domain.project(x0)) or declare the problem on a larger domain"
+        )
+    if dist > radius:  # within rounding of K: onto K
+        arr = domain.project(arr)
+    return arr

@@ -2,6 +2,16 @@
 
 Everything here is public-side: it validates public inputs eagerly (outside ``jit``,
 before any private computation) or computes data-independent quantities.
+
+The domain rule (:func:`check_start`, :func:`check_projection`). A declared constant
+(``lipschitz``, ``smoothness``, ...) is a statement about the loss on the problem's
+domain ``K`` only; a sensitivity derived from it holds only where the loss is
+evaluated inside ``K``. Every finder and pipeline stage therefore refuses, with a
+``ValueError`` before any private computation, a start point outside ``K``
+(:func:`check_start`; on ``Unconstrained`` every finite point is in ``K``), and a
+finder that can run without projection refuses ``project=False`` on a ``Ball``
+unless clipping bounds every contribution whatever the loss does outside ``K``
+(:func:`check_projection`).
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import numpy as np
 from scipy import stats
 
 from dpsample._src import validation
+from dpsample.domains import Ball, require_member
 from dpsample.errors import MissingConstantError
 from dpsample.problem import Problem
 from dpsample.types import Array
@@ -28,6 +39,8 @@ __all__ = [
     "check_problem",
     "check_privacy",
     "check_point",
+    "check_start",
+    "check_projection",
     "check_batch_size",
     "poisson_max_batch",
     "poisson_overflow_probability",
@@ -103,6 +116,87 @@ def check_point(problem: Problem, x: Any, name: str = "x0") -> Array:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"Expected {name} to be finite, found NaN or inf values")
     return jnp.asarray(arr)
+
+
+def check_start(problem: Problem, x: Any, name: str = "x0") -> Array:
+    """A public start point in the domain ``K``: :func:`check_point`, then ``x in K``.
+
+    The declared constants hold on ``K`` only, so a finder that evaluates gradients
+    at a start point outside ``K`` (no clipping) has no bound on the sensitivity of
+    its first release; a clipped finder would still compute outside the set its
+    guarantee and utility are stated for. Every finder refuses such a point before
+    any private computation. A point within rounding of ``K`` (distance at most
+    ``R (1 + 1e-9) + 1e-12`` from the centre,
+    :func:`~dpsample.domains.require_member`) is projected onto ``K``; points of
+    ``K`` are returned unchanged (bit for bit). On ``Unconstrained`` this is
+    :func:`check_point` (every finite point lies in ``R^d``).
+
+    Args:
+        problem: The problem (its domain is public).
+        x: The candidate start point.
+        name: Its name in error messages.
+
+    Returns:
+        The point, float64, shape ``(problem.dim,)``, in ``K``.
+
+    Raises:
+        TypeError: If ``x`` is not numeric.
+        ValueError: Wrong shape, non-finite values, or a point outside ``K``.
+
+    Examples:
+        >>> import jax.numpy as jnp, dpsample
+        >>> from dpsample.finders._common import check_start
+        >>> prob = dpsample.Problem(lambda x, z: jnp.sum(x * z), jnp.ones((3, 2)),
+        ...     dpsample.Ball(1.0, dim=2), lipschitz=1.0)
+        >>> check_start(prob, jnp.array([0.6, 0.8])).tolist()
+        [0.6, 0.8]
+        >>> try:
+        ...     check_start(prob, jnp.array([3.0, 0.0]))
+        ... except ValueError as err:
+        ...     print(str(err)[:33])
+        Expected x0 in the domain K = Bal
+    """
+    return require_member(problem.domain, check_point(problem, x, name), name)
+
+
+def check_projection(
+    problem: Problem, project: Any, *, clipped: bool, name: str
+) -> bool:
+    """Validate ``project``: unprojected runs on a ``Ball`` need clipping.
+
+    Without clipping a finder's sensitivity comes from constants declared on the
+    domain ``K``, so its iterates must stay in ``K``: ``project=False`` on a
+    :class:`~dpsample.domains.Ball` is refused (``ValueError``, before any private
+    computation). With clipping every contribution is bounded whatever the loss
+    does outside ``K``, and unprojected runs stay allowed. On ``Unconstrained`` the
+    projection is the identity and ``project`` is irrelevant.
+
+    Returns:
+        ``bool(project)``.
+
+    Examples:
+        >>> import jax.numpy as jnp, dpsample
+        >>> from dpsample.finders._common import check_projection
+        >>> prob = dpsample.Problem(lambda x, z: jnp.sum(x * z), jnp.ones((3, 2)),
+        ...     dpsample.Ball(1.0, dim=2), lipschitz=1.0)
+        >>> check_projection(prob, False, clipped=True, name="dp_sgd")
+        False
+        >>> try:
+        ...     check_projection(prob, False, clipped=False, name="dp_sgd")
+        ... except ValueError as err:
+        ...     print(str(err)[:51])
+        dp_sgd with project=False on a Ball needs clipping:
+    """
+    project = bool(project)
+    if not project and not clipped and isinstance(problem.domain, Ball):
+        raise ValueError(
+            f"{name} with project=False on a Ball needs clipping: without it the "
+            "sensitivity comes from the constants declared on K, which say nothing "
+            "about the unprojected iterates outside K; keep project=True, clip "
+            "(clip_norm= / clip=True), or declare the problem on Unconstrained(d) "
+            "with constants valid on all of R^d"
+        )
+    return project
 
 
 def check_batch_size(

@@ -39,6 +39,21 @@ it, spec 002 §3.5); the "guarded" mode of the spec is ``clip_norm=G``.
 The same ``z`` means the same noise in :func:`dp_sgd_transform` (noise std ``z C`` on
 the clipped sum) and the same guarantee in :func:`dp_sgd_guarantee`, as in Opacus.
 
+Domain. The declared constants hold on the domain ``K`` only, and without clipping the
+sensitivity ``2G/b`` is a statement about gradients at points of ``K``. So ``x0`` must
+lie in ``K`` (a ``ValueError`` before any private computation otherwise; within
+rounding of the ball it is projected onto it), and ``project=False`` on a ball is
+refused in the no-clipping mode: every gradient is then evaluated at ``x0`` or at a
+projected iterate, all in ``K``. With ``clip_norm`` every contribution is bounded
+wherever the iterate is, and unprojected runs are allowed.
+
+Non-finite values. The data are checked finite by the ``Problem``; a loss that
+returns NaN or inf at an iterate does not raise during the run. In the clipped mode a
+per-example gradient whose squared norm is not finite contributes zero (the oracle's
+public rule, :func:`~dpsample._src.clipping.clip_coefficients`), so the guarantee
+holds as stated. Without clipping such a gradient breaks the declared ``G`` (the
+guarantee is conditional on it) and the noisy sum and iterates carry the NaN.
+
 Numerics. In the clipped mode every per-example gradient is clipped at ``C / F``,
 ``C = min(clip_norm, G)``, where ``F >= 1`` absorbs rounding
 (:func:`~dpsample.finders.oracles.clip_margin`): the sensitivity ``2C/b`` then holds
@@ -299,7 +314,7 @@ def dp_sgd(
         problem: The :class:`~dpsample.problem.Problem`.
         epsilon: Target epsilon ``> 0``.
         delta: Target delta in ``(0, 1)`` (the whole release, event term included).
-        x0: Public starting point, shape ``(d,)``.
+        x0: Public starting point in the domain ``K``, shape ``(d,)``.
         num_steps: ``T`` (default: Theorem 3.4, see the module docstring).
         batch_size: ``b`` (expected size for Poisson; default Abadi's lot size).
         learning_rate: ``eta`` (default ``1/(2M)``).
@@ -313,7 +328,9 @@ def dp_sgd(
         gradient_bound_failure: ``delta_E``, the probability that some per-example
             gradient along the run exceeds ``C`` (no-clipping mode only).
         output: ``"random"`` (uniform over ``x_1..x_T``, Theorem 3.4) or ``"last"``.
-        project: Project onto a ball domain after each step.
+        project: Project onto a ball domain after each step. ``False`` on a ball
+            needs ``clip_norm`` (without clipping the sensitivity rests on the
+            constants declared on ``K``).
         return_iterates: Put all iterates in ``info["iterates"]`` (covered by the same
             guarantee: every iterate is post-processing of the noisy gradients).
         gradient_dtype: ``"float64"`` (default) or ``"float32"`` (clipped mode
@@ -333,10 +350,12 @@ def dp_sgd(
         sources, and optionally the iterates).
 
     Raises:
-        ValueError: Bad privacy parameters, ``x0``, batch size, ``T < 1``, sampling,
-            output or ``gradient_dtype`` (float32 without ``clip_norm``, or beyond
-            the range of :func:`~dpsample.finders.oracles.clip_margin`), before any
-            private computation.
+        ValueError: Bad privacy parameters, ``x0`` (wrong shape, not finite, or
+            outside ``K``), ``project=False`` on a ball without ``clip_norm``, batch
+            size, ``T < 1``, sampling, output or ``gradient_dtype`` (float32 without
+            ``clip_norm``, or beyond the range of
+            :func:`~dpsample.finders.oracles.clip_margin`), before any private
+            computation.
         MissingConstantError: No ``clip_norm`` and no declared ``lipschitz``; or a
             default needs ``smoothness`` / an initial gap that is not available.
 
@@ -377,7 +396,10 @@ def dp_sgd(
     rng_key = _common.check_key(rng_key)
     problem = _common.check_problem(problem)
     epsilon, delta = _common.check_privacy(epsilon, delta)
-    x0 = _common.check_point(problem, x0, "x0")
+    x0 = _common.check_start(problem, x0, "x0")
+    project = _common.check_projection(
+        problem, project, clipped=clip_norm is not None, name="dp_sgd"
+    )
     if sampling not in ("poisson", "without_replacement", "full_batch"):
         raise ValueError(
             "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), "

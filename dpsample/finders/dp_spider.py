@@ -15,8 +15,19 @@ the rate). ``O1``/``O2`` are :mod:`dpsample.finders.oracles` (second kind on the
 **same** batch at both points, noise std ``min(sigma_2 ||w_t - w_{t-1}||,
 sigma_hat_2)``,
 spec 003 A4). ``Pi_K`` projects onto a ball domain (spec 003 B19: the theory is
-unconstrained; with a ball the constants are those declared on ``K``; pass
-``project=False`` for the unconstrained recursion).
+unconstrained; with a ball the constants are those declared on ``K``). The
+unconstrained recursion (``project=False``) on a ball needs ``clip=True``: without
+clipping both sensitivities (``2G/b_1`` and ``2 min(M ||dw||, 2G)/b_2``) rest on the
+constants declared on ``K``, so every gradient must be taken at a point of ``K``. For
+the same reason ``x0`` must lie in ``K`` (a ``ValueError`` before any private
+computation; a point within rounding of the ball is projected onto it).
+
+Non-finite values: a loss that returns NaN or inf at an iterate raises nothing during
+the run. With ``clip=True`` a per-example anchor gradient with a non-finite norm
+contributes zero (the first-kind oracle's public rule; the second-kind oracle's
+clipped differences do not yet zero a non-finite row, so a NaN difference still
+reaches the iterates); without clipping it breaks the declared constants the
+guarantee is conditional on, and the iterates carry the NaN.
 
 Noise scales (Arora Alg. 2 lines 2-4 with the corrections of spec 003 §2.1/B2): with
 one universal constant ``c``,
@@ -256,7 +267,7 @@ def dp_spider(
             (anchors) and ``smoothness`` (variations; defaults).
         epsilon: Target epsilon ``> 0``.
         delta: Target delta in ``(0, 1)``.
-        x0: Public start ``w_0``, shape ``(d,)``.
+        x0: Public start ``w_0`` in the domain ``K``, shape ``(d,)``.
         num_steps: ``T`` (default Thm B.3).
         phase_length: ``q`` (default the proof's ``floor(1/(T abar^2))``).
         learning_rate: ``eta`` (default ``1/(2 beta)``).
@@ -269,7 +280,9 @@ def dp_spider(
         clip: Clip per-example terms at the declared bounds (unconditional privacy
             even for examples violating them; spec 003 A6).
         output: ``"random"`` (Unif over ``w_1..w_T``) or ``"last"``.
-        project: Project onto a ball domain after each step.
+        project: Project onto a ball domain after each step. ``False`` on a ball
+            needs ``clip=True`` (without clipping the sensitivities rest on the
+            constants declared on ``K``).
         return_iterates: Put all iterates in ``info["iterates"]``.
 
     Returns:
@@ -281,8 +294,9 @@ def dp_spider(
         parameter sources.
 
     Raises:
-        ValueError: Bad privacy parameters, ``x0``, batch sizes, ``T < 1``, ``q``
-            outside ``[1, T]``, sampling or output.
+        ValueError: Bad privacy parameters, ``x0`` (wrong shape, not finite, or
+            outside ``K``), ``project=False`` on a ball without ``clip=True``,
+            batch sizes, ``T < 1``, ``q`` outside ``[1, T]``, sampling or output.
         MissingConstantError: Missing ``lipschitz`` / ``smoothness`` / initial gap.
 
     Privacy:
@@ -309,7 +323,10 @@ def dp_spider(
     rng_key = _common.check_key(rng_key)
     problem = _common.check_problem(problem)
     epsilon, delta = _common.check_privacy(epsilon, delta)
-    x0 = _common.check_point(problem, x0, "x0")
+    x0 = _common.check_start(problem, x0, "x0")
+    project = _common.check_projection(
+        problem, project, clipped=bool(clip), name="dp_spider"
+    )
     if sampling not in ("poisson", "without_replacement"):
         raise ValueError(
             f"Expected sampling in ('poisson', 'without_replacement'), got {sampling!r}"

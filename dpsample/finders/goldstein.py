@@ -107,6 +107,23 @@ Parameters (``plan_goldstein``, from public constants only: ``L`` = declared
   what runs. Theory-scale ``m`` is large (spec §4.3): for experiments, pass
   ``num_directions`` and ``enforce_sensitivity=True``.
 
+Domain. Without ``enforce_sensitivity`` the steps are unconstrained and the loss is
+evaluated around the iterates, so the declared ``L`` must hold on all of ``R^d``: the
+problem must be on ``Unconstrained`` (a ``ValueError`` before any private computation
+otherwise). With ``enforce_sensitivity=True`` every estimate is clipped, the bounds
+hold wherever the iterates are, and a ``Ball`` problem is allowed (the iterates are
+not projected). In both cases ``x0`` must lie in the problem's domain (``ValueError``
+otherwise; a point within rounding of the ball is projected onto it).
+
+Non-finite values. The data are checked finite by the ``Problem``; nothing raises
+during a run. A per-sample estimate (anchor or difference) with a non-finite entry,
+i.e. the loss or its gradient returned NaN or inf near the iterate, contributes zero
+(public rule, as the clipped oracles' rows,
+:func:`~dpsample._src.clipping.clip_coefficients`): so in Mode B each sample still
+moves the released estimate by at most its bound, and the guarantee holds as stated.
+In Mode A the zeroed sample is one on which the declared ``L`` failed (outside the
+conditional guarantee, as before).
+
 Loops are a ``lax.scan`` under a ``jit`` built per call.
 
 References:
@@ -523,6 +540,16 @@ def _clip(v: jax.Array, bound: jax.Array | float) -> jax.Array:
     return v * jnp.minimum(1.0, bound / jnp.maximum(nrm, 1e-300))
 
 
+def _zero_nonfinite(v: jax.Array) -> jax.Array:
+    """Rows of ``v`` (per-sample estimates) with a non-finite entry set to zero.
+
+    The public rule for NaN/inf during a run (module docstring): such a sample
+    contributes nothing, so the mean moves by at most the other samples' bounds.
+    """
+    finite = jnp.all(jnp.isfinite(v), axis=-1, keepdims=True)
+    return jnp.where(finite, v, 0.0)
+
+
 def _sphere(key: PRNGKey, num: int, d: int) -> jax.Array:
     g = jax.random.normal(key, (num, d))
     return g / jnp.linalg.norm(g, axis=1, keepdims=True)
@@ -650,6 +677,7 @@ def _make_runner(loss_fn: Any, plan: dict[str, Any], *, enforce: bool) -> Any:
             batch = take(data, cursor, size) if single else data
             keys = jax.random.split(k_est, size)
             v = jax.vmap(lambda ex, k: est(z_t, ex, k, m_anchor))(batch, keys)
+            v = _zero_nonfinite(v)
             norms = jnp.linalg.norm(v, axis=1)
             exceed = jnp.sum(norms > c_a * (1 + 1e-12)).astype(jnp.int32)
             if enforce:
@@ -669,7 +697,7 @@ def _make_runner(loss_fn: Any, plan: dict[str, Any], *, enforce: bool) -> Any:
             keys = jax.random.split(k_est, (size, 2))
             a = jax.vmap(lambda ex, k: est(z_t, ex, k[0], m))(batch, keys)
             b = jax.vmap(lambda ex, k: est(z_prev, ex, k[1], m))(batch, keys)
-            diff = a - b
+            diff = _zero_nonfinite(a - b)
             bound = jnp.minimum(lip_d * jnp.linalg.norm(z_t - z_prev) + 2.0 * e, c_dmax)
             norms = jnp.linalg.norm(diff, axis=1)
             exceed = jnp.sum(norms > bound * (1 + 1e-12)).astype(jnp.int32)
@@ -810,7 +838,7 @@ def _solve(
     key = _common.check_key(rng_key)
     prob = _common.check_problem(problem)
     eps, dlt = _common.check_privacy(epsilon, delta)
-    x = _common.check_point(prob, x0)
+    x = _common.check_start(prob, x0)
     big_l = validation.require_constant(
         "lipschitz", prob.lipschitz, needed_for=f"{name} (sensitivity and step sizes)"
     )
@@ -918,7 +946,7 @@ def goldstein_zero_order(
             ``enforce_sensitivity``.
         epsilon: Target epsilon.
         delta: Target delta in ``(0, 1)``.
-        x0: Public starting point.
+        x0: Public starting point in the problem's domain.
         alpha: Smoothing radius; the certified Goldstein radius is ``2 alpha``.
         passes: ``"single"`` (stochastic, tree mechanism) or ``"multi"`` (ERM).
         preset: ``"corrected"`` (default) or ``"paper"`` (printed theorem).
@@ -947,8 +975,9 @@ def goldstein_zero_order(
 
     Raises:
         TypeError: bad key, problem or flag types.
-        ValueError: bad privacy target, shapes, parameters, ``alpha > Phi/L``, or a
-            bounded domain without enforcement.
+        ValueError: bad privacy target, shapes, parameters, ``alpha > Phi/L``, a
+            bounded domain without enforcement, or ``x0`` outside the domain
+            (before any private computation; nothing raises during the run).
         MissingConstantError: ``lipschitz`` (or an initial gap) not declared.
 
     Privacy:
@@ -1043,7 +1072,7 @@ def goldstein_first_order(
         problem: Declares ``lipschitz`` (required); differentiable loss.
         epsilon: Target epsilon.
         delta: Target delta in ``(0, 1)``.
-        x0: Public starting point.
+        x0: Public starting point in the problem's domain.
         alpha: Smoothing radius (certified radius ``2 alpha``).
         preset: ``"corrected"`` (default) or ``"paper"``.
         enforce_sensitivity: Clip gradients to ``L`` and differences to ``C_D(t)``.
@@ -1066,7 +1095,9 @@ def goldstein_first_order(
 
     Raises:
         TypeError: bad key, problem or flag types.
-        ValueError: bad privacy target, shapes or parameters.
+        ValueError: bad privacy target, shapes or parameters, a bounded domain
+            without enforcement, or ``x0`` outside the domain (before any private
+            computation; nothing raises during the run).
         MissingConstantError: ``lipschitz`` (or an initial gap) not declared.
 
     Privacy:

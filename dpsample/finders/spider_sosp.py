@@ -19,6 +19,21 @@ point (SOSP) privately in two stages:
 constants, ``n``, ``d``, the privacy target); :func:`spider_sosp` runs both stages and
 returns the selected point with the composed guarantee. Corrections to the paper
 follow spec 000 §6.1 (E3–E21, E34–E37) and are named where they apply.
+
+Domain. Algorithm 1 takes unconstrained steps (no projection, E20) and its oracles do
+not clip, so the declared constants must hold on all of ``R^d``: both
+:func:`stochastic_spider` and :func:`spider_sosp` refuse a ``Problem`` that is not on
+:class:`~dpsample.domains.Unconstrained` (``ValueError``, before any private
+computation); every finite ``x0`` then lies in the domain.
+
+Non-finite values. The data are checked finite by the ``Problem``; nothing raises
+during a run. A selection query that is not finite (the loss or its derivatives
+returned NaN or inf at a candidate, or its Hessian is not finite) *fails* its test in
+Algorithm 2: a non-finite gradient norm is treated as ``+inf``, a non-finite smallest
+eigenvalue as ``-inf``, so that candidate is never selected (the public rule of
+:func:`~dpsample.mechanisms.above_threshold_sosp` for lazy queries). The guarantee is
+unchanged; a loss that is not finite somewhere breaks the declared constants the
+oracles' sensitivities rest on, so the iterates may carry the NaN.
 """
 
 from __future__ import annotations
@@ -38,9 +53,9 @@ from dpsample.finders import oracles
 from dpsample.finders._common import (
     C_SENS,
     check_key,
-    check_point,
     check_privacy,
     check_problem,
+    check_start,
 )
 from dpsample.mechanisms import above_threshold_sosp
 from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
@@ -598,7 +613,8 @@ def stochastic_spider(
     """
     rng_key = check_key(rng_key)
     problem = check_problem(problem)
-    x0 = check_point(problem, x0)
+    _check_unconstrained(problem, "stochastic_spider")
+    x0 = check_start(problem, x0)
     population = plan.variant == "population"
     if population:
         o1 = oracles.first_kind(
@@ -677,10 +693,10 @@ def stochastic_spider(
 
 
 # ------------------------------------------------------------------- the full finder
-def _check_unconstrained(problem: Problem) -> None:
+def _check_unconstrained(problem: Problem, name: str = "spider_sosp") -> None:
     if not isinstance(problem.domain, Unconstrained):
         raise ValueError(
-            "spider_sosp takes unconstrained steps (seed 000 Algorithm 1 has no "
+            f"{name} takes unconstrained steps (seed 000 Algorithm 1 has no "
             "projection, E20), so its privacy needs the declared constants on all "
             f"of R^d: declare the Problem on Unconstrained({problem.dim}), got "
             f"{problem.domain!r}"
@@ -698,16 +714,27 @@ _risk_hessian = jax.jit(jax.hessian(_mean_loss, argnums=1), static_argnums=0)
 
 
 def _selection_queries(problem: Problem, xs: np.ndarray):
-    """Lazy exact queries ``||grad F_S(x_i)||`` and ``lambda_min(hess F_S(x_i))``."""
+    """Lazy exact queries ``||grad F_S(x_i)||`` and ``lambda_min(hess F_S(x_i))``.
+
+    Public rule for non-finite values (no exception mid-run): a gradient norm that
+    is not finite is ``+inf`` and the smallest eigenvalue of a Hessian with a
+    non-finite entry is ``-inf`` (LAPACK's ``eigvalsh`` would return arbitrary
+    values for it), so the candidate fails Algorithm 2's tests.
+    """
     loss_fn, data = problem.loss_fn, problem.data
 
     def grad_norm(i: int) -> float:
-        return float(jnp.linalg.norm(_risk_gradient(loss_fn, jnp.asarray(xs[i]), data)))
+        value = float(
+            jnp.linalg.norm(_risk_gradient(loss_fn, jnp.asarray(xs[i]), data))
+        )
+        return value if math.isfinite(value) else math.inf
 
     def min_eig(i: int) -> float:
         # Exact float64 symmetric eigensolver (E34): deterministic given the data.
-        hess = _risk_hessian(loss_fn, jnp.asarray(xs[i]), data)
-        return float(np.linalg.eigvalsh(np.asarray(hess, np.float64))[0])
+        hess = np.asarray(_risk_hessian(loss_fn, jnp.asarray(xs[i]), data), np.float64)
+        if not np.all(np.isfinite(hess)):
+            return -math.inf
+        return float(np.linalg.eigvalsh(hess)[0])
 
     return grad_norm, min_eig
 
@@ -813,7 +840,8 @@ def spider_sosp(
     Raises:
         ValueError: invalid privacy parameters or options, ``num_iters < 1``,
             non-finite or mis-shaped ``x0``, a bounded domain, an infeasible
-            population plan.
+            population plan (all before any private computation; nothing raises
+            during the run, see the module docstring on non-finite values).
         MissingConstantError: a needed constant is not declared.
 
     Examples:
@@ -844,7 +872,7 @@ def spider_sosp(
     problem = check_problem(problem)
     epsilon, delta = check_privacy(epsilon, delta)
     _check_unconstrained(problem)
-    x0 = check_point(problem, x0)
+    x0 = check_start(problem, x0)
     plan = plan_spider(
         problem,
         epsilon=epsilon,

@@ -20,8 +20,16 @@ corrections listed in spec 001 §7.
 
 The loop runs on the host (the stopping time is a post-processing of released noisy
 quantities); each iteration is one jitted call. Both finders assume the constants hold
-on all of :math:`\mathbb{R}^d` (no projection), so the problem must be declared on
-:class:`~dpsample.domains.Unconstrained`.
+on all of :math:`\mathbb{R}^d` (no projection, no clipping), so the problem must be
+declared on :class:`~dpsample.domains.Unconstrained` (a ``ValueError`` before any
+private computation otherwise); every finite ``x0`` then lies in the domain.
+
+Non-finite values. The data are checked finite by the ``Problem``; nothing raises
+during a run. The stopping rule is a comparison ``lambda_k <= threshold`` of a
+released value, and a multiplier that is not finite (the loss or its derivatives
+returned NaN or inf at an iterate) never satisfies it (public rule): the run goes on to
+``T`` iterations and the guarantee is unchanged. Such a loss breaks the declared
+``G`` and ``M`` the sensitivities rest on, so the iterates may carry the NaN.
 """
 
 from __future__ import annotations
@@ -41,9 +49,9 @@ from dpsample.finders._common import (
     C_SENS,
     check_batch_size,
     check_key,
-    check_point,
     check_privacy,
     check_problem,
+    check_start,
     gaussian_sum_guarantee,
     without_replacement_event,
 )
@@ -290,6 +298,7 @@ def _run(
         multipliers.append(lam)
         if return_iterates:
             iterates.append(w)
+        # A non-finite multiplier compares False: it never stops the run (public rule).
         if lam <= stop_threshold:
             stopped_at = k
             break
@@ -449,7 +458,7 @@ def dp_trust_region(
     problem = check_problem(problem)
     epsilon, delta = check_privacy(epsilon, delta)
     _check_unconstrained(problem, "dp_trust_region")
-    x0 = check_point(problem, x0)
+    x0 = check_start(problem, x0)
     g_const = validation.require_constant(
         "lipschitz", problem.lipschitz, needed_for="dp_trust_region's gradient noise"
     )
@@ -675,7 +684,7 @@ def dp_stochastic_trust_region(
     problem = check_problem(problem)
     epsilon, delta = check_privacy(epsilon, delta)
     _check_unconstrained(problem, "dp_stochastic_trust_region")
-    x0 = check_point(problem, x0)
+    x0 = check_start(problem, x0)
     b_g = check_batch_size(problem, grad_batch_size, "grad_batch_size")
     b_h = check_batch_size(problem, hessian_batch_size, "hessian_batch_size")
     g_const = validation.require_constant(

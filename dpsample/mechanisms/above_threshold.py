@@ -104,12 +104,19 @@ def _count(name: str, streams: dict[str, object], num: int | None) -> int:
     return num
 
 
+#: Value taken by a lazy query that is not finite (public rule, no exception mid-run):
+#: it fails its test. AboveThreshold's queries never reach the threshold (``-inf``);
+#: Algorithm 2's gradient norm is never small (``+inf``) and its eigenvalue never
+#: large enough (``-inf``).
+_FAILING = {"queries": -math.inf, "grad_norms": math.inf, "min_eigenvalues": -math.inf}
+
+
 def _evaluate(name: str, stream: QueryFn | Array, i: int) -> float:
     if callable(stream):
         value = float(np.asarray(stream(i)))
-        if not math.isfinite(value):
-            raise ValueError(f"Expected {name}({i}) to be finite, got {value!r}")
-        return value
+        # A callable is evaluated during the run, on the private data: raising on a
+        # non-finite value would be a data-dependent exception, so it fails instead.
+        return value if math.isfinite(value) else _FAILING[name]
     return float(stream[i])
 
 
@@ -150,7 +157,11 @@ def above_threshold(
     queries are examined in order up to the output, so the work done
     (``num_examined`` evaluations) reveals only the output index (post-processing).
     Parameters are validated eagerly; ``jit`` is left to the caller (array path
-    only).
+    only). Non-finite values: an array is an input and is refused (``ValueError``)
+    before any noise is drawn; a callable is evaluated during the run, so a
+    non-finite value it returns raises nothing and *fails* the test (it is treated
+    as ``-inf``; public rule). Such a value is outside the sensitivity assumption
+    below, which the guarantee rests on.
 
     Privacy:
         Neighbouring relation: ``relation`` (replace-one by default).
@@ -179,8 +190,9 @@ def above_threshold(
         ``num_queries`` and ``num_examined`` (a function of the output).
 
     Raises:
-        ValueError: invalid parameters, NaN/inf query values (eagerly for arrays;
-            at evaluation for callables), or a missing/mismatched ``num_queries``.
+        ValueError: invalid parameters, NaN/inf values in a query array, or a
+            missing/mismatched ``num_queries`` (all before any noise is drawn; a
+            callable's non-finite value fails its test instead, see above).
 
     Examples:
         >>> import jax
@@ -293,7 +305,11 @@ def above_threshold_sosp(
     2.5 to 5.7 on epsilon, for 256 to 1024 candidates, against a claim of 1). The loop
     stops at the first pass, so the number of evaluations, ``2 num_examined``, is a
     function of the output. Parameters are validated eagerly; ``jit`` is left to the
-    caller (array inputs only).
+    caller (array inputs only). Non-finite values: arrays are inputs and are refused
+    (``ValueError``) before any noise is drawn; a callable's non-finite value
+    (evaluated during the run) raises nothing and fails its test: a gradient norm is
+    then treated as ``+inf`` and an eigenvalue as ``-inf`` (public rule), so that
+    candidate is never selected.
 
     Sensitivities (spec 000 §2.6, correction E5): pass
     :math:`\Delta_G = c_{sens} G/|S|` and :math:`\Delta_M = c_{sens} M/|S|` with
@@ -352,8 +368,9 @@ def above_threshold_sosp(
         ``num_examined`` (a function of the output).
 
     Raises:
-        ValueError: invalid parameters, NaN/inf query values, mismatched lengths,
-            or a missing ``num_candidates``.
+        ValueError: invalid parameters, NaN/inf values in a query array,
+            mismatched lengths, or a missing ``num_candidates`` (before any noise
+            is drawn; a callable's non-finite value fails its test instead).
 
     Examples:
         >>> import jax

@@ -28,6 +28,12 @@ Implementation choices (spec 003 section 2.4 and its [I] notes):
   problem.utility_oscillation()``): the mechanism samples ``Pr[i] ∝
   exp(-k_sel F_D(x_i))`` with ``k_sel = eps_sel n / osc``, exactly as the net
   exponential mechanism (errata E28).
+* Public rules (no exception after the eager checks): ``x0`` must lie in ``K``
+  (``ValueError`` before any private computation otherwise); a candidate whose
+  empirical risk is not finite (the loss returned NaN or inf there, breaking its
+  declared constants on ``K``) is never selected, and if no candidate's risk is
+  finite the selection is uniform over the ``k`` candidates (:func:`_select`). The
+  runs themselves clip, so a non-finite per-example gradient contributes zero there.
 * ``psi`` (:func:`dpsample.bounds.quasar_sgd_warm_start_bound`) uses the diameter of
   ``K`` as the distance bound ``D`` (every iterate lies in ``K`` and so does ``x*``)
   and the noise the accountant calibrated; the learning rate is Proposition D.1's
@@ -50,6 +56,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from dpsample import bounds
 from dpsample._src import validation
@@ -57,7 +64,7 @@ from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.finders import _common
 from dpsample.finders.dp_sgd import dp_sgd
-from dpsample.mechanisms import exponential
+from dpsample.mechanisms import exponential_logits, gumbel_max
 from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
 from dpsample.problem import Problem
 from dpsample.types import PRNGKey
@@ -135,6 +142,36 @@ def quasar_schedule(
     }
 
 
+def _select(key: PRNGKey, risks: Any, *, epsilon: float, sensitivity: float) -> int:
+    """Exponential-mechanism index over ``u = -risks``, non-finite risks excluded.
+
+    The candidates' risks are computed on the private data during the run, so a
+    non-finite one must not raise (:func:`~dpsample.mechanisms.exponential` refuses
+    non-finite utilities as inputs). Public rule: a candidate whose risk is NaN or
+    ``+-inf`` has probability zero; if no risk is finite, every candidate gets the
+    same utility (uniform choice). With finite risks this is exactly
+    ``exponential(key, -risks, ...)`` (same logits, same key, same index).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from dpsample.pipelines.quasar import _select
+        >>> risks = jnp.array([jnp.nan, 0.0, jnp.inf, -jnp.inf])
+        >>> {_select(jax.random.key(s), risks, epsilon=1.0, sensitivity=1.0)
+        ...  for s in range(20)}
+        {1}
+    """
+    u = -np.asarray(risks, np.float64)
+    finite = np.isfinite(u)
+    if not finite.any():
+        finite[:] = True
+        u = np.zeros_like(u)
+    else:  # excluded entries get a finite placeholder that leaves the maximum alone
+        u = np.where(finite, u, np.max(u[finite]))
+    logits = exponential_logits(u, epsilon=epsilon, sensitivity=sensitivity)
+    logits = jnp.where(jnp.asarray(finite), logits, -jnp.inf)
+    return int(gumbel_max(key, logits))
+
+
 def dp_sgd_quasar(
     rng_key: PRNGKey,
     problem: Problem,
@@ -182,7 +219,7 @@ def dp_sgd_quasar(
         delta: The stage's delta.
         quasar_convexity: Declared ``q`` in ``(0, 1]``.
         failure_prob: ``zeta`` in ``(0, 1)``.
-        x0: Public start of every run (default the centre of ``K``).
+        x0: Public start of every run, in ``K`` (default the centre of ``K``).
         num_steps: Override of each run's ``T``.
         num_runs: Override of ``k`` (then ``psi``'s failure probability is
             ``2^{-k} + zeta/2``).
@@ -195,7 +232,8 @@ def dp_sgd_quasar(
 
     Raises:
         ValueError: Invalid inputs (before any private computation), a non-Ball
-            domain.
+            domain, ``x0`` outside ``K``. Nothing raises during the run (see the
+            module docstring for the public rule on non-finite risks).
         dpsample.errors.MissingConstantError: ``lipschitz`` not declared.
 
     Examples:
@@ -236,7 +274,7 @@ def dp_sgd_quasar(
         k = max(1, math.ceil(math.log2(2.0 / zeta)))
     else:
         k = validation.positive_int("num_runs", num_runs)
-    x_start = domain.center_point if x0 is None else _common.check_point(problem, x0)
+    x_start = domain.center_point if x0 is None else _common.check_start(problem, x0)
     x_start = jnp.broadcast_to(jnp.asarray(x_start, jnp.float64), (problem.dim,))
     n, d, diam = problem.n, problem.dim, domain.diameter
     eps_run, delta_run = epsilon / (2.0 * k), delta / k
@@ -280,7 +318,7 @@ def dp_sgd_quasar(
     risks = problem.empirical_risk_batch(xs)
     # Pr[i] ∝ exp(eps_sel u_i / (2 Delta)) with Delta = osc/(2n) is exp(-k_sel F_D):
     # valid by the bounded-range argument (utilities may be shifted by a constant).
-    sel = exponential(keys[k], -risks, epsilon=eps_sel, sensitivity=osc / (2.0 * n))
+    index = _select(keys[k], risks, epsilon=eps_sel, sensitivity=osc / (2.0 * n))
     guarantee = guarantee.compose(
         PrivacyGuarantee.exponential_mechanism(eps_sel, relation=problem.relation)
     )
@@ -315,4 +353,4 @@ def dp_sgd_quasar(
         "run_guarantee": run_guarantee,
         "quasar_convexity": q,
     }
-    return PrivateResult(xs[int(sel.value)], guarantee, info)
+    return PrivateResult(xs[index], guarantee, info)

@@ -403,10 +403,24 @@ def _check_options(
 
 
 def _check_finder_options(
-    finder: str, options: Mapping[str, Any] | None, n: int
+    finder: str, options: Mapping[str, Any] | None, problem: Problem
 ) -> dict[str, Any]:
-    """Eager checks of the forwarded options (before any private computation)."""
+    """Eager checks of the forwarded options (before any private computation).
+
+    Includes the finders' domain rule: ``project=False`` on a ball without clipping
+    is refused here, before stage A runs, not only by the finder at stage B.
+    """
+    n = problem.n
     options = _check_options(_FINDER_FNS[finder], finder, options, _RESERVED)
+    if "project" in options:
+        clipped = (
+            options.get("clip_norm") is not None
+            if finder == "dp_sgd"
+            else bool(options.get("clip", False))
+        )
+        options["project"] = _common.check_projection(
+            problem, options["project"], clipped=clipped, name=finder
+        )
     if finder == "spider_sosp" and "variant" in options:
         raise ValueError(
             "spider_sosp's variant is set by the pipeline's variant ('erm' -> "
@@ -698,7 +712,8 @@ def warm_start(
 
     Raises:
         ValueError: Invalid budget, split, sampler, finder, variant, options or net
-            (the message lists the valid choices); no compact ``K``;
+            (the message lists the valid choices; finder option
+            ``project=False`` on a ball without clipping); no compact ``K``;
             ``eps_A n <= d`` for the default net; Gibbs Langevin without
             ``declared_psi``.
         TypeError: A non-key ``rng_key``, a non-Problem ``problem``.
@@ -748,7 +763,7 @@ def warm_start(
     s_options = _check_options(
         _sampler_fn(sampler), sampler, sampler_options, _SAMPLER_RESERVED
     )
-    options = _check_finder_options(finder, finder_options, problem.n)
+    options = _check_finder_options(finder, finder_options, problem)
     ball = _sampler_ball(problem, sampler_domain)
     if finder == "spider_sosp" and isinstance(problem.domain, Ball):
         raise ValueError(

@@ -31,7 +31,11 @@ Privacy:
     :math:`n/(\beta G\sqrt{2hK})`, i.e. Rényi DP :math:`\alpha K h \beta^2 G^2/n^2`
     at every order (GTU Lemma 2.2 with ``t = K h``, ``Delta = 2G/n``; samplers.md
     section 5.2). No convexity, smoothness or LSI is needed, and the whole
-    trajectory may be released. The initial point must be data-independent.
+    trajectory may be released. The initial point must be data-independent and lie
+    in ``K`` (:func:`init` refuses a concrete point outside it). Non-finite values:
+    a per-example gradient with a NaN or inf entry contributes zero (public rule,
+    :func:`potential_gradient`), so the sensitivity bound holds as stated and
+    nothing raises during a run.
 
 References:
     S. Bubeck, R. Eldan and J. Lehec, `Sampling from a log-concave distribution with
@@ -57,7 +61,7 @@ from blackjax.sgmcmc import diffusions
 
 from dpsample._src import validation
 from dpsample.privacy.guarantee import PrivacyGuarantee
-from dpsample.samplers.target import GibbsTarget
+from dpsample.samplers.target import GibbsTarget, check_position
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
@@ -115,22 +119,30 @@ def _clip(g: Array, clip_norm: float | None) -> Array:
 def potential_gradient(
     target: GibbsTarget, x: ArrayLike, *, clip_norm: float | None = None
 ) -> Array:
-    r"""``beta (mean_i clip(grad f(x, z_i)) + mu x)``, shape ``(d,)``."""
+    r"""``beta (mean_i clip(grad f(x, z_i)) + mu x)``, shape ``(d,)``.
+
+    A per-example gradient with a non-finite entry (the loss returned NaN or inf
+    there) contributes zero (public rule, as the clipped oracles' rows): with
+    clipping every example then moves the mean by at most ``2 clip_norm / n``, and
+    nothing raises during a run.
+    """
     problem = target.problem
     x = jnp.asarray(x, jnp.float64)
     grads = jax.vmap(jax.grad(problem.loss_fn), in_axes=(None, 0))(x, problem.data)
+    finite = jnp.all(jnp.isfinite(grads), axis=-1, keepdims=True)
+    grads = jnp.where(finite, grads, 0.0)
     grads = jax.vmap(lambda g: _clip(g, clip_norm))(grads)
     return target.beta * (jnp.mean(grads, axis=0) + target.mu * x)
 
 
 def init(position: ArrayLike, target: GibbsTarget) -> LangevinState:
-    """Initial state at a data-independent ``position`` in ``K`` (shape ``(d,)``)."""
-    x = jnp.asarray(position, jnp.float64)
-    if x.shape != (target.problem.dim,):
-        raise ValueError(
-            f"Expected position of shape ({target.problem.dim},), got {x.shape}"
-        )
-    return LangevinState(x)
+    """Initial state at a data-independent ``position`` in ``K`` (shape ``(d,)``).
+
+    A concrete position that is not finite or lies outside ``K`` is refused
+    (``ValueError``, :func:`~dpsample.samplers.target.check_position`): the first
+    step's gradient is taken there, and the declared ``G`` holds on ``K`` only.
+    """
+    return LangevinState(check_position(target, position))
 
 
 def build_kernel(

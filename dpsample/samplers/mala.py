@@ -35,25 +35,23 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import blackjax
-import jax.numpy as jnp
 from blackjax.base import SamplingAlgorithm
 from blackjax.mcmc.mala import MALAInfo, MALAState
 
 from dpsample._src import validation
-from dpsample.samplers.target import GibbsTarget
+from dpsample.samplers.target import GibbsTarget, check_position
 from dpsample.types import ArrayLike, PRNGKey
 
 __all__ = ["MALAInfo", "MALAState", "as_top_level_api", "build_kernel", "init"]
 
 
 def init(position: ArrayLike, target: GibbsTarget) -> MALAState:
-    """BlackJAX MALA state at ``position`` (must lie in ``K``; shape ``(d,)``)."""
-    x = jnp.asarray(position, jnp.float64)
-    if x.shape != (target.problem.dim,):
-        raise ValueError(
-            f"Expected position of shape ({target.problem.dim},), got {x.shape}"
-        )
-    return blackjax.mala.init(x, target.logdensity)
+    """BlackJAX MALA state at ``position`` (must lie in ``K``; shape ``(d,)``).
+
+    A concrete position that is not finite or lies outside ``K`` is refused
+    (``ValueError``, :func:`~dpsample.samplers.target.check_position`).
+    """
+    return blackjax.mala.init(check_position(target, position), target.logdensity)
 
 
 def build_kernel() -> Callable[..., tuple[MALAState, MALAInfo]]:

@@ -20,6 +20,15 @@ the number of steps from the LSI rate of the proximal sampler (Chen–Chewi–Sa
 Wibisono Thm 3: ``KL_t <= KL_0 (1 + eta/C_LSI)^(-2t)``), Pinsker, and the hybrid
 argument ``TV <= sqrt(KL_T/2) + T delta_inner``.
 
+Start points and non-finite values. :func:`init` refuses a concrete start outside
+``K`` (the guarantee is for chains on ``K``; :func:`initial_position` draws the
+public start). Nothing raises during a run: a per-example loss that is NaN makes the
+RGO's series estimate ``rho`` NaN, and a trial is accepted only when
+``2u < clip(rho, 0, 2)``, which is false for NaN (public rule: the trial is rejected;
+``+inf`` clips to 2, ``-inf`` to 0); if no trial accepts, the data-independent
+fallback proposal is returned. A loss that is not finite on ``K`` breaks the declared
+constants the target's guarantee rests on.
+
 References:
     Lee, Shen, Tian, `Structured Logconcave Sampling with a Restricted Gaussian
     Oracle <https://arxiv.org/abs/2010.03106>`_, COLT 2021.
@@ -44,7 +53,7 @@ from blackjax.base import SamplingAlgorithm
 
 from dpsample._src import validation
 from dpsample.samplers import restricted_gaussian, rgo
-from dpsample.samplers.target import GibbsTarget
+from dpsample.samplers.target import GibbsTarget, check_position
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
@@ -192,7 +201,8 @@ def init(position: ArrayLike, target: GibbsTarget) -> ProximalState:
 
     Raises:
         TypeError: If ``target`` is not a GibbsTarget.
-        ValueError: If the shape is wrong.
+        ValueError: If the shape is wrong, or a concrete position is not finite or
+            lies outside ``K`` (:func:`~dpsample.samplers.target.check_position`).
 
     Examples:
         >>> import jax.numpy as jnp
@@ -205,13 +215,7 @@ def init(position: ArrayLike, target: GibbsTarget) -> ProximalState:
         ProximalState(position=Array([0.], dtype=float64))
     """
     _check_target(target)
-    position = jnp.asarray(position, jnp.float64)
-    dim = target.problem.dim
-    if position.shape != (dim,):
-        raise ValueError(
-            f"Expected position of shape ({dim},), got shape {position.shape}"
-        )
-    return ProximalState(position)
+    return ProximalState(check_position(target, position))
 
 
 def initial_position(

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from dpsample._src import validation
-from dpsample.domains import Ball
+from dpsample.domains import Ball, require_member
 from dpsample.problem import Problem
 from dpsample.types import Array, ArrayLike
 
-__all__ = ["GibbsTarget"]
+__all__ = ["GibbsTarget", "check_position"]
 
 
 class GibbsTarget(NamedTuple):
@@ -73,3 +75,40 @@ class GibbsTarget(NamedTuple):
         x = jnp.asarray(x, jnp.float64)
         inside = self.problem.domain.contains(x, atol=0.0)
         return jnp.where(inside, -self.potential(x), -jnp.inf)
+
+
+def check_position(
+    target: GibbsTarget, position: ArrayLike, name: str = "position"
+) -> Array:
+    """A sampler's start point: shape ``(d,)`` and, when concrete, a point of ``K``.
+
+    The samplers' guarantees (the Gibbs target's, the Langevin trajectory's) are
+    stated for chains on ``K`` started at a data-independent point of ``K``; a
+    concrete position that is not finite or lies outside ``K`` is refused before
+    any private computation (within rounding of ``K`` it is projected onto ``K``,
+    :func:`~dpsample.domains.require_member`). A traced position (under ``vmap`` or
+    ``jit``) cannot be inspected and is the caller's responsibility.
+
+    Raises:
+        ValueError: Wrong shape, or a concrete position that is not finite or not
+            in ``K``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Ball, Problem
+        >>> from dpsample.samplers.target import GibbsTarget, check_position
+        >>> p = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.zeros(4),
+        ...             Ball(1.0, dim=1), lipschitz=1.0)
+        >>> t = GibbsTarget.create(p, beta=1.0, mu=0.0)
+        >>> check_position(t, jnp.array([0.5])).tolist()
+        [0.5]
+    """
+    x = jnp.asarray(position, jnp.float64)
+    dim = target.problem.dim
+    if x.shape != (dim,):
+        raise ValueError(f"Expected {name} of shape ({dim},), got shape {x.shape}")
+    if isinstance(x, jax.core.Tracer):
+        return x
+    if not np.all(np.isfinite(np.asarray(x))):
+        raise ValueError(f"Expected {name} to be finite, found NaN or inf values")
+    return require_member(target.problem.domain, x, name)
