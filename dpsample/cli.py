@@ -170,6 +170,8 @@ def quickstart(
                 "routes": total["routes"],
                 "basic_composition_epsilon": epsilon,
                 "within_budget": total["within_budget"],
+                "assumptions": total["assumptions"],
+                "verdict": total["verdict"],
             },
             "ledger": total["ledger"],
         },
@@ -227,6 +229,16 @@ def _g(value: Any, spec: str = ".4g") -> str:
     return "n/a" if value is None else format(value, spec)
 
 
+def _print_verdict(indent: str, privacy: dict[str, Any]) -> None:
+    """The budget verdict, one assumption a line ("within budget, assuming:")."""
+    if privacy["within_budget"] and privacy["assumptions"]:
+        print(f"{indent}within budget, assuming:")
+        for text in privacy["assumptions"]:
+            print(f"{indent}  - {text}")
+    else:
+        print(f"{indent}{privacy['verdict']}")
+
+
 def _print_quickstart(r: dict[str, Any]) -> None:
     p, priv = r["problem"], r["privacy"]
     psi, stat, sched = r["warm_start_bound"], r["stationarity_bound"], r["schedule"]
@@ -274,6 +286,7 @@ def _print_quickstart(r: dict[str, Any]) -> None:
         f"{priv['budget']['delta']:g}); basic composition gives epsilon = "
         f"{tot['basic_composition_epsilon']:g}"
     )
+    _print_verdict("           ", tot)
     led = priv["ledger"]
     print(
         f"  ledger   budget epsilon = {led['epsilon']:g} at delta = {led['delta']:g}; "
@@ -422,6 +435,7 @@ def _print_run(report: dict[str, Any]) -> None:
         f"{priv['budget']['epsilon']:g}, {priv['budget']['delta']:g}; "
         f"{priv['relation']})"
     )
+    _print_verdict("                ", priv)
     diag = report.get("non_private_diagnostics")
     if diag:
         out = diag["output"]

@@ -46,7 +46,7 @@ import math
 import platform
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "NON_PRIVATE_LABEL",
     "PIPELINES",
     "SAMPLERS",
+    "budget_verdict",
     "build_problem",
     "dataset_names",
     "execute",
@@ -764,6 +765,7 @@ def _report(
     delta = cfg["privacy"]["delta"]
     guarantee = result.privacy
     summary = guarantee.report(delta)
+    within = summary["epsilon"] <= cfg["privacy"]["epsilon"] * (1 + 1e-9)
     info = dict(result.info)
     report: dict[str, Any] = {
         "job": dict(cfg["job"]),
@@ -772,8 +774,9 @@ def _report(
             "budget": dict(cfg["privacy"]),
             "delta": delta,
             "epsilon": summary["epsilon"],
-            "within_budget": summary["epsilon"]
-            <= cfg["privacy"]["epsilon"] * (1 + 1e-9),
+            "within_budget": within,
+            "assumptions": summary["assumptions"],
+            "verdict": budget_verdict(within, summary["assumptions"]),
             "pure_epsilon": guarantee.epsilon(0.0),
             "tightest_route": summary["tightest"],
             "routes": summary["routes"],
@@ -801,11 +804,43 @@ def _ledger_report(ledger: Any) -> dict[str, Any]:
         "epsilon": ledger.epsilon,
         "delta": ledger.delta,
         "stages": [
-            {"name": name, "epsilon": g.epsilon(ledger.delta)}
+            {
+                "name": name,
+                "epsilon": g.epsilon(ledger.delta),
+                "assumptions": list(g.assumptions),
+            }
             for name, g in ledger.stages
         ],
         "spent_epsilon": ledger.spent_epsilon(),
+        "assumptions": list(ledger.assumptions),
     }
+
+
+def budget_verdict(within_budget: bool, assumptions: Sequence[str]) -> str:
+    """The report's one-line budget verdict, conditional where the guarantee is.
+
+    Args:
+        within_budget: whether the guarantee's epsilon at the budget's delta is
+            within the budget's epsilon.
+        assumptions: the guarantee's assumptions
+            (:attr:`~dpsample.privacy.PrivacyGuarantee.assumptions`).
+
+    Returns:
+        ``"within budget"``, ``"within budget, assuming: a; b"`` or
+        ``"over budget"``.
+
+    Examples:
+        >>> from dpsample.config import budget_verdict
+        >>> budget_verdict(True, [])
+        'within budget'
+        >>> budget_verdict(True, ["the declared bound holds"])
+        'within budget, assuming: the declared bound holds'
+    """
+    if not within_budget:
+        return "over budget"
+    if not assumptions:
+        return "within budget"
+    return "within budget, assuming: " + "; ".join(assumptions)
 
 
 def non_private_diagnostics(problem: Any, x: Any) -> dict[str, float]:

@@ -1,6 +1,6 @@
 """Contract tests of `PrivacyGuarantee`: never below the correct accounting.
 
-This crosses every ``DpEvent`` type that dpsample emits or that
+Part 1 crosses every ``DpEvent`` type that dpsample emits or that
 :meth:`PrivacyGuarantee.from_event` accepts with both neighbouring relations and checks
 the library's epsilon (and delta) against dp_accounting's own RDP and PLD accountants
 and, where one exists, an exact closed form. The library may be *tighter* than one
@@ -24,11 +24,19 @@ the reference is the correct analysis, built here:
   that supports it, REPLACE_ONE only) documents its inner noise multiplier as relative
   to the replace-one sensitivity (Wang, Balle, Kasiviswanathan 2019, Thm 27); that is
   the convention of the event, so its RDP is the reference as it is.
+
+Part 2 is the contract of ``assumptions``: carried by every combinator and by the
+ledger, shown in ``report()`` and ``repr``, and set where a guarantee rests on a
+declaration the library does not enforce (the unproven proximal schedule and MALA's
+``tv_bound`` are checked in ``tests/samplers/test_gibbs.py``, the CLI's verdict in
+``tests/test_report_privacy.py``).
 """
 
 import math
 
 import dp_accounting
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from dp_accounting import dp_event as ev
@@ -36,7 +44,12 @@ from dp_accounting import pld as dp_pld
 from dp_accounting import rdp as dp_rdp
 from scipy import optimize, stats
 
-from dpsample.privacy import PrivacyGuarantee
+import dpsample
+from dpsample.finders import dp_sgd, dp_spider
+from dpsample.finders.goldstein import _guarantee as goldstein_guarantee
+from dpsample.finders.goldstein import plan_goldstein
+from dpsample.finders.oracles import first_kind, second_kind
+from dpsample.privacy import BudgetLedger, PrivacyGuarantee
 from dpsample.privacy.guarantee import PLD_DISCRETIZATION, RDP_ORDERS
 
 ADD_REMOVE = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
@@ -318,6 +331,66 @@ def test_unit_sensitivity_constructors_match_their_convention(kind, relation_nam
         assert g.epsilon(delta) == pytest.approx(same.epsilon(delta), rel=1e-6)
 
 
+# ------------------------------------------------------------------- assumptions
+ASSUMED = "the step schedule's TV bound (not proven)"
+
+
+def _conditional():
+    return PrivacyGuarantee.pure(0.5).assuming(ASSUMED)
+
+
+def test_assumptions_survive_every_combinator():
+    g = _conditional()
+    plain = PrivacyGuarantee.gaussian(2.0)
+    for h in (
+        g,
+        g.repeat(3),
+        g.compose(plain),
+        plain.compose(g),
+        g.with_tv_slack(1e-9),
+        PrivacyGuarantee.none().compose(g),
+    ):
+        assert h.assumptions == (ASSUMED,)
+        assert h.report(1e-6)["assumptions"] == [ASSUMED]
+        assert ASSUMED in repr(h)
+    assert plain.assumptions == () and plain.report(1e-6)["assumptions"] == []
+    assert "assum" not in repr(plain)
+    # sorted, without duplicates, whatever the order of composition
+    other = PrivacyGuarantee.laplace(1.0).assuming("a declared bound")
+    both = g.compose(other).compose(g)
+    assert both.assumptions == ("a declared bound", ASSUMED)
+    assert other.compose(g).assumptions == both.assumptions
+    # assumptions change no number
+    for delta in (0.0, 1e-6):
+        assert g.epsilon(delta) == PrivacyGuarantee.pure(0.5).epsilon(delta)
+
+
+def test_assuming_rejects_empty_or_non_text():
+    for bad in ("", "   "):
+        with pytest.raises(ValueError, match="assumption"):
+            PrivacyGuarantee.pure(1.0).assuming(bad)
+    with pytest.raises(TypeError, match="assumption"):
+        PrivacyGuarantee.pure(1.0).assuming(3)
+
+
+def test_ledger_carries_assumptions_of_charged_stages():
+    ledger = BudgetLedger(epsilon=2.0, delta=1e-6)
+    ledger.charge("exact stage", PrivacyGuarantee.pure(0.5))
+    assert ledger.total.assumptions == ()
+    ledger.charge("conditional stage", _conditional())
+    assert ledger.total.assumptions == (ASSUMED,)
+    assert ledger.assumptions == (ASSUMED,)
+    # a stage charged through an envelope learns its assumptions after it ran
+    ledger.charge("envelope", PrivacyGuarantee.approx(0.5, 1e-7))
+    spent = ledger.spent_epsilon()
+    ledger.add_assumptions("envelope", "a caller's tv_bound")
+    assert ledger.assumptions == ("a caller's tv_bound", ASSUMED)
+    assert ledger.spent_epsilon() == spent
+    assert dict(ledger.stages)["envelope"].assumptions == ("a caller's tv_bound",)
+    with pytest.raises(KeyError, match="no stage"):
+        ledger.add_assumptions("missing", "x")
+
+
 def test_rdp_route_is_additive_over_relation_rewrites():
     """Composition of a REPLACE_ONE Gaussian with itself equals the halved event."""
     a = PrivacyGuarantee.from_event(ev.GaussianDpEvent(2.0), relation=REPLACE_ONE)
@@ -325,3 +398,82 @@ def test_rdp_route_is_additive_over_relation_rewrites():
     acc = dp_rdp.RdpAccountant(list(RDP_ORDERS))
     acc.compose(ev.GaussianDpEvent(1.0), 4)
     np.testing.assert_allclose(curve, acc.rdp, rtol=1e-12)
+
+
+# ------------------------------------------- assumptions where the library makes them
+def _quadratic_problem(domain=None):
+    data = {"z": jnp.linspace(-1.0, 1.0, 8)[:, None]}
+    return dpsample.Problem(
+        lambda x, z: 0.5 * jnp.sum((x - z["z"]) ** 2),
+        data,
+        domain or dpsample.Ball(2.0, dim=1),
+        lipschitz=3.0,
+        smoothness=1.0,
+        loss_range=4.5,
+    )
+
+
+def test_oracles_without_clipping_are_conditional_on_the_declarations():
+    prob = _quadratic_problem()
+    clipped = first_kind(prob, noise_multiplier=1.0, clip_norm=1.0)
+    assert clipped.guarantee.assumptions == ()
+    (text,) = first_kind(prob, noise_multiplier=1.0).guarantee.assumptions
+    assert "lipschitz G = 3" in text and "no clipping" in text
+    clipped = second_kind(prob, noise_multiplier=1.0, clip=True)
+    assert clipped.guarantee.assumptions == ()
+    (text,) = second_kind(prob, noise_multiplier=1.0).guarantee.assumptions
+    assert "smoothness M = 1" in text and "2 G = 6" in text and "clip=False" in text
+    # run_guarantee (what the finders compose) keeps them
+    o1 = first_kind(prob, noise_multiplier=1.0)
+    assert o1.run_guarantee(7).assumptions == o1.guarantee.assumptions
+
+
+def test_calibrated_finders_keep_the_assumptions():
+    """The calibration's memoised guarantee instances keep every field."""
+    prob = _quadratic_problem()
+    sgd = dp_sgd(
+        jax.random.key(0),
+        prob,
+        epsilon=2.0,
+        delta=1e-5,
+        x0=jnp.zeros(1),
+        num_steps=5,
+        batch_size=4,
+        gradient_bound_failure=1e-9,
+    )
+    assert len(sgd.privacy.assumptions) == 2
+    assert any("gradient_bound_failure = 1e-09" in a for a in sgd.privacy.assumptions)
+    assert sgd.privacy.epsilon(1e-5) <= 2.0  # the numbers are unchanged
+    spider = dp_spider(
+        jax.random.key(0),
+        prob,
+        epsilon=2.0,
+        delta=1e-5,
+        x0=jnp.zeros(1),
+        num_steps=6,
+        phase_length=3,
+        variation_batch_size=4,
+    )
+    texts = spider.privacy.assumptions
+    assert len(texts) == 2 and all("not enforced" in t for t in texts)
+
+
+@pytest.mark.parametrize("enforce", [False, True])
+def test_goldstein_mode_a_is_conditional_on_the_declared_lipschitz_bound(enforce):
+    plan = plan_goldstein(
+        n=300,
+        dim=2,
+        epsilon=2.0,
+        delta=1e-5,
+        lipschitz=1.0,
+        initial_gap=1.0,
+        alpha=0.1,
+        num_directions=8,
+        enforce_sensitivity=enforce,
+    )
+    _, guarantee = goldstein_guarantee(plan)
+    if enforce:
+        assert guarantee.assumptions == ()
+    else:
+        (text,) = guarantee.assumptions
+        assert "lipschitz L = 1" in text and "enforce_sensitivity=False" in text

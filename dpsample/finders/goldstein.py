@@ -66,7 +66,8 @@ Privacy:
       tau``; the guarantee is the clipped mechanism's at ``(epsilon, delta/2)`` with TV
       slack ``tau = delta / (2 (1 + e^epsilon))`` (``(epsilon, delta)`` in total). The
       union bound covers every estimate that runs (all ``T`` steps multi-pass, spec
-      §3.3), not only one batch.
+      §3.3), not only one batch. The guarantee lists the declared ``L`` in its
+      ``assumptions``.
     * ``enforce_sensitivity=True`` (Mode B, spec §3.5): estimates are clipped to
       ``C_A``/``C_D(t)`` (zero-order function differences to ``[-2 alpha L, 2 alpha
       L]``, first-order gradients to norm ``L``); privacy is unconditional and holds
@@ -785,6 +786,11 @@ def _guarantee(plan: dict[str, Any]) -> tuple[dict[str, Any], PrivacyGuarantee]:
         raise CalibrationError("calibration failed its final check")  # pragma: no cover
     if tau > 0:
         g = g.with_tv_slack(tau)
+    if not plan["enforce_sensitivity"]:  # Mode A: the bounds rest on the declared L
+        g = g.assuming(
+            f"the declared lipschitz L = {plan['lipschitz']:.6g} bounds every "
+            "example's loss (not enforced: enforce_sensitivity=False)"
+        )
     return noise, g
 
 

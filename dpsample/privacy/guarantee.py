@@ -1,7 +1,9 @@
 """`PrivacyGuarantee`: the one type every private primitive in dpsample returns.
 
 A guarantee is a multiset of *components* (what ran, each with a repetition count), a
-neighbouring relation, and an optional total-variation slack. Components are
+neighbouring relation, an optional total-variation slack and the *assumptions* it rests
+on (empty when it is unconditional; see :meth:`PrivacyGuarantee.assuming`). Components
+are
 accounted by every route that is valid for all of them, and the tightest valid value is
 reported:
 
@@ -481,9 +483,12 @@ class PrivacyGuarantee:
     Build one with a constructor (:meth:`pure`, :meth:`exponential_mechanism`,
     :meth:`zcdp`, :meth:`gaussian`, :meth:`laplace`, :meth:`approx`,
     :meth:`from_event`, :meth:`none`), combine with :meth:`compose`, :meth:`repeat` and
-    :meth:`with_tv_slack`, and read it with :meth:`epsilon`, :meth:`delta` and
-    :meth:`report`. Every guarantee states its neighbouring relation (replace-one by
-    default, as in the seeds); composing guarantees of different relations raises.
+    :meth:`with_tv_slack`, qualify with :meth:`assuming`, and read it with
+    :meth:`epsilon`, :meth:`delta` and :meth:`report`. Every guarantee states its
+    neighbouring relation (replace-one by default, as in the seeds); composing
+    guarantees of different relations raises. A guarantee that rests on something
+    dpsample does not prove or enforce lists it in ``assumptions``; every combinator
+    keeps the union, so a composition is as conditional as its most conditional part.
 
     Examples:
         >>> from dpsample.privacy import PrivacyGuarantee
@@ -500,6 +505,10 @@ class PrivacyGuarantee:
     components: tuple[tuple[_Component, int], ...] = ()
     relation: Any = REPLACE_ONE
     tv_slack: float = 0.0
+    #: Conditions the guarantee rests on that dpsample does not prove or enforce
+    #: (an unproven schedule, a bound the caller vouches for, an event the data may
+    #: break), sorted and without duplicates. Empty for an unconditional guarantee.
+    assumptions: tuple[str, ...] = ()
     _cache: dict = dataclasses.field(
         default_factory=dict, repr=False, compare=False, hash=False
     )
@@ -688,7 +697,10 @@ class PrivacyGuarantee:
         for comp, k in self.components + other.components:
             counts[comp] = counts.get(comp, 0) + k
         return PrivacyGuarantee(
-            tuple(counts.items()), self.relation, self.tv_slack + other.tv_slack
+            tuple(counts.items()),
+            self.relation,
+            self.tv_slack + other.tv_slack,
+            _merge(self.assumptions, other.assumptions),
         )
 
     def repeat(self, k: int) -> PrivacyGuarantee:
@@ -698,6 +710,7 @@ class PrivacyGuarantee:
             tuple((c, n * k) for c, n in self.components),
             self.relation,
             self.tv_slack * k,
+            self.assumptions,
         )
 
     def with_tv_slack(self, tau: float) -> PrivacyGuarantee:
@@ -713,7 +726,50 @@ class PrivacyGuarantee:
             True
         """
         t = validation.nonnegative("tau", tau)
-        return PrivacyGuarantee(self.components, self.relation, self.tv_slack + t)
+        return PrivacyGuarantee(
+            self.components, self.relation, self.tv_slack + t, self.assumptions
+        )
+
+    def assuming(self, *assumptions: str) -> PrivacyGuarantee:
+        """The same guarantee, stated as holding only under ``assumptions``.
+
+        Use it wherever the numbers rest on something dpsample does not prove or
+        enforce: a schedule outside the theorem's constants, a bound the caller
+        vouches for, an event that unchecked data may break. Nothing changes in the
+        accounting; the assumptions travel with the guarantee through
+        :meth:`compose`, :meth:`repeat`, :meth:`with_tv_slack`, the
+        :class:`~dpsample.privacy.BudgetLedger`, :meth:`report`, ``repr`` and the
+        CLI's report ("within budget, assuming: ...").
+
+        Args:
+            *assumptions: one sentence each (non-empty text).
+
+        Returns:
+            The guarantee with the assumptions added (sorted, without duplicates).
+
+        Raises:
+            TypeError: an assumption is not a string.
+            ValueError: an assumption is empty.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> g = PrivacyGuarantee.pure(1.0).assuming("the declared bound holds")
+            >>> g.repeat(2).compose(PrivacyGuarantee.pure(0.5)).assumptions
+            ('the declared bound holds',)
+            >>> g.epsilon(0.0)
+            1.0
+        """
+        for text in assumptions:
+            if not isinstance(text, str):
+                raise TypeError(f"Expected an assumption as text, got {text!r}")
+            if not text.strip():
+                raise ValueError("Expected a non-empty assumption")
+        return PrivacyGuarantee(
+            self.components,
+            self.relation,
+            self.tv_slack,
+            _merge(self.assumptions, assumptions),
+        )
 
     # ----------------------------------------------------------------- accounting
     def pure_epsilon(self) -> float:
@@ -891,6 +947,9 @@ class PrivacyGuarantee:
     def report(self, delta: float) -> dict[str, Any]:
         """Every valid route's epsilon at ``delta``, the tightest, and the components.
 
+        The dict also holds ``tv_slack``, ``relation`` and ``assumptions`` (a list,
+        empty for an unconditional guarantee).
+
         Examples:
             >>> from dpsample.privacy import PrivacyGuarantee
             >>> r = PrivacyGuarantee.exponential_mechanism(0.1).repeat(100).report(1e-5)
@@ -909,6 +968,7 @@ class PrivacyGuarantee:
             "tv_slack": self.tv_slack,
             "relation": self.relation.name,
             "components": [(c.describe(), k) for c, k in self.components],
+            "assumptions": list(self.assumptions),
         }
 
     def __repr__(self) -> str:
@@ -916,4 +976,13 @@ class PrivacyGuarantee:
             f"{c.describe()}" + (f" x{k}" if k > 1 else "") for c, k in self.components
         )
         slack = f", tv_slack={self.tv_slack:g}" if self.tv_slack else ""
-        return f"PrivacyGuarantee([{parts}], relation={self.relation.name}{slack})"
+        assumed = f", assumptions={self.assumptions!r}" if self.assumptions else ""
+        return (
+            f"PrivacyGuarantee([{parts}], relation={self.relation.name}{slack}"
+            f"{assumed})"
+        )
+
+
+def _merge(*groups: Sequence[str]) -> tuple[str, ...]:
+    """Assumptions of several guarantees: sorted, without duplicates."""
+    return tuple(sorted({a.strip() for group in groups for a in group}))
