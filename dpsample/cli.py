@@ -115,6 +115,7 @@ def quickstart(
         True
     """
     from dpsample.config import execute, resolve_config
+    from dpsample.privacy import NON_PRIVATE_KEY
 
     cfg = resolve_config(
         quickstart_config(
@@ -129,7 +130,7 @@ def quickstart(
     total = rep["privacy"]
     sampler_report = info["privacy_sampler"]
     finder_report = info["privacy_finder"]
-    diag = rep["non_private_diagnostics"]
+    diag = rep[NON_PRIVATE_KEY]
     return {
         "problem": {
             "dataset": "breast_cancer (scikit-learn, bundled)",
@@ -207,7 +208,7 @@ def quickstart(
                 )
             },
         },
-        "non_private_diagnostics": {
+        NON_PRIVATE_KEY: {
             "label": diag["label"],
             "warm_start": diag["warm_start"],
             "output": diag["output"],
@@ -242,7 +243,9 @@ def _print_verdict(indent: str, privacy: dict[str, Any]) -> None:
 def _print_quickstart(r: dict[str, Any]) -> None:
     p, priv = r["problem"], r["privacy"]
     psi, stat, sched = r["warm_start_bound"], r["stationarity_bound"], r["schedule"]
-    diag = r["non_private_diagnostics"]
+    from dpsample.privacy import NON_PRIVATE_KEY
+
+    diag = r[NON_PRIVATE_KEY]
     print("dpsample quickstart: warm start (seed 003, Algorithm 2)")
     print(
         "  exponential mechanism over a net of the ball, then DP-SPIDER from its output"
@@ -436,7 +439,9 @@ def _print_run(report: dict[str, Any]) -> None:
         f"{priv['relation']})"
     )
     _print_verdict("                ", priv)
-    diag = report.get("non_private_diagnostics")
+    from dpsample.privacy import NON_PRIVATE_KEY
+
+    diag = report.get(NON_PRIVATE_KEY)
     if diag:
         out = diag["output"]
         shown = ", ".join(

@@ -668,7 +668,10 @@ def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execu
     Args:
         cfg: The output of :func:`resolve_config`.
         diagnostics: Compute the non-private diagnostics (default: ``[output]
-            diagnostics``).
+            diagnostics``). The job's own non-private values (every
+            :data:`~dpsample.privacy.NON_PRIVATE_KEY` entry, at any depth of its
+            ``info``) are moved into that labelled section (``from_job``), or dropped
+            when the diagnostics are off: they never stay among the public facts.
 
     Returns:
         An :class:`Execution`.
@@ -681,7 +684,7 @@ def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execu
     import jax
     import numpy as np
 
-    from dpsample.privacy import BudgetLedger
+    from dpsample.privacy import NON_PRIVATE_KEY, BudgetLedger
 
     cfg = json.loads(json.dumps(cfg))  # a deep copy, plain types
     job, privacy = cfg["job"], cfg["privacy"]
@@ -742,19 +745,47 @@ def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execu
         **facts,
     }
     report = _report(cfg, result, ledger, seconds)
+    # Values the job computed from the private data leave the public part of the
+    # report wherever they sit in ``info`` (a pipeline nests its stages' info).
+    from_job = _pop_non_private(report["info"])
     if cfg["output"].get("diagnostics", True) if diagnostics is None else diagnostics:
         points = {"output": result.value}
         if "warm_start" in result.info:
             points["warm_start"] = result.info["warm_start"]
-        report["non_private_diagnostics"] = {
+        report[NON_PRIVATE_KEY] = {
             "label": NON_PRIVATE_LABEL,
             **{k: non_private_diagnostics(problem, x) for k, x in points.items()},
         }
-        if "non_private_diagnostics" in report["info"]:
-            report["non_private_diagnostics"]["from_job"] = report["info"].pop(
-                "non_private_diagnostics"
-            )
+        if from_job:
+            report[NON_PRIVATE_KEY]["from_job"] = from_job
     return Execution(result, problem, cfg, report, ledger)
+
+
+def _pop_non_private(info: dict[str, Any]) -> dict[str, Any]:
+    """Remove every :data:`~dpsample.privacy.NON_PRIVATE_KEY` entry from ``info``.
+
+    Returns the top-level entry's items and each nested entry under its dotted path
+    (``"finder_info"`` for ``info["finder_info"][NON_PRIVATE_KEY]``).
+    """
+    from dpsample.privacy import NON_PRIVATE_KEY
+
+    found: dict[tuple[str, ...], Any] = {}
+
+    def walk(node: Any, path: tuple[str, ...]) -> None:
+        if isinstance(node, dict):
+            if NON_PRIVATE_KEY in node:
+                found[path] = node.pop(NON_PRIVATE_KEY)
+            for key, value in node.items():
+                walk(value, (*path, str(key)))
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, (*path, str(i)))
+
+    walk(info, ())
+    top = found.pop((), {})
+    out = dict(top) if isinstance(top, dict) else {"value": top}
+    out.update({".".join(path): value for path, value in found.items()})
+    return out
 
 
 def _report(

@@ -130,7 +130,12 @@ import jax.numpy as jnp
 from dpsample._src import validation
 from dpsample.domains import Unconstrained
 from dpsample.finders import _common
-from dpsample.privacy import CalibrationError, PrivacyGuarantee, PrivateResult
+from dpsample.privacy import (
+    NON_PRIVATE_KEY,
+    CalibrationError,
+    PrivacyGuarantee,
+    PrivateResult,
+)
 from dpsample.problem import Problem
 from dpsample.types import ArrayLike, PRNGKey
 
@@ -861,7 +866,7 @@ def _finish(
         "noise": noise,
         "output_window": int(idx),
         "privacy_mode": plan["mode"],
-        "nonprivate_diagnostics": {
+        NON_PRIVATE_KEY: {
             "bound_exceeded_count": int(n_exc),
             "estimates_checked": int(n_chk),
         },
@@ -943,8 +948,8 @@ def goldstein_zero_order(
     Returns:
         ``PrivateResult(x_out, guarantee, info)``; ``info["plan"]`` has every public
         parameter, ``info["noise"]`` the calibrated noise, and
-        ``info["nonprivate_diagnostics"]`` counts estimates beyond their bound (reads
-        the data: **not private**).
+        ``info[NON_PRIVATE_KEY]`` (``"non_private_diagnostics"``) counts estimates
+        beyond their bound (reads the data: **not private**).
 
     Raises:
         TypeError: bad key, problem or flag types.

@@ -57,7 +57,12 @@ from dpsample.finders.dp_sgd import dp_sgd
 from dpsample.finders.dp_spider import dp_spider
 from dpsample.finders.spider_sosp import spider_sosp
 from dpsample.pipelines.quasar import dp_sgd_quasar
-from dpsample.privacy import BudgetLedger, PrivacyGuarantee, PrivateResult
+from dpsample.privacy import (
+    NON_PRIVATE_KEY,
+    BudgetLedger,
+    PrivacyGuarantee,
+    PrivateResult,
+)
 from dpsample.problem import Problem
 from dpsample.types import PRNGKey
 
@@ -1029,7 +1034,7 @@ def warm_start(
             stage_a.privacy.epsilon(delta), res_b.privacy.epsilon(delta)
         )
     if diagnostics:
-        info["non_private_diagnostics"] = _diagnostics(
+        info[NON_PRIVATE_KEY] = _diagnostics(
             problem,
             x0,
             res_b.value,
