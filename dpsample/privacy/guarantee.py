@@ -548,7 +548,11 @@ class PrivacyGuarantee:
         """An exponential mechanism whose privacy-loss range is at most epsilon.
 
         Accounted as pure epsilon-DP and as ``epsilon**2 / 8``-zCDP (bounded range,
-        Cesar and Rogers 2021; Durfee and Rogers 2019); the tighter is taken.
+        Cesar and Rogers 2021; Durfee and Rogers 2019); the tighter is taken. Like
+        every noise constructor here it accounts the ideal mechanism in real
+        arithmetic; a floating-point Gumbel-max sampler departs from it on events of
+        tiny probability (see :func:`dpsample.nets.exponential_mechanism` and the
+        threat model in ``docs/privacy.md``).
 
         Examples:
             >>> from dpsample.privacy import PrivacyGuarantee
