@@ -115,6 +115,7 @@ def quickstart(
         True
     """
     from dpsample.config import execute, resolve_config
+    from dpsample.privacy import NON_PRIVATE_KEY
 
     cfg = resolve_config(
         quickstart_config(
@@ -129,7 +130,7 @@ def quickstart(
     total = rep["privacy"]
     sampler_report = info["privacy_sampler"]
     finder_report = info["privacy_finder"]
-    diag = rep["non_private_diagnostics"]
+    diag = rep[NON_PRIVATE_KEY]
     return {
         "problem": {
             "dataset": "breast_cancer (scikit-learn, bundled)",
@@ -170,6 +171,8 @@ def quickstart(
                 "routes": total["routes"],
                 "basic_composition_epsilon": epsilon,
                 "within_budget": total["within_budget"],
+                "assumptions": total["assumptions"],
+                "verdict": total["verdict"],
             },
             "ledger": total["ledger"],
         },
@@ -205,7 +208,7 @@ def quickstart(
                 )
             },
         },
-        "non_private_diagnostics": {
+        NON_PRIVATE_KEY: {
             "label": diag["label"],
             "warm_start": diag["warm_start"],
             "output": diag["output"],
@@ -227,10 +230,22 @@ def _g(value: Any, spec: str = ".4g") -> str:
     return "n/a" if value is None else format(value, spec)
 
 
+def _print_verdict(indent: str, privacy: dict[str, Any]) -> None:
+    """The budget verdict, one assumption a line ("within budget, assuming:")."""
+    if privacy["within_budget"] and privacy["assumptions"]:
+        print(f"{indent}within budget, assuming:")
+        for text in privacy["assumptions"]:
+            print(f"{indent}  - {text}")
+    else:
+        print(f"{indent}{privacy['verdict']}")
+
+
 def _print_quickstart(r: dict[str, Any]) -> None:
     p, priv = r["problem"], r["privacy"]
     psi, stat, sched = r["warm_start_bound"], r["stationarity_bound"], r["schedule"]
-    diag = r["non_private_diagnostics"]
+    from dpsample.privacy import NON_PRIVATE_KEY
+
+    diag = r[NON_PRIVATE_KEY]
     print("dpsample quickstart: warm start (seed 003, Algorithm 2)")
     print(
         "  exponential mechanism over a net of the ball, then DP-SPIDER from its output"
@@ -274,6 +289,7 @@ def _print_quickstart(r: dict[str, Any]) -> None:
         f"{priv['budget']['delta']:g}); basic composition gives epsilon = "
         f"{tot['basic_composition_epsilon']:g}"
     )
+    _print_verdict("           ", tot)
     led = priv["ledger"]
     print(
         f"  ledger   budget epsilon = {led['epsilon']:g} at delta = {led['delta']:g}; "
@@ -422,7 +438,10 @@ def _print_run(report: dict[str, Any]) -> None:
         f"{priv['budget']['epsilon']:g}, {priv['budget']['delta']:g}; "
         f"{priv['relation']})"
     )
-    diag = report.get("non_private_diagnostics")
+    _print_verdict("                ", priv)
+    from dpsample.privacy import NON_PRIVATE_KEY
+
+    diag = report.get(NON_PRIVATE_KEY)
     if diag:
         out = diag["output"]
         shown = ", ".join(

@@ -46,7 +46,7 @@ import math
 import platform
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "NON_PRIVATE_LABEL",
     "PIPELINES",
     "SAMPLERS",
+    "budget_verdict",
     "build_problem",
     "dataset_names",
     "execute",
@@ -667,7 +668,10 @@ def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execu
     Args:
         cfg: The output of :func:`resolve_config`.
         diagnostics: Compute the non-private diagnostics (default: ``[output]
-            diagnostics``).
+            diagnostics``). The job's own non-private values (every
+            :data:`~dpsample.privacy.NON_PRIVATE_KEY` entry, at any depth of its
+            ``info``) are moved into that labelled section (``from_job``), or dropped
+            when the diagnostics are off: they never stay among the public facts.
 
     Returns:
         An :class:`Execution`.
@@ -680,7 +684,7 @@ def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execu
     import jax
     import numpy as np
 
-    from dpsample.privacy import BudgetLedger
+    from dpsample.privacy import NON_PRIVATE_KEY, BudgetLedger
 
     cfg = json.loads(json.dumps(cfg))  # a deep copy, plain types
     job, privacy = cfg["job"], cfg["privacy"]
@@ -741,19 +745,47 @@ def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execu
         **facts,
     }
     report = _report(cfg, result, ledger, seconds)
+    # Values the job computed from the private data leave the public part of the
+    # report wherever they sit in ``info`` (a pipeline nests its stages' info).
+    from_job = _pop_non_private(report["info"])
     if cfg["output"].get("diagnostics", True) if diagnostics is None else diagnostics:
         points = {"output": result.value}
         if "warm_start" in result.info:
             points["warm_start"] = result.info["warm_start"]
-        report["non_private_diagnostics"] = {
+        report[NON_PRIVATE_KEY] = {
             "label": NON_PRIVATE_LABEL,
             **{k: non_private_diagnostics(problem, x) for k, x in points.items()},
         }
-        if "non_private_diagnostics" in report["info"]:
-            report["non_private_diagnostics"]["from_job"] = report["info"].pop(
-                "non_private_diagnostics"
-            )
+        if from_job:
+            report[NON_PRIVATE_KEY]["from_job"] = from_job
     return Execution(result, problem, cfg, report, ledger)
+
+
+def _pop_non_private(info: dict[str, Any]) -> dict[str, Any]:
+    """Remove every :data:`~dpsample.privacy.NON_PRIVATE_KEY` entry from ``info``.
+
+    Returns the top-level entry's items and each nested entry under its dotted path
+    (``"finder_info"`` for ``info["finder_info"][NON_PRIVATE_KEY]``).
+    """
+    from dpsample.privacy import NON_PRIVATE_KEY
+
+    found: dict[tuple[str, ...], Any] = {}
+
+    def walk(node: Any, path: tuple[str, ...]) -> None:
+        if isinstance(node, dict):
+            if NON_PRIVATE_KEY in node:
+                found[path] = node.pop(NON_PRIVATE_KEY)
+            for key, value in node.items():
+                walk(value, (*path, str(key)))
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, (*path, str(i)))
+
+    walk(info, ())
+    top = found.pop((), {})
+    out = dict(top) if isinstance(top, dict) else {"value": top}
+    out.update({".".join(path): value for path, value in found.items()})
+    return out
 
 
 def _report(
@@ -764,6 +796,7 @@ def _report(
     delta = cfg["privacy"]["delta"]
     guarantee = result.privacy
     summary = guarantee.report(delta)
+    within = summary["epsilon"] <= cfg["privacy"]["epsilon"] * (1 + 1e-9)
     info = dict(result.info)
     report: dict[str, Any] = {
         "job": dict(cfg["job"]),
@@ -772,8 +805,9 @@ def _report(
             "budget": dict(cfg["privacy"]),
             "delta": delta,
             "epsilon": summary["epsilon"],
-            "within_budget": summary["epsilon"]
-            <= cfg["privacy"]["epsilon"] * (1 + 1e-9),
+            "within_budget": within,
+            "assumptions": summary["assumptions"],
+            "verdict": budget_verdict(within, summary["assumptions"]),
             "pure_epsilon": guarantee.epsilon(0.0),
             "tightest_route": summary["tightest"],
             "routes": summary["routes"],
@@ -801,11 +835,43 @@ def _ledger_report(ledger: Any) -> dict[str, Any]:
         "epsilon": ledger.epsilon,
         "delta": ledger.delta,
         "stages": [
-            {"name": name, "epsilon": g.epsilon(ledger.delta)}
+            {
+                "name": name,
+                "epsilon": g.epsilon(ledger.delta),
+                "assumptions": list(g.assumptions),
+            }
             for name, g in ledger.stages
         ],
         "spent_epsilon": ledger.spent_epsilon(),
+        "assumptions": list(ledger.assumptions),
     }
+
+
+def budget_verdict(within_budget: bool, assumptions: Sequence[str]) -> str:
+    """The report's one-line budget verdict, conditional where the guarantee is.
+
+    Args:
+        within_budget: whether the guarantee's epsilon at the budget's delta is
+            within the budget's epsilon.
+        assumptions: the guarantee's assumptions
+            (:attr:`~dpsample.privacy.PrivacyGuarantee.assumptions`).
+
+    Returns:
+        ``"within budget"``, ``"within budget, assuming: a; b"`` or
+        ``"over budget"``.
+
+    Examples:
+        >>> from dpsample.config import budget_verdict
+        >>> budget_verdict(True, [])
+        'within budget'
+        >>> budget_verdict(True, ["the declared bound holds"])
+        'within budget, assuming: the declared bound holds'
+    """
+    if not within_budget:
+        return "over budget"
+    if not assumptions:
+        return "within budget"
+    return "within budget, assuming: " + "; ".join(assumptions)
 
 
 def non_private_diagnostics(problem: Any, x: Any) -> dict[str, float]:

@@ -927,6 +927,27 @@ def exponential_mechanism(
         data), and ``info`` holds only public quantities. The loss must be finite on
         ``K``: a NaN risk value is treated as never selected.
 
+        Floating-point caveat: the proof (and so the returned guarantee) is for the
+        ideal mechanism in real arithmetic, like the Gaussian and Laplace mechanisms'
+        (see :mod:`dpsample.mechanisms.gaussian`, ``docs/sharp_edges.md``). Each
+        ``G_p`` is ``jax.random.gumbel`` in float64, ``-log(-log U)`` with ``U`` on a
+        grid of step ``2^-52`` in ``[2.2e-308, 1)``: the noise takes values in
+        ``[-6.56, 36.04]`` only and its upper tail is coarsely discretised. So a
+        point whose score ``-k F_D(p)`` is more than ``42.6`` below the best is
+        never selected (the ideal mechanism selects it with probability below
+        ``e^-42.6`` relative to the best), and points far below the best are not
+        selected with probabilities exactly proportional to ``exp(-k F_D(p))``.
+        The sampler departs from the ideal one only on events of small probability
+        (extreme Gumbel draws, near-ties at rounding level), but it is not exactly
+        ``eps``-DP: a point can have probability zero under ``D`` and a positive
+        one under a neighbour. What the code does about numerics: the net points,
+        the inverse temperature, the scores and the noise are float64; scores are
+        the unnormalised ``-k F_D(p)``, so nothing is exponentiated and nothing
+        overflows, and a NaN score is never selected; the noise of each point
+        comes from ``fold_in(rng_key, block)``, independent of the data and of
+        ``chunk_size``; every net point is evaluated whatever the data. No exact
+        (base-2) sampler is used (Ilvento 2020).
+
     Args:
         rng_key: PRNG key (consumed).
         problem: A :class:`dpsample.problem.Problem` whose domain is a
@@ -982,6 +1003,8 @@ def exponential_mechanism(
         M. Cesar and R. Rogers, `Bounding, concentrating, and truncating: unifying
         privacy loss composition for data analytics
         <https://arxiv.org/abs/2004.07223>`_, 2021.
+        C. Ilvento, `Implementing the exponential mechanism with base-2 differential
+        privacy <https://arxiv.org/abs/1912.04222>`_, CCS 2020.
     """
     # ---- public validation, before any private computation --------------------
     epsilon = validation.positive("epsilon", epsilon)

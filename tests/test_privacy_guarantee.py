@@ -115,12 +115,20 @@ def test_gaussian_relation_does_not_change_unit_sensitivity_accounting():
 
 
 def test_from_event_replace_one_uses_dp_accounting_convention():
-    """A bare GaussianDpEvent under REPLACE_ONE: sensitivity 2 (dp_accounting PLD)."""
+    """A bare GaussianDpEvent under REPLACE_ONE: sensitivity 2 (dp_accounting PLD).
+
+    Every route accounts the doubled sensitivity: the RDP and zCDP routes are those of
+    the halved noise multiplier (dp_accounting's RDP accountant alone would use unit
+    sensitivity, so it is given the halved event).
+    """
     g = PrivacyGuarantee.from_event(dp_accounting.GaussianDpEvent(2.0))
-    assert set(g.report(1e-5)["routes"]) == {"pld"}
-    assert g.epsilon(1e-5) == pytest.approx(
-        PrivacyGuarantee.gaussian(1.0).report(1e-5)["routes"]["pld"], rel=1e-3
-    )
+    routes = g.report(1e-5)["routes"]
+    same = PrivacyGuarantee.gaussian(1.0).report(1e-5)["routes"]
+    assert set(routes) == {"pld", "rdp", "zcdp"} == set(same)
+    assert routes["pld"] == pytest.approx(same["pld"], rel=1e-3)
+    assert routes["rdp"] == pytest.approx(same["rdp"], rel=1e-12)
+    assert routes["zcdp"] == pytest.approx(same["zcdp"], rel=1e-12)
+    assert g.epsilon(1e-5) == pytest.approx(same["pld"], rel=1e-3)
 
 
 def test_zcdp_conversions_by_hand():

@@ -16,6 +16,7 @@ unless clipping bounds every contribution whatever the loss does outside ``K``
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from typing import Any
@@ -441,19 +442,21 @@ _coarse_epsilon_cached = functools.lru_cache(maxsize=CALIBRATION_CACHE_SIZE)(
 def _canonical_guarantee(guarantee: Any) -> Any:
     """One shared instance per public description of a guarantee (memoised).
 
-    A :class:`~dpsample.privacy.PrivacyGuarantee` is immutable and determined by
-    ``(components, relation, tv_slack)``: the frozen, hashable record of what ran (no
-    data). Returning one shared, equal instance per record lets its own accounting
-    cache (PLD, RDP curve) serve every later ``epsilon``/``delta`` query. A record that
-    does not hash is returned unchanged (uncached).
+    A :class:`~dpsample.privacy.PrivacyGuarantee` is immutable and determined by its
+    compared dataclass fields (``components``, ``relation``, ``tv_slack``,
+    ``assumptions``): the frozen, hashable record of what ran (no data). Returning
+    one shared, equal instance per record lets its own accounting cache (PLD, RDP
+    curve) serve every later ``epsilon``/``delta`` query. Every compared field is
+    part of the key, so nothing (e.g. an assumption) is lost. A record that does not
+    hash is returned unchanged (uncached).
     """
     try:
-        key = (
-            type(guarantee),
-            guarantee.components,
-            guarantee.relation,
-            guarantee.tv_slack,
+        fields = tuple(
+            (f.name, getattr(guarantee, f.name))
+            for f in dataclasses.fields(guarantee)
+            if f.compare
         )
+        key = (type(guarantee), fields)
         hash(key)
     except (AttributeError, TypeError):
         return guarantee
@@ -462,8 +465,8 @@ def _canonical_guarantee(guarantee: Any) -> Any:
 
 @functools.lru_cache(maxsize=CALIBRATION_CACHE_SIZE)
 def _canonical_guarantee_cached(key: tuple[Any, ...]) -> Any:
-    cls, components, relation, tv_slack = key
-    return cls(components, relation, tv_slack)
+    cls, fields = key
+    return cls(**dict(fields))
 
 
 def calibrate_multiplier(
@@ -482,11 +485,12 @@ def calibrate_multiplier(
 
     Both accountant calls are memoised on public descriptions only: the bisection's
     :func:`coarse_epsilon` on its events, and the final check through one shared
-    guarantee instance per ``(components, relation, tv_slack)`` record (guarantees
-    are immutable; the instance keeps its own accounting cache). Calibrating the same
-    public schedule again (another key, other data of the same size) therefore costs
-    no accountant work, and the returned guarantee (equal to ``exact_guarantee(z)``)
-    answers later ``epsilon(delta)`` queries from its cache.
+    guarantee instance per public record (components, relation, slack and
+    assumptions; guarantees are immutable; the instance keeps its own accounting
+    cache). Calibrating the same public schedule again (another key, other data of
+    the same size) therefore costs no accountant work, and the returned guarantee
+    (equal to ``exact_guarantee(z)``) answers later ``epsilon(delta)`` queries from
+    its cache.
 
     Returns:
         ``(z, exact_guarantee(z))``.

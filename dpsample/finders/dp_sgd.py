@@ -366,7 +366,10 @@ def dp_sgd(
         dp_accounting (PLD for Poisson,
         RDP for sampling without replacement, both for the full batch), plus a TV slack
         ``delta_E`` in the no-clipping mode. The returned guarantee meets ``(epsilon,
-        delta)`` and covers every iterate.
+        delta)`` and covers every iterate. In the no-clipping mode it is conditional,
+        and says so in ``privacy.assumptions``: on the declared ``G`` bounding every
+        per-example gradient along the run and, when ``delta_E > 0``, on the caller's
+        ``delta_E``.
 
     Examples:
         >>> import jax, jax.numpy as jnp, dpsample
@@ -461,7 +464,12 @@ def dp_sgd(
 
     def make_guarantee(z: float) -> PrivacyGuarantee:
         g = make_oracle(z).run_guarantee(num_steps)
-        return g.with_tv_slack(delta_e) if delta_e > 0 else g
+        if delta_e == 0:
+            return g
+        return g.with_tv_slack(delta_e).assuming(
+            "the gradient-bound event fails with probability <= "
+            f"gradient_bound_failure = {delta_e:g} (declared by the caller)"
+        )
 
     def coarse(z: float) -> float:
         part = (

@@ -68,7 +68,8 @@ Privacy:
       tau``; the guarantee is the clipped mechanism's at ``(epsilon, delta/2)`` with TV
       slack ``tau = delta / (2 (1 + e^epsilon))`` (``(epsilon, delta)`` in total). The
       union bound covers every estimate that runs (all ``T`` steps multi-pass, spec
-      §3.3), not only one batch.
+      §3.3), not only one batch. The guarantee lists the declared ``L`` in its
+      ``assumptions``.
     * ``enforce_sensitivity=True`` (Mode B, spec §3.5): estimates are clipped to
       ``C_A``/``C_D(t)`` (zero-order function differences to ``[-2 alpha L, 2 alpha
       L]``, first-order gradients to norm ``L``); privacy is unconditional and holds
@@ -149,7 +150,12 @@ from dpsample._src import validation
 from dpsample.domains import Unconstrained
 from dpsample.finders import _common
 from dpsample.finders._common import C_SENS, gaussian_sum_guarantee
-from dpsample.privacy import CalibrationError, PrivacyGuarantee, PrivateResult
+from dpsample.privacy import (
+    NON_PRIVATE_KEY,
+    CalibrationError,
+    PrivacyGuarantee,
+    PrivateResult,
+)
 from dpsample.problem import Problem
 from dpsample.types import ArrayLike, PRNGKey
 
@@ -818,6 +824,11 @@ def _guarantee(plan: dict[str, Any]) -> tuple[dict[str, Any], PrivacyGuarantee]:
         raise CalibrationError("calibration failed its final check")  # pragma: no cover
     if tau > 0:
         g = g.with_tv_slack(tau)
+    if not plan["enforce_sensitivity"]:  # Mode A: the bounds rest on the declared L
+        g = g.assuming(
+            f"the declared lipschitz L = {plan['lipschitz']:.6g} bounds every "
+            "example's loss (not enforced: enforce_sensitivity=False)"
+        )
     return noise, g
 
 
@@ -888,7 +899,7 @@ def _finish(
         "noise": noise,
         "output_window": int(idx),
         "privacy_mode": plan["mode"],
-        "nonprivate_diagnostics": {
+        NON_PRIVATE_KEY: {
             "bound_exceeded_count": int(n_exc),
             "estimates_checked": int(n_chk),
         },
@@ -970,8 +981,8 @@ def goldstein_zero_order(
     Returns:
         ``PrivateResult(x_out, guarantee, info)``; ``info["plan"]`` has every public
         parameter, ``info["noise"]`` the calibrated noise, and
-        ``info["nonprivate_diagnostics"]`` counts estimates beyond their bound (reads
-        the data: **not private**).
+        ``info[NON_PRIVATE_KEY]`` (``"non_private_diagnostics"``) counts estimates
+        beyond their bound (reads the data: **not private**).
 
     Raises:
         TypeError: bad key, problem or flag types.

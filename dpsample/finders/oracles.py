@@ -709,6 +709,27 @@ class _SecondKindFn:
         return mean + self.noise_std(operands, x, y) * noise
 
 
+def _unclipped_gradient_assumption(bound: float) -> str:
+    """The assumption of a first-kind oracle that does not clip (public text)."""
+    return (
+        "every per-example gradient at every queried point has norm <= the declared "
+        f"lipschitz G = {bound:.6g} (not enforced: no clipping)"
+    )
+
+
+def _unclipped_difference_assumption(smoothness: float | None, cap: float) -> str:
+    """The assumption of a second-kind oracle with ``clip=False`` (public text)."""
+    bounds = []
+    if smoothness is not None:
+        bounds.append(f"smoothness M = {smoothness:.6g} times ||x - y||")
+    if math.isfinite(cap):
+        bounds.append(f"2 G = {cap:.6g}")
+    return (
+        "every per-example gradient difference between queried points has norm <= "
+        f"min({', '.join(bounds)}) (not enforced: clip=False)"
+    )
+
+
 class _OracleBase:
     """Shared construction (validated eagerly) of both oracle kinds."""
 
@@ -838,6 +859,10 @@ class FirstKindOracle(_OracleBase):
             else self.contribution_bound
             / _margin_of(problem, self.gradient_dtype, self.max_batch_size)
         )
+        if self.clip_norm is None:  # the sensitivity rests on the declaration
+            self.guarantee = self.guarantee.assuming(
+                _unclipped_gradient_assumption(self.contribution_bound)
+            )
         self.sensitivity = _common.C_SENS * self.contribution_bound / self.batch_size
         self.noise_std = self.noise_multiplier * (
             self.contribution_bound / self.batch_size
@@ -953,6 +978,10 @@ class SecondKindOracle(_OracleBase):
         self.cap = (
             float("inf") if problem.lipschitz is None else 2.0 * problem.lipschitz
         )
+        if not self.clip:  # the sensitivity rests on the declarations
+            self.guarantee = self.guarantee.assuming(
+                _unclipped_difference_assumption(self.smoothness, self.cap)
+            )
         self.record = OracleRecord(
             kind="second",
             sampling=self.sampling,
@@ -1096,7 +1125,9 @@ def first_kind(
         Gaussian (RDP), truncated-Poisson subsampled Gaussian (PLD)). With
         clipping the per-example rows are clipped at ``C / F``, which keeps the
         sensitivity of the computed (rounded) statistic at ``2C/b``
-        (:func:`clip_margin`), in float64 and in float32.
+        (:func:`clip_margin`), in float64 and in float32. Without clipping the
+        sensitivity rests on the declared ``G`` holding for every example, and the
+        guarantee lists that in its ``assumptions``.
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -1171,7 +1202,9 @@ def second_kind(
     Privacy:
         Replace-one; the computed statistics of neighbouring batches are at most ``2
         C_eff(x, y) / b`` apart and the noise std is ``z C_eff(x, y) / b``, so each
-        call costs ``record.guarantee`` independently of the step.
+        call costs ``record.guarantee`` independently of the step. With
+        ``clip=False`` the sensitivity rests on the declared constants holding for
+        every example, and the guarantee lists that in its ``assumptions``.
 
     Examples:
         >>> import jax, jax.numpy as jnp

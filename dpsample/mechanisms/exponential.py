@@ -174,7 +174,14 @@ def exponential(
         (2012) showed for the textbook Laplace mechanism, finite-precision samplers
         can leak through the support of their outputs; Gumbel-max on float64
         logits is no exception (see Ilvento 2020 for an exact base-2 alternative).
-        JAX's PRNG is not a cryptographic RNG.
+        Concretely, ``jax.random.gumbel`` in float64 takes values in
+        ``[-6.56, 36.04]`` only (``-log(-log U)``, ``U`` on a ``2^-52`` grid), so a
+        candidate whose logit is more than ``42.6`` below the largest is never
+        selected, where the ideal mechanism gives it a tiny positive probability,
+        and the far tail is not exactly proportional to ``exp(logit)``: a
+        candidate can have probability zero under ``D`` and a positive one under a
+        neighbour. The logits are float64 and normalised in log space (no
+        overflow, no NaN). JAX's PRNG is not a cryptographic RNG.
 
     Args:
         key: a PRNG key (consumed).

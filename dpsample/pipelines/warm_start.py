@@ -57,7 +57,12 @@ from dpsample.finders.dp_sgd import dp_sgd
 from dpsample.finders.dp_spider import dp_spider
 from dpsample.finders.spider_sosp import spider_sosp
 from dpsample.pipelines.quasar import dp_sgd_quasar
-from dpsample.privacy import BudgetLedger, PrivacyGuarantee, PrivateResult
+from dpsample.privacy import (
+    NON_PRIVATE_KEY,
+    BudgetLedger,
+    PrivacyGuarantee,
+    PrivateResult,
+)
 from dpsample.problem import Problem
 from dpsample.types import PRNGKey
 
@@ -693,7 +698,9 @@ def warm_start(
         declared_psi: A public ``psi`` the caller vouches for, replacing the derived
             one (utility only; required for Gibbs with ``method="langevin"``).
         declared_psi_failure_prob: Its failure probability (default ``zeta``).
-        ledger: A ledger to charge; default ``BudgetLedger(epsilon, delta)``.
+        ledger: A ledger to charge; default ``BudgetLedger(epsilon, delta)``. Both
+            stages are charged before either runs; a stage whose guarantee rests on
+            assumptions adds them to its ledger entry once it has run.
         diagnostics: Add ``info["non_private_diagnostics"]``: risks, gradient
             norms, the smallest Hessian eigenvalue (``d <= 200``) and, for the net,
             the realised gap over the net, **computed on the private data and not
@@ -884,8 +891,9 @@ def warm_start(
             f"delta={ledger.delta:g}, over its budget epsilon={ledger.epsilon:g}; "
             "nothing was charged or computed"
         )
-    ledger.charge(f"warm_start/sampler:{sampler}", g_sampler_env)
-    ledger.charge(f"warm_start/finder:{finder}", g_finder_env)
+    stage_names = (f"warm_start/sampler:{sampler}", f"warm_start/finder:{finder}")
+    ledger.charge(stage_names[0], g_sampler_env)
+    ledger.charge(stage_names[1], g_finder_env)
 
     # ---- stage A: the warm start (private) --------------------------------------
     if sampler == "net":
@@ -922,6 +930,8 @@ def warm_start(
             options=s_options,
         )
     _check_share(stage_a.privacy, eps_a, delta_a, "sampler")
+    if stage_a.privacy.assumptions:  # the envelope holds only under them
+        ledger.add_assumptions(stage_names[0], *stage_a.privacy.assumptions)
     if declared is not None:  # the caller's public psi replaces the derived one
         stage_a = stage_a._replace(
             psi=declared[0], failure_prob=declared[1], terms=None
@@ -961,6 +971,8 @@ def warm_start(
         **finder_kwargs,
     )
     _check_share(res_b.privacy, eps_b, delta_b, "finder")
+    if res_b.privacy.assumptions:
+        ledger.add_assumptions(stage_names[1], *res_b.privacy.assumptions)
     total = stage_a.privacy.compose(res_b.privacy)
 
     # ---- public reporting -------------------------------------------------------
@@ -1037,7 +1049,7 @@ def warm_start(
             stage_a.privacy.epsilon(delta), res_b.privacy.epsilon(delta)
         )
     if diagnostics:
-        info["non_private_diagnostics"] = _diagnostics(
+        info[NON_PRIVATE_KEY] = _diagnostics(
             problem,
             x0,
             res_b.value,

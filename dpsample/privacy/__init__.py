@@ -12,7 +12,7 @@ from dpsample.privacy.guarantee import (
     zcdp_to_epsilon,
 )
 from dpsample.privacy.ledger import BudgetLedger
-from dpsample.privacy.result import PrivateResult
+from dpsample.privacy.result import NON_PRIVATE_KEY, PrivateResult
 
 pure = PrivacyGuarantee.pure
 zcdp = PrivacyGuarantee.zcdp
@@ -28,6 +28,7 @@ __all__ = [
     "clopper_pearson",
     "BudgetLedger",
     "CalibrationError",
+    "NON_PRIVATE_KEY",
     "NeighboringRelation",
     "PrivacyGuarantee",
     "PrivateResult",

@@ -1,7 +1,9 @@
 """`PrivacyGuarantee`: the one type every private primitive in dpsample returns.
 
 A guarantee is a multiset of *components* (what ran, each with a repetition count), a
-neighbouring relation, and an optional total-variation slack. Components are
+neighbouring relation, an optional total-variation slack and the *assumptions* it rests
+on (empty when it is unconditional; see :meth:`PrivacyGuarantee.assuming`). Components
+are
 accounted by every route that is valid for all of them, and the tightest valid value is
 reported:
 
@@ -32,7 +34,10 @@ mechanisms dp_accounting cannot express are handled here with small, tested form
   e**epsilon) * sum(tau))``.
 
 dp_accounting's ``ExponentialMechanismDpEvent`` is deliberately not used (the RDP
-accountant of some versions ignores its repeat count; see STYLE.md).
+accountant of some versions ignores its repeat count; see STYLE.md); an event type
+dpsample does not know gets no route (epsilon ``inf``), never dp_accounting's
+unchecked number. Events are read in dp_accounting's convention and the relation is
+applied where dp_accounting does not (see :meth:`PrivacyGuarantee.from_event`).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from typing import Any
 
 import dp_accounting
 import numpy as np
+from dp_accounting import dp_event
 from dp_accounting import pld as dp_pld
 from dp_accounting import rdp as dp_rdp
 
@@ -172,26 +178,179 @@ def zcdp_to_delta(rho: float, epsilon: float) -> float:
 # --------------------------------------------------------------------------------------
 # components
 
+ADD_OR_REMOVE_ONE = NeighboringRelation.ADD_OR_REMOVE_ONE
 
-def _event_pure_epsilon(event: Any) -> float:
+#: The relations :meth:`PrivacyGuarantee.from_event` can account; an event under any
+#: other relation gets no route (epsilon ``inf``).
+_EVENT_RELATIONS = (REPLACE_ONE, ADD_OR_REMOVE_ONE)
+
+#: Additive-noise events whose dp_accounting analysis is for sensitivity 1 (one
+#: example's contribution bound ``C``). Under REPLACE_ONE the sensitivity is ``2 C``.
+_SHIFT_EVENTS = (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)
+
+#: Events whose dp_accounting RDP analysis states the relation itself (it refuses a
+#: relation it does not analyse). ``SampledWithoutReplacementDpEvent`` reads its inner
+#: noise multiplier relative to the replace-one sensitivity (Wang, Balle and
+#: Kasiviswanathan 2019, as documented by dp_accounting), so it is kept as is.
+_RDP_SELF_RELATED = (
+    dp_accounting.PoissonSampledDpEvent,
+    dp_accounting.SampledWithoutReplacementDpEvent,
+    dp_accounting.RandomizedResponseDpEvent,
+)
+
+#: Events whose dp_accounting PLD analysis takes the relation into account (it doubles
+#: a shift for REPLACE_ONE, or refuses a relation it does not analyse).
+_PLD_SELF_RELATED = (
+    dp_accounting.GaussianDpEvent,
+    dp_accounting.LaplaceDpEvent,
+    dp_event.DiscreteLaplaceDpEvent,
+    dp_event.MixtureOfGaussiansDpEvent,
+    dp_accounting.PoissonSampledDpEvent,
+    dp_accounting.TruncatedSubsampledGaussianDpEvent,
+    dp_accounting.RandomizedResponseDpEvent,
+)
+
+
+class _NonPrivate:
+    """Marker of a PLD route that met a non-private event (epsilon ``inf``)."""
+
+
+_NON_PRIVATE = _NonPrivate()
+
+
+def _halved(event: Any) -> Any:
+    """The same shift mechanism with half the noise multiplier (twice the shift)."""
+    return type(event)(event.noise_multiplier / 2.0)
+
+
+def _rdp_event(event: Any, relation: Any) -> Any | None:
+    """An event whose dp_accounting RDP analysis under ``relation`` is ``event``'s.
+
+    dp_accounting's RDP accountant analyses a bare Gaussian or Laplace event with unit
+    sensitivity whatever the relation; under REPLACE_ONE the sensitivity of a shift
+    mechanism is twice one example's contribution, i.e. the same event with half the
+    noise multiplier. Events the accountant analyses for the relation themselves are
+    kept; unknown event types (including dp_accounting's
+    ``ExponentialMechanismDpEvent``, whose repeat count some RDP versions ignore) give
+    ``None``: no route rather than a wrong number.
+    """
+    if relation not in _EVENT_RELATIONS:
+        return None
+    if isinstance(event, _SHIFT_EVENTS):
+        if not event.noise_multiplier > 0:  # no noise: dp_accounting would divide by 0
+            return dp_accounting.NonPrivateDpEvent()
+        return _halved(event) if relation == REPLACE_ONE else event
+    if isinstance(
+        event,
+        (
+            dp_accounting.NoOpDpEvent,
+            dp_accounting.NonPrivateDpEvent,
+            dp_accounting.ZCDpEvent,  # an RDP curve: no sensitivity to convert
+            *_RDP_SELF_RELATED,
+        ),
+    ):
+        return event
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = _rdp_event(event.event, relation)
+        return (
+            None
+            if inner is None
+            else dp_accounting.SelfComposedDpEvent(inner, event.count)
+        )
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [_rdp_event(e, relation) for e in event.events]
+        return (
+            None
+            if any(p is None for p in parts)
+            else (dp_accounting.ComposedDpEvent(parts))
+        )
+    if isinstance(event, dp_event.RepeatAndSelectDpEvent):
+        inner = _rdp_event(event.event, relation)
+        return (
+            None
+            if inner is None
+            else dp_event.RepeatAndSelectDpEvent(inner, event.mean, event.shape)
+        )
+    return None
+
+
+def _event_pld(event: Any, relation: Any, interval: float) -> Any | None:
+    """dp_accounting's PLD of ``event`` under ``relation``, analysed correctly.
+
+    ``None`` where no correct analysis is available, :data:`_NON_PRIVATE` for a
+    non-private event. dp_accounting's PLD accountant handles the relation of the
+    events in :data:`_PLD_SELF_RELATED` (it refuses Laplace under REPLACE_ONE, which
+    is then accounted as add/remove Laplace with half the noise multiplier, i.e. the
+    doubled shift); compositions are composed here.
+    """
+    if relation not in _EVENT_RELATIONS:
+        return None
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return dp_pld.privacy_loss_distribution.identity(interval)
+    if isinstance(event, dp_accounting.NonPrivateDpEvent):
+        return _NON_PRIVATE
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = _event_pld(event.event, relation, interval)
+        if inner is None or inner is _NON_PRIVATE or event.count == 1:
+            return inner
+        return inner.self_compose(event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        total = dp_pld.privacy_loss_distribution.identity(interval)
+        for e in event.events:
+            part = _event_pld(e, relation, interval)
+            if part is None or part is _NON_PRIVATE:
+                return part
+            total = total.compose(part)
+        return total
+    if isinstance(event, dp_accounting.LaplaceDpEvent) and relation == REPLACE_ONE:
+        event, relation = _halved(event), ADD_OR_REMOVE_ONE
+    if not isinstance(event, _PLD_SELF_RELATED):
+        return None
+    accountant = dp_pld.PLDAccountant(
+        neighboring_relation=relation, value_discretization_interval=interval
+    )
+    if not accountant.supports(event):
+        return None
+    accountant.compose(event)
+    # dp_accounting keeps the composed PLD in `_pld` and its non-private flag in
+    # `_contains_non_dp_event` (zero noise); there are no public getters.
+    if accountant._contains_non_dp_event:  # noqa: SLF001
+        return _NON_PRIVATE
+    return accountant._pld  # noqa: SLF001
+
+
+def _event_pure_epsilon(event: Any, relation: Any) -> float:
+    """Pure epsilon of ``event`` under ``relation`` (``inf`` when none is known).
+
+    A Laplace event with noise multiplier ``b`` (scale over one example's L1
+    contribution) is ``1/b``-DP under add/remove and ``2/b``-DP under replace-one.
+    """
+    if relation not in _EVENT_RELATIONS:
+        return math.inf
     if isinstance(event, dp_accounting.LaplaceDpEvent):
-        return 1.0 / event.noise_multiplier
+        if not event.noise_multiplier > 0:
+            return math.inf
+        return (2.0 if relation == REPLACE_ONE else 1.0) / event.noise_multiplier
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return 0.0
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return event.count * _event_pure_epsilon(event.event)
+        return event.count * _event_pure_epsilon(event.event, relation)
     if isinstance(event, dp_accounting.ComposedDpEvent):
-        return sum(_event_pure_epsilon(e) for e in event.events)
+        return sum(_event_pure_epsilon(e, relation) for e in event.events)
     return math.inf
 
 
 def _event_zcdp(event: Any) -> float | None:
+    """The zCDP rho of an event *already rewritten by* :func:`_rdp_event`."""
     if isinstance(event, dp_accounting.GaussianDpEvent):
-        return 0.5 / event.noise_multiplier**2
+        nm = event.noise_multiplier
+        return 0.5 / nm**2 if nm > 0 else math.inf
     if isinstance(event, dp_accounting.ZCDpEvent):
-        return float(event.rho)
+        return float(event.rho) if event.xi == 0 else None
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return 0.0
+    if isinstance(event, dp_accounting.NonPrivateDpEvent):
+        return math.inf
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
         inner = _event_zcdp(event.event)
         return None if inner is None else event.count * inner
@@ -199,26 +358,6 @@ def _event_zcdp(event: Any) -> float | None:
         parts = [_event_zcdp(e) for e in event.events]
         return None if any(p is None for p in parts) else sum(parts)
     return None
-
-
-def _rdp_relation_aware(event: Any) -> bool:
-    """Whether dp_accounting's RDP accountant analyses ``event`` for REPLACE_ONE.
-
-    Only events whose RDP analysis checks the relation qualify; a bare Gaussian or
-    Laplace event is analysed with unit sensitivity whatever the relation is.
-    """
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return _rdp_relation_aware(event.event)
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        return all(_rdp_relation_aware(e) for e in event.events)
-    return isinstance(
-        event,
-        (
-            dp_accounting.SampledWithoutReplacementDpEvent,
-            dp_accounting.RandomizedResponseDpEvent,
-            dp_accounting.NoOpDpEvent,
-        ),
-    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -246,13 +385,17 @@ class _Component:
             return f"zcdp(rho={self.rho:g})"
         return f"approx(epsilon={self.epsilon:g}, delta={self.delta:g})"
 
-    def pure_epsilon(self) -> float:
+    def event_relation(self, relation: Any) -> Any:
+        """The relation dp_accounting reads the event under (``unit_sensitivity``)."""
+        return ADD_OR_REMOVE_ONE if self.unit_sensitivity else relation
+
+    def pure_epsilon(self, relation: Any) -> float:
         if self.kind in ("pure", "expmech"):
             return self.epsilon
         if self.kind == "approx":
             return self.epsilon if self.delta == 0 else math.inf
         if self.kind == "event":
-            return _event_pure_epsilon(self.event)
+            return _event_pure_epsilon(self.event, self.event_relation(relation))
         return math.inf
 
     def zcdp(self, relation: Any) -> float | None:
@@ -264,9 +407,8 @@ class _Component:
             return self.rho
         if self.kind == "approx":
             return self.epsilon**2 / 2.0 if self.delta == 0 else None
-        if relation == REPLACE_ONE and not self.unit_sensitivity:
-            return None  # dp_accounting convention: sensitivity depends on relation
-        return _event_zcdp(self.event)
+        event = _rdp_event(self.event, self.event_relation(relation))
+        return None if event is None else _event_zcdp(event)
 
     def rdp(self, relation: Any) -> np.ndarray | None:
         orders = np.asarray(RDP_ORDERS)
@@ -284,30 +426,29 @@ class _Component:
                 return orders * self.rho
         if self.kind == "approx":
             return None
-        if self.unit_sensitivity:
-            relation = NeighboringRelation.ADD_OR_REMOVE_ONE
-        elif relation == REPLACE_ONE and not _rdp_relation_aware(self.event):
-            # dp_accounting's RDP accountant ignores REPLACE_ONE for bare Gaussian and
-            # Laplace events (unit sensitivity) while its PLD accountant doubles the
-            # sensitivity; only the PLD route is trusted for such events.
+        relation = self.event_relation(relation)
+        event = _rdp_event(self.event, relation)
+        if event is None:
             return None
         accountant = dp_rdp.RdpAccountant(
             list(RDP_ORDERS), neighboring_relation=relation
         )
-        if not accountant.supports(self.event):
+        if not accountant.supports(event):
             return None
-        accountant.compose(self.event)
+        accountant.compose(event)
         return np.asarray(accountant.rdp, dtype=np.float64)
 
-    def pld_width(self, count: int) -> float:
+    def pld_width(self, count: int, relation: Any) -> float:
         """Rough width of the k-fold privacy-loss support (to size the PLD grid)."""
         if self.kind in ("pure", "expmech", "approx"):
             e = self.epsilon
             return 2.0 * (count * e * math.tanh(e / 2) + 10 * math.sqrt(count) * e + e)
-        if self.kind == "event" and isinstance(
-            self.event, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)
-        ):
+        if self.kind == "event" and isinstance(self.event, _SHIFT_EVENTS):
             nm = self.event.noise_multiplier
+            if self.event_relation(relation) == REPLACE_ONE:
+                nm /= 2.0  # the shift is twice the contribution bound
+            if not nm > 0:
+                return 0.0
             mean = (
                 0.5 / nm**2
                 if isinstance(self.event, dp_accounting.GaussianDpEvent)
@@ -318,6 +459,7 @@ class _Component:
         return 0.0  # unknown (subsampled events): dp_accounting's own sizing
 
     def pld(self, relation: Any, interval: float) -> Any | None:
+        """The PLD of one run, ``None`` (no PLD route) or :data:`_NON_PRIVATE`."""
         if self.kind in ("pure", "expmech", "approx"):
             params = dp_pld.common.DifferentialPrivacyParameters(
                 self.epsilon, self.delta if self.kind == "approx" else 0.0
@@ -327,17 +469,7 @@ class _Component:
             )
         if self.kind == "zcdp":
             return None
-        if self.unit_sensitivity:
-            relation = NeighboringRelation.ADD_OR_REMOVE_ONE
-        accountant = dp_pld.PLDAccountant(
-            neighboring_relation=relation,
-            value_discretization_interval=interval,
-        )
-        if not accountant.supports(self.event):
-            return None
-        accountant.compose(self.event)
-        # dp_accounting keeps the composed PLD in `_pld`; there is no public getter.
-        return accountant._pld  # noqa: SLF001
+        return _event_pld(self.event, self.event_relation(relation), interval)
 
 
 # --------------------------------------------------------------------------------------
@@ -351,9 +483,12 @@ class PrivacyGuarantee:
     Build one with a constructor (:meth:`pure`, :meth:`exponential_mechanism`,
     :meth:`zcdp`, :meth:`gaussian`, :meth:`laplace`, :meth:`approx`,
     :meth:`from_event`, :meth:`none`), combine with :meth:`compose`, :meth:`repeat` and
-    :meth:`with_tv_slack`, and read it with :meth:`epsilon`, :meth:`delta` and
-    :meth:`report`. Every guarantee states its neighbouring relation (replace-one by
-    default, as in the seeds); composing guarantees of different relations raises.
+    :meth:`with_tv_slack`, qualify with :meth:`assuming`, and read it with
+    :meth:`epsilon`, :meth:`delta` and :meth:`report`. Every guarantee states its
+    neighbouring relation (replace-one by default, as in the seeds); composing
+    guarantees of different relations raises. A guarantee that rests on something
+    dpsample does not prove or enforce lists it in ``assumptions``; every combinator
+    keeps the union, so a composition is as conditional as its most conditional part.
 
     Examples:
         >>> from dpsample.privacy import PrivacyGuarantee
@@ -370,6 +505,10 @@ class PrivacyGuarantee:
     components: tuple[tuple[_Component, int], ...] = ()
     relation: Any = REPLACE_ONE
     tv_slack: float = 0.0
+    #: Conditions the guarantee rests on that dpsample does not prove or enforce
+    #: (an unproven schedule, a bound the caller vouches for, an event the data may
+    #: break), sorted and without duplicates. Empty for an unconditional guarantee.
+    assumptions: tuple[str, ...] = ()
     _cache: dict = dataclasses.field(
         default_factory=dict, repr=False, compare=False, hash=False
     )
@@ -409,7 +548,11 @@ class PrivacyGuarantee:
         """An exponential mechanism whose privacy-loss range is at most epsilon.
 
         Accounted as pure epsilon-DP and as ``epsilon**2 / 8``-zCDP (bounded range,
-        Cesar and Rogers 2021; Durfee and Rogers 2019); the tighter is taken.
+        Cesar and Rogers 2021; Durfee and Rogers 2019); the tighter is taken. Like
+        every noise constructor here it accounts the ideal mechanism in real
+        arithmetic; a floating-point Gumbel-max sampler departs from it on events of
+        tiny probability (see :func:`dpsample.nets.exponential_mechanism` and the
+        threat model in ``docs/privacy.md``).
 
         Examples:
             >>> from dpsample.privacy import PrivacyGuarantee
@@ -517,15 +660,40 @@ class PrivacyGuarantee:
     ) -> PrivacyGuarantee:
         """Wrap a dp_accounting ``DpEvent`` (accounted by dp_accounting's RDP and PLD).
 
-        The event is read in dp_accounting's convention (a noise multiplier is relative
-        to one example's contribution bound) and the relation is passed to its
-        accountants, which decide the analysis (e.g. Poisson sampling is analysed for
-        add/remove; under REPLACE_ONE a Gaussian's sensitivity is twice the
-        contribution bound). Under REPLACE_ONE only dp_accounting's PLD route is used
-        for events its RDP accountant does not analyse for that relation (it silently
-        treats bare Gaussian and Laplace events with unit sensitivity). For a
-        mechanism whose noise multiplier is already relative to its sensitivity under
-        the stated relation, use :meth:`gaussian` or :meth:`laplace`.
+        The event is read in dp_accounting's convention: the noise multiplier of a
+        ``GaussianDpEvent`` or ``LaplaceDpEvent`` is relative to one example's
+        contribution bound ``C``, so under REPLACE_ONE (where one example's change
+        moves the sum by up to ``2 C``) it is accounted as the same mechanism with
+        half the noise multiplier; under ADD_OR_REMOVE_ONE as it is. Sampled events
+        are analysed by dp_accounting for the relation itself (Poisson sampling for
+        both relations by PLD and for add/remove by RDP; truncated Poisson by PLD;
+        ``SampledWithoutReplacementDpEvent`` for REPLACE_ONE by RDP, whose inner
+        noise multiplier dp_accounting defines relative to the replace-one
+        sensitivity).
+
+        dp_accounting's quirks are not passed on: its RDP accountant analyses bare
+        Gaussian and Laplace events with unit sensitivity whatever the relation (here
+        the halved event is given to it under REPLACE_ONE); its PLD accountant
+        refuses Laplace under REPLACE_ONE (here: add/remove PLD of the halved event);
+        its PLD of a non-private event (``NonPrivateDpEvent``, zero noise) is
+        reported as ``inf``. A route that cannot account an event correctly for the
+        relation (an unknown event type, an event dp_accounting refuses, any relation
+        other than REPLACE_ONE and ADD_OR_REMOVE_ONE) is left out, and with no route
+        the epsilon is ``inf``: never a number below the true privacy loss.
+
+        For a mechanism whose noise multiplier is already relative to its
+        sensitivity under the stated relation, use :meth:`gaussian` or
+        :meth:`laplace`.
+
+        Args:
+            event: the dp_accounting event.
+            relation: the neighbouring relation the guarantee is stated for.
+
+        Returns:
+            The guarantee.
+
+        Raises:
+            TypeError: ``event`` is not a ``DpEvent``.
 
         Examples:
             >>> import dp_accounting
@@ -536,6 +704,9 @@ class PrivacyGuarantee:
             ...     ev, relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
             >>> 0 < g.repeat(100).epsilon(1e-5) < 1
             True
+            >>> lap = dp_accounting.LaplaceDpEvent(1.0)  # scale = contribution bound
+            >>> PrivacyGuarantee.from_event(lap).epsilon(0.0)  # replace-one: 2 C / C
+            2.0
         """
         if not isinstance(event, dp_accounting.DpEvent):
             raise TypeError(f"Expected a dp_accounting.DpEvent, got {event!r}")
@@ -555,7 +726,10 @@ class PrivacyGuarantee:
         for comp, k in self.components + other.components:
             counts[comp] = counts.get(comp, 0) + k
         return PrivacyGuarantee(
-            tuple(counts.items()), self.relation, self.tv_slack + other.tv_slack
+            tuple(counts.items()),
+            self.relation,
+            self.tv_slack + other.tv_slack,
+            _merge(self.assumptions, other.assumptions),
         )
 
     def repeat(self, k: int) -> PrivacyGuarantee:
@@ -565,6 +739,7 @@ class PrivacyGuarantee:
             tuple((c, n * k) for c, n in self.components),
             self.relation,
             self.tv_slack * k,
+            self.assumptions,
         )
 
     def with_tv_slack(self, tau: float) -> PrivacyGuarantee:
@@ -580,12 +755,55 @@ class PrivacyGuarantee:
             True
         """
         t = validation.nonnegative("tau", tau)
-        return PrivacyGuarantee(self.components, self.relation, self.tv_slack + t)
+        return PrivacyGuarantee(
+            self.components, self.relation, self.tv_slack + t, self.assumptions
+        )
+
+    def assuming(self, *assumptions: str) -> PrivacyGuarantee:
+        """The same guarantee, stated as holding only under ``assumptions``.
+
+        Use it wherever the numbers rest on something dpsample does not prove or
+        enforce: a schedule outside the theorem's constants, a bound the caller
+        vouches for, an event that unchecked data may break. Nothing changes in the
+        accounting; the assumptions travel with the guarantee through
+        :meth:`compose`, :meth:`repeat`, :meth:`with_tv_slack`, the
+        :class:`~dpsample.privacy.BudgetLedger`, :meth:`report`, ``repr`` and the
+        CLI's report ("within budget, assuming: ...").
+
+        Args:
+            *assumptions: one sentence each (non-empty text).
+
+        Returns:
+            The guarantee with the assumptions added (sorted, without duplicates).
+
+        Raises:
+            TypeError: an assumption is not a string.
+            ValueError: an assumption is empty.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> g = PrivacyGuarantee.pure(1.0).assuming("the declared bound holds")
+            >>> g.repeat(2).compose(PrivacyGuarantee.pure(0.5)).assumptions
+            ('the declared bound holds',)
+            >>> g.epsilon(0.0)
+            1.0
+        """
+        for text in assumptions:
+            if not isinstance(text, str):
+                raise TypeError(f"Expected an assumption as text, got {text!r}")
+            if not text.strip():
+                raise ValueError("Expected a non-empty assumption")
+        return PrivacyGuarantee(
+            self.components,
+            self.relation,
+            self.tv_slack,
+            _merge(self.assumptions, assumptions),
+        )
 
     # ----------------------------------------------------------------- accounting
     def pure_epsilon(self) -> float:
         """Sum of the components' pure epsilons (inf if any lacks one)."""
-        return float(sum(c.pure_epsilon() * k for c, k in self.components))
+        return float(sum(c.pure_epsilon(self.relation) * k for c, k in self.components))
 
     def zcdp_rho(self) -> float | None:
         """Total zCDP parameter rho, or None if some component has no zCDP bound."""
@@ -611,13 +829,13 @@ class PrivacyGuarantee:
 
     def _pld(self) -> Any | None:
         if "pld" not in self._cache:
-            width = sum(c.pld_width(k) for c, k in self.components)
+            width = sum(c.pld_width(k, self.relation) for c, k in self.components)
             interval = max(PLD_DISCRETIZATION, width / PLD_MAX_POINTS)
             composed = None
             for c, k in self.components:
                 pld = c.pld(self.relation, interval)
-                if pld is None:
-                    composed = None
+                if pld is None or pld is _NON_PRIVATE:
+                    composed = pld
                     break
                 if k > 1:
                     pld = pld.self_compose(k)
@@ -652,7 +870,9 @@ class PrivacyGuarantee:
                 )
                 routes["rdp"] = float(eps)
             pld = self._pld()
-            if pld is not None:
+            if pld is _NON_PRIVATE:
+                routes["pld"] = math.inf
+            elif pld is not None:
                 routes["pld"] = float(pld.get_epsilon_for_delta(delta))
             rho = self.zcdp_rho()
             if rho is not None:
@@ -675,7 +895,9 @@ class PrivacyGuarantee:
             )
             routes["rdp"] = float(d)
         pld = self._pld()
-        if pld is not None:
+        if pld is _NON_PRIVATE:
+            routes["pld"] = 1.0
+        elif pld is not None:
             routes["pld"] = float(pld.get_delta_for_epsilon(epsilon))
         rho = self.zcdp_rho()
         if rho is not None:
@@ -754,6 +976,9 @@ class PrivacyGuarantee:
     def report(self, delta: float) -> dict[str, Any]:
         """Every valid route's epsilon at ``delta``, the tightest, and the components.
 
+        The dict also holds ``tv_slack``, ``relation`` and ``assumptions`` (a list,
+        empty for an unconditional guarantee).
+
         Examples:
             >>> from dpsample.privacy import PrivacyGuarantee
             >>> r = PrivacyGuarantee.exponential_mechanism(0.1).repeat(100).report(1e-5)
@@ -772,6 +997,7 @@ class PrivacyGuarantee:
             "tv_slack": self.tv_slack,
             "relation": self.relation.name,
             "components": [(c.describe(), k) for c, k in self.components],
+            "assumptions": list(self.assumptions),
         }
 
     def __repr__(self) -> str:
@@ -779,4 +1005,13 @@ class PrivacyGuarantee:
             f"{c.describe()}" + (f" x{k}" if k > 1 else "") for c, k in self.components
         )
         slack = f", tv_slack={self.tv_slack:g}" if self.tv_slack else ""
-        return f"PrivacyGuarantee([{parts}], relation={self.relation.name}{slack})"
+        assumed = f", assumptions={self.assumptions!r}" if self.assumptions else ""
+        return (
+            f"PrivacyGuarantee([{parts}], relation={self.relation.name}{slack}"
+            f"{assumed})"
+        )
+
+
+def _merge(*groups: Sequence[str]) -> tuple[str, ...]:
+    """Assumptions of several guarantees: sorted, without duplicates."""
+    return tuple(sorted({a.strip() for group in groups for a in group}))

@@ -20,6 +20,11 @@ class BudgetLedger:
     raises :class:`~dpsample.errors.BudgetExceededError` and records nothing, so the
     stage never touches the data.
 
+    The ledger keeps the assumptions of every charged guarantee
+    (:attr:`assumptions`): a budget is "within budget" only under them. A stage charged
+    through an envelope (its exact guarantee known only after it ran) gets its
+    assumptions attached with :meth:`add_assumptions`.
+
     Args:
         epsilon: total epsilon budget (> 0).
         delta: total delta budget, in [0, 1). ``0`` demands pure DP.
@@ -58,6 +63,42 @@ class BudgetLedger:
         """The composition of every charged stage."""
         return self._total
 
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        """The assumptions of every charged stage (empty: unconditional)."""
+        return self._total.assumptions
+
+    def add_assumptions(self, name: str, *assumptions: str) -> PrivacyGuarantee:
+        """Attach assumptions to a charged stage (its epsilon does not change).
+
+        For a stage charged before it ran with an envelope guarantee whose exact
+        guarantee, known after the run, rests on assumptions.
+
+        Args:
+            name: the stage's name as charged (the last stage of that name).
+            *assumptions: the assumptions (non-empty text).
+
+        Returns:
+            The new total guarantee.
+
+        Raises:
+            KeyError: no stage of that name was charged.
+
+        Examples:
+            >>> from dpsample.privacy import BudgetLedger, PrivacyGuarantee
+            >>> ledger = BudgetLedger(epsilon=1.0, delta=1e-6)
+            >>> _ = ledger.charge("sampler", PrivacyGuarantee.approx(0.5, 1e-7))
+            >>> ledger.add_assumptions("sampler", "the caller's TV bound").assumptions
+            ("the caller's TV bound",)
+        """
+        for i in range(len(self._stages) - 1, -1, -1):
+            stage, guarantee = self._stages[i]
+            if stage == name:
+                self._stages[i] = (stage, guarantee.assuming(*assumptions))
+                self._total = self._total.assuming(*assumptions)
+                return self._total
+        raise KeyError(f"no stage {name!r} was charged to this ledger")
+
     def spent_epsilon(self) -> float:
         """Epsilon of the charged stages at the ledger's delta."""
         return self._total.epsilon(self.delta)
@@ -90,7 +131,8 @@ class BudgetLedger:
 
     def __repr__(self) -> str:
         names = [n for n, _ in self._stages]
+        assumed = f", assumptions={self.assumptions!r}" if self.assumptions else ""
         return (
             f"BudgetLedger(epsilon={self.epsilon:g}, delta={self.delta:g}, "
-            f"stages={names})"
+            f"stages={names}{assumed})"
         )

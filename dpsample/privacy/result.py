@@ -6,7 +6,13 @@ from typing import Any, NamedTuple
 
 from dpsample.privacy.guarantee import PrivacyGuarantee
 
-__all__ = ["PrivateResult"]
+__all__ = ["NON_PRIVATE_KEY", "PrivateResult"]
+
+#: The one ``info`` key under which a private algorithm may put values computed from
+#: the private data that its guarantee does not cover (diagnostics for checking a run,
+#: never to be released). ``dpsample run`` moves every such entry, at any depth of
+#: ``info``, into the report's labelled non-private section.
+NON_PRIVATE_KEY = "non_private_diagnostics"
 
 
 class PrivateResult(NamedTuple):
@@ -18,7 +24,8 @@ class PrivateResult(NamedTuple):
             ``value`` (one released value, one guarantee).
         info: public facts about the run (parameters, noise scales, counts, which
             theorem set them). Never values computed from the private data unless they
-            are themselves covered by ``privacy`` or labelled non-private.
+            are themselves covered by ``privacy`` or filed under
+            :data:`NON_PRIVATE_KEY` (labelled non-private).
 
     Examples:
         >>> from dpsample.privacy import PrivacyGuarantee, PrivateResult

@@ -823,8 +823,8 @@ def gibbs(
           does not use the target (the projected chain is biased).
         * ``"mala"``: no bound of its own (see :mod:`dpsample.samplers.mala`); with a
           declared ``tv_bound`` the exact target's guarantee with that TV slack is
-          returned and ``info["privacy_rests_on"]`` says that it rests on the
-          caller's declaration.
+          returned; it rests on the caller's declaration, which
+          ``privacy.assumptions`` (and ``info["privacy_rests_on"]``) state.
 
         The result's guarantee is checked to be ``(epsilon, delta)``-DP before any
         private computation; otherwise a ``ValueError`` is raised. ``info`` holds
@@ -852,7 +852,8 @@ def gibbs(
         allow_unproven_schedule: proximal only: accept a schedule whose step
             constant exceeds GLL's proof constant (``schedule.proven`` false, e.g.
             ``c_step=proximal.C_STEP_PRACTICAL``). Its TV slack is then nominal, not a
-            theorem, and ``info["privacy_rests_on"]`` says so. Off by default.
+            theorem, and the guarantee's ``assumptions`` (and
+            ``info["privacy_rests_on"]``) say so. Off by default.
         max_proximal_steps: refuse (``ValueError``, before any private
             computation) a proximal schedule longer than this.
         **proximal_options: passed to ``proximal.schedule`` (e.g. ``c_step``,
@@ -983,6 +984,12 @@ def gibbs(
                 "a nominal TV bound: the step constant exceeds GLL's proof constant"
             )
         privacy = exact.with_tv_slack(sched.tv_total)
+        if not sched.proven:
+            privacy = privacy.assuming(
+                f"the proximal schedule's TV bound {sched.tv_total:.3g} with "
+                f"c_step = {sched.c_step:g} (above GLL's proof constant) holds: "
+                "nominal, not proven"
+            )
         info.update(
             bound=bound_name,
             step_size=float(h),
@@ -1038,7 +1045,10 @@ def gibbs(
             if num_steps is None
             else validation.positive_int("num_steps", num_steps)
         )
-        privacy = exact.with_tv_slack(tv)
+        privacy = exact.with_tv_slack(tv).assuming(
+            f"MALA is within total variation {tv:g} of the Gibbs target (tv_bound "
+            "declared by the caller; MALA has no bound of its own)"
+        )
         info.update(
             bound=bound_name,
             step_size=float(h),

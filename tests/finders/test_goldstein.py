@@ -20,6 +20,7 @@ from dpsample.finders.goldstein import (
     sample_budget_iters,
     tree_nodes,
 )
+from dpsample.privacy import NON_PRIVATE_KEY
 
 SEED = 4004
 DELTA = 1e-5
@@ -236,7 +237,7 @@ def test_single_pass_accounting_by_hand():
     assert got <= zcdp_epsilon(2 * reps / z**2, DELTA) + 1e-9
     assert eps_rdp > 0.8 * eps  # and the calibration is not wildly loose
     assert res.info["samples_used"] == p["samples_used"] <= n
-    assert res.info["nonprivate_diagnostics"]["estimates_checked"] == p["samples_used"]
+    assert res.info[NON_PRIVATE_KEY]["estimates_checked"] == p["samples_used"]
 
 
 def test_multi_pass_accounting_by_hand():

@@ -105,6 +105,8 @@ def test_mala_needs_a_declared_tv_bound():
     assert res.privacy.tv_slack == 1e-7
     assert res.privacy.epsilon(DELTA) <= EPS
     assert "declared" in res.info["privacy_rests_on"]
+    (assumed,) = res.privacy.assumptions  # the guarantee itself says so
+    assert "tv_bound" in assumed and "1e-07" in assumed
     with pytest.raises(ValueError):  # a TV bound too large for delta
         G.gibbs(
             jax.random.key(0),
@@ -200,6 +202,7 @@ def test_proximal_route_guarantee_from_its_schedule():
     assert res.info["num_steps"] == sched["num_steps"]
     assert res.info["bound"] == "pure"
     assert "privacy_rests_on" not in res.info
+    assert res.privacy.assumptions == ()  # a proven schedule: unconditional
     with pytest.raises(ValueError, match="schedule"):
         G.gibbs(jax.random.key(3), p, epsilon=EPS, delta=DELTA, step_size=0.1)
 
@@ -211,5 +214,7 @@ def test_proximal_unproven_schedule_is_refused_unless_allowed():
         G.gibbs(jax.random.key(4), p, **kw)
     res = G.gibbs(jax.random.key(4), p, allow_unproven_schedule=True, **kw)
     assert "nominal" in res.info["privacy_rests_on"]
+    (assumed,) = res.privacy.assumptions  # carried by the guarantee itself
+    assert "not proven" in assumed and "c_step" in assumed
     assert not res.info["schedule"]["proven"]
     assert res.privacy.epsilon(DELTA) <= EPS

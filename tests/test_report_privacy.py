@@ -1,0 +1,243 @@
+"""Nothing computed from the private data sits among the public facts of a report.
+
+Every example configuration in ``examples/`` and the quickstart run through the CLI
+(in process, as ``dpsample run CONFIG -o DIR`` / ``dpsample quickstart --json``), twice:
+on the configured data ``D`` and on different data ``D'`` of the same size and the same
+public properties (rows in reverse order, labels negated: the row-norm and label bounds
+every derived constant rests on still hold), with the same key and every public input
+equal. In the report written for each:
+
+* a value that differs between ``D`` and ``D'`` is a function of the private data, so
+  it may appear only in the released values (covered by the guarantee), in the
+  labelled non-private section, or as the run's wall-clock time (the threat model lets
+  an observer see the time anyway); anywhere else it is a leak;
+* no key outside the non-private section is named like a non-private diagnostic (a
+  labelled value filed under the wrong key, e.g. ``nonprivate_diagnostics``, is not
+  caught by the first check when its value happens not to change);
+* the budget verdict states the guarantee's assumptions ("within budget, assuming:
+  ...") and the ledger carries the same ones.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpsample import cli, config
+from dpsample.privacy import NON_PRIVATE_KEY
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((REPO / "examples").glob("*.toml"))
+QUICKSTART = "quickstart"
+
+#: Report paths (prefixes) that may depend on the private data.
+PRIVATE_PATHS = (
+    ("released",),  # the released values, covered by the guarantee
+    ("info", "warm_start"),  # the pipeline's warm start, released with the output
+    (NON_PRIVATE_KEY,),  # labelled NOT PRIVATE
+    ("seconds",),  # wall-clock time: visible to the observer by the threat model
+    ("run", "seconds"),
+)
+#: Info entries that are post-processing of released values, so covered by the
+#: guarantee (Spider-SOSP's Privacy section: "the branch choices, the counters and the
+#: abort are post-processing of released values"; the index AboveThreshold selects).
+COVERED_INFO = {
+    "spider_sosp": {
+        "n_o1_drift",
+        "n_o1_kick",
+        "n_o2",
+        "branch_counts",
+        "cap_hit",
+        "fallback",
+        "selected",
+    }
+}
+LABELLED_NON_PRIVATE = re.compile(r"non.?private|diagnostic", re.IGNORECASE)
+
+
+def _other_data(data):
+    """``D'``: same size and public bounds, different values (see module docstring)."""
+    out = dict(data)
+    out["x"] = np.asarray(data["x"])[::-1].copy()
+    out["y"] = -np.asarray(data["y"])[::-1].copy()
+    return out
+
+
+def _run_all(tmp: Path, tag: str) -> dict[str, dict]:
+    reports = {}
+    for path in EXAMPLES:
+        out = tmp / f"{path.stem}-{tag}"
+        assert cli.main(["run", str(path), "--output", str(out)]) == 0
+        reports[path.stem] = json.loads((out / "report.json").read_text())
+    # `dpsample quickstart --json` prints json.dumps(cli.quickstart()); the CLI adds
+    # nothing to it, so the dict is checked directly.
+    reports[QUICKSTART] = json.loads(json.dumps(cli.quickstart(), allow_nan=False))
+    return reports
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """``{name: (report on D, report on D')}`` for every example and the quickstart."""
+    tmp = tmp_path_factory.mktemp("reports")
+    on_d = _run_all(tmp, "d")
+    with pytest.MonkeyPatch.context() as mp:
+        load = config._load_data
+        mp.setattr(config, "_load_data", lambda cfg: _other_data(load(cfg)))
+        on_other = _run_all(tmp, "other")
+    return {name: (on_d[name], on_other[name]) for name in on_d}
+
+
+def _leaves(node, path=()):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _leaves(value, (*path, i))
+    else:
+        yield path, node
+
+
+def _private(path, jobs):
+    if any(path[: len(p)] == p for p in PRIVATE_PATHS):
+        return True
+    covered = set().union(*(COVERED_INFO.get(job, ()) for job in jobs))
+    return path[0] == "info" and any(key in covered for key in path[1:3])
+
+
+def _jobs(report):
+    """The functions that ran (the job, and a pipeline's finder)."""
+    if "job" not in report:  # the quickstart: warm start, net then DP-SPIDER
+        return {"warm_start", "net", "dp_spider"}
+    info = report["info"]
+    return {report["job"]["name"], info.get("sampler"), info.get("finder")} - {None}
+
+
+def _names():
+    return [p.stem for p in EXAMPLES] + [QUICKSTART]
+
+
+def test_the_examples_cover_every_job_kind_and_a_finder_with_diagnostics():
+    kinds = {config.load_config(str(p))["job"]["kind"] for p in EXAMPLES}
+    assert kinds == {"pipeline", "sampler", "finder"}
+    names = {config.load_config(str(p))["job"]["name"] for p in EXAMPLES}
+    assert "goldstein_zero_order" in names  # a job with info-level diagnostics
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _names())
+def test_no_value_computed_from_the_data_is_reported_as_public(reports, name):
+    on_d, on_other = reports[name]
+    leaves_d, leaves_other = dict(_leaves(on_d)), dict(_leaves(on_other))
+    jobs = _jobs(on_d)
+    public = {p for p in leaves_d.keys() | leaves_other.keys() if not _private(p, jobs)}
+    leaked = sorted(
+        (p, leaves_d.get(p), leaves_other.get(p))
+        for p in public
+        if leaves_d.get(p, "<absent>") != leaves_other.get(p, "<absent>")
+    )
+    assert not leaked, f"{name}: public values that depend on the data: {leaked}"
+    # the check has power: the released point does change with the data
+    assert on_d["released"]["point"] != on_other["released"]["point"]
+    assert on_d[NON_PRIVATE_KEY] != on_other[NON_PRIVATE_KEY]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _names())
+def test_labelled_diagnostics_sit_in_the_non_private_section(reports, name):
+    for report in reports[name]:
+        misfiled = _misfiled(report)
+        assert not misfiled, f"{name}: non-private values outside the section"
+        assert "NOT PRIVATE" in report[NON_PRIVATE_KEY]["label"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _names())
+def test_the_verdict_states_the_guarantees_assumptions(reports, name):
+    report = reports[name][0]
+    if name == QUICKSTART:
+        privacy, ledger = report["privacy"]["total"], report["privacy"]["ledger"]
+    else:
+        privacy, ledger = report["privacy"], report["privacy"].get("ledger")
+    assert privacy["within_budget"]
+    assumed = privacy["assumptions"]
+    if assumed:
+        assert privacy["verdict"] == "within budget, assuming: " + "; ".join(assumed)
+    else:
+        assert privacy["verdict"] == "within budget"
+    if ledger is not None:  # the ledger's total rests on the same assumptions
+        assert ledger["assumptions"] == assumed
+
+
+def _misfiled(report):
+    return [
+        path
+        for path, _ in _leaves(report)
+        if path[0] != NON_PRIVATE_KEY
+        and any(LABELLED_NON_PRIVATE.search(str(k)) for k in path)
+    ]
+
+
+_GOLDSTEIN = {
+    "job": {"kind": "finder", "name": "goldstein_zero_order"},
+    "data": {"source": "synthetic", "kind": "classification", "n": 100, "d": 2},
+    "loss": {"name": "sigmoid", "lipschitz": 0.25, "loss_range": 1.0},
+    "domain": {"kind": "unconstrained"},
+    "privacy": {"epsilon": 2.0, "delta": 1e-5},
+    "options": {"alpha": 0.1, "num_directions": 4},
+}
+
+
+@pytest.mark.parametrize("diagnostics", [True, False])
+def test_a_jobs_own_diagnostics_leave_the_public_info(diagnostics, monkeypatch):
+    """At any depth of ``info`` (a pipeline nests its stages), reported or not."""
+    from dpsample.privacy import PrivacyGuarantee, PrivateResult
+
+    def job(rng_key, problem, *, epsilon, delta, x0):
+        info = {
+            "plan": {"n": problem.n},
+            NON_PRIVATE_KEY: {"count": 1},
+            "finder_info": {"noise": 0.5, NON_PRIVATE_KEY: {"count": 2}},
+        }
+        return PrivateResult(np.asarray(x0), PrivacyGuarantee.pure(epsilon), info)
+
+    monkeypatch.setattr(config, "resolve_callable", lambda kind, name: job)
+    # the CLI's own diagnostics at the output are not what is tested here
+    monkeypatch.setattr(config, "non_private_diagnostics", lambda problem, x: {})
+    cfg = config.resolve_config(_GOLDSTEIN | {"options": {}})
+    report = config.execute(cfg, diagnostics=diagnostics).report
+    assert not _misfiled(report)
+    assert report["info"] == {"plan": {"n": 100}, "finder_info": {"noise": 0.5}}
+    if diagnostics:
+        moved = report[NON_PRIVATE_KEY]["from_job"]
+        assert moved == {"count": 1, "finder_info": {"count": 2}}
+    else:
+        assert NON_PRIVATE_KEY not in report
+
+
+@pytest.mark.slow
+def test_goldsteins_count_of_bound_violations_is_not_reported_as_public():
+    """The count reads the data; Goldstein files it under the one constant key."""
+    report = config.execute(config.resolve_config(_GOLDSTEIN)).report
+    assert not _misfiled(report)
+    moved = report[NON_PRIVATE_KEY]["from_job"]
+    assert set(moved) == {"bound_exceeded_count", "estimates_checked"}
+
+
+def test_job_diagnostics_leave_info_at_any_depth_even_when_not_reported():
+    """The move itself, on a report whose info nests a stage's diagnostics."""
+    info = {
+        "plan": {"n": 3},
+        NON_PRIVATE_KEY: {"count": 1},
+        "finder_info": {"noise": 0.5, NON_PRIVATE_KEY: {"count": 2}},
+        "stages": [{NON_PRIVATE_KEY: {"count": 3}}],
+    }
+    moved = config._pop_non_private(info)
+    assert moved == {
+        "count": 1,
+        "finder_info": {"count": 2},
+        "stages.0": {"count": 3},
+    }
+    assert info == {"plan": {"n": 3}, "finder_info": {"noise": 0.5}, "stages": [{}]}
