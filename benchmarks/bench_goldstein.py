@@ -32,7 +32,7 @@ import jax.numpy as jnp
 
 import dpsample
 from dpsample.finders import goldstein as gs
-from dpsample.finders._common import gaussian_sum_guarantee
+from dpsample.finders.accounting import gaussian_sum_guarantee
 from dpsample.privacy import calibrate_noise
 
 

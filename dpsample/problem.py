@@ -19,11 +19,12 @@ are closed over.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import dp_accounting
 import jax
@@ -31,11 +32,33 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import validation
-from dpsample.domains import Ball, Domain, Unconstrained
+from dpsample.domains import Ball, Domain, Unconstrained, require_member
 from dpsample.errors import MissingConstantError
 from dpsample.types import Array, ArrayLike, ArrayLikeTree, ArrayTree, PRNGKey
 
-__all__ = ["Problem", "ConstantViolationWarning"]
+__all__ = [
+    "CONSTANTS",
+    "ConstantViolationWarning",
+    "Problem",
+    "ProblemSpec",
+    "check_problem",
+]
+
+#: The declared public constants, in the order they are printed.
+CONSTANTS = (
+    "lipschitz",
+    "smoothness",
+    "hessian_lipschitz",
+    "loss_range",
+    "oscillation",
+)
+_SYMBOLS = {
+    "lipschitz": "G",
+    "smoothness": "M",
+    "hessian_lipschitz": "rho",
+    "loss_range": "B",
+    "oscillation": "osc",
+}
 
 # Relative slack before a measured ratio counts as a violation (float64 round-off).
 _VIOLATION_RTOL = 1e-6
@@ -54,6 +77,258 @@ def _to_array(leaf: Any) -> Array:
 
 def _loss_name(loss_fn: Callable[..., Any]) -> str:
     return getattr(loss_fn, "__name__", None) or type(loss_fn).__name__
+
+
+def _example_struct(data: ArrayTree) -> Any:
+    """The shapes and dtypes of one example (public): leaves without their axis n."""
+    return jax.tree.map(
+        lambda leaf: jax.ShapeDtypeStruct(tuple(leaf.shape[1:]), leaf.dtype), data
+    )
+
+
+def _check_constants(constants: dict[str, Any]) -> dict[str, float | None]:
+    checks = {
+        "lipschitz": validation.positive,
+        "smoothness": validation.nonnegative,
+        "hessian_lipschitz": validation.nonnegative,
+        "loss_range": validation.positive,
+        "oscillation": validation.positive,
+    }
+    unknown = set(constants) - set(checks)
+    if unknown:
+        raise TypeError(f"Unknown constant(s) {sorted(unknown)}; valid: {CONSTANTS}")
+    return {
+        name: None if constants.get(name) is None else check(name, constants[name])
+        for name, check in checks.items()
+    }
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ProblemSpec:
+    """The public half of a :class:`Problem`: everything planning may see.
+
+    A spec is a problem without its data: the per-example loss (public code), the
+    number of examples ``n`` and the shapes of one example (public), the domain ``K``,
+    the declared constants and the neighbouring relation. Algorithms plan from a
+    spec (:meth:`dpsample.base.PrivateAlgorithm.plan`) and run on data that match it
+    (:meth:`with_data`).
+
+    Attributes:
+        loss_fn: ``loss_fn(x, example) -> scalar`` in JAX.
+        n: Number of examples (public).
+        dim: Parameter dimension ``d``.
+        domain: The domain ``K`` (with its dimension set).
+        example: Pytree of ``jax.ShapeDtypeStruct``: one example's shapes/dtypes.
+        lipschitz, smoothness, hessian_lipschitz, loss_range, oscillation: The
+            declared constants (``None`` when not declared), as on :class:`Problem`.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Ball, Problem
+        >>> p = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.zeros(10),
+        ...             Ball(1.0, dim=1), lipschitz=1.0)
+        >>> spec = p.spec
+        >>> spec.n, spec.dim, spec.lipschitz
+        (10, 1, 1.0)
+        >>> spec.describe()
+        'n=10, d=1, K=Ball(radius=1.0, center=None, dim=1), G=1, replace-one'
+        >>> spec.with_data(jnp.ones(10)).n
+        10
+    """
+
+    loss_fn: Callable[[Array, Any], Array]
+    n: int
+    dim: int
+    domain: Domain
+    example: Any
+    lipschitz: float | None = None
+    smoothness: float | None = None
+    hessian_lipschitz: float | None = None
+    loss_range: float | None = None
+    oscillation: float | None = None
+
+    relation: ClassVar[Any] = dp_accounting.NeighboringRelation.REPLACE_ONE
+
+    def __post_init__(self) -> None:
+        if not callable(self.loss_fn):
+            raise TypeError(f"Expected loss_fn to be callable, got {self.loss_fn!r}")
+        if not isinstance(self.domain, Ball | Unconstrained):
+            raise TypeError(f"Expected a Ball or Unconstrained, got {self.domain!r}")
+        object.__setattr__(self, "n", validation.positive_int("n", self.n))
+        object.__setattr__(self, "dim", validation.positive_int("dim", self.dim))
+        domain = (
+            self.domain
+            if self.domain.dim is not None
+            else self.domain.with_dim(self.dim)
+        )
+        if domain.dim != self.dim:
+            raise ValueError(f"domain dimension {domain.dim} != dim {self.dim}")
+        object.__setattr__(self, "domain", domain)
+        checked = _check_constants({c: getattr(self, c) for c in CONSTANTS})
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def constants(self) -> dict[str, float | None]:
+        """The declared constants by name (``None`` when not declared)."""
+        return {c: getattr(self, c) for c in CONSTANTS}
+
+    def require(self, name: str, *, needed_for: str) -> float:
+        """A declared constant, or :class:`~dpsample.errors.MissingConstantError`."""
+        return validation.require_constant(
+            name, getattr(self, name), needed_for=needed_for
+        )
+
+    def describe(self) -> str:
+        """One line: ``n``, ``d``, ``K``, the declared constants and the relation."""
+        consts = ", ".join(
+            f"{_SYMBOLS[c]}={v:g}" for c, v in self.constants.items() if v is not None
+        )
+        return (
+            f"n={self.n}, d={self.dim}, K={self.domain!r}"
+            + (f", {consts}" if consts else "")
+            + ", replace-one"
+        )
+
+    def __repr__(self) -> str:
+        return f"ProblemSpec(loss_fn={_loss_name(self.loss_fn)}, {self.describe()})"
+
+    def utility_oscillation(self) -> float:
+        """Bound on ``osc_K(f(., z) - f(., z'))``: ``min(2 G D, 2 B, osc)`` (declared).
+
+        It uses declared constants only, so it is a valid sensitivity for the
+        exponential mechanism with utility ``-n F_D`` under replace-one neighbours.
+
+        Raises:
+            MissingConstantError: If no bound is available.
+        """
+        bounds = []
+        if self.lipschitz is not None and self.domain.bounded:
+            bounds.append(2.0 * self.lipschitz * self.domain.diameter)
+        if self.loss_range is not None:
+            bounds.append(2.0 * self.loss_range)
+        if self.oscillation is not None:
+            bounds.append(self.oscillation)
+        if not bounds:
+            raise MissingConstantError(
+                "utility_oscillation needs a declared public bound: loss_range=B "
+                "(gives 2B), lipschitz=G with a bounded domain such as Ball (gives "
+                "2 G D), or oscillation=...; none is available for this problem "
+                f"(domain {self.domain!r})"
+            )
+        return float(min(bounds))
+
+    # ------------------------------------------------------------------ points
+    def check_point(self, x: Any, name: str = "x") -> Array:
+        """A finite float64 vector of shape ``(dim,)`` (any point of ``R^d``)."""
+        try:
+            arr = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(
+                f"Expected {name} to be a numeric vector, got {x!r}"
+            ) from err
+        if arr.shape != (self.dim,):
+            raise ValueError(
+                f"Expected {name} of shape ({self.dim},), got shape {arr.shape}"
+            )
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"Expected {name} to be finite, found NaN or inf values")
+        return jnp.asarray(arr)
+
+    def check_start(self, x: Any, name: str = "x0") -> Array:
+        """A public start point of ``K``: :meth:`check_point`, then membership.
+
+        The declared constants hold on ``K`` only, so every algorithm refuses a start
+        outside ``K`` before any private computation; a point within rounding of
+        ``K`` is projected onto it (:func:`~dpsample.domains.require_member`).
+        """
+        return require_member(self.domain, self.check_point(x, name), name)
+
+    def check_projection(self, project: Any, *, clipped: bool, name: str) -> bool:
+        """Validate ``project``: unprojected runs on a ``Ball`` need clipping.
+
+        Without clipping a finder's sensitivity comes from constants declared on the
+        domain ``K``, so its iterates must stay in ``K``: ``project=False`` on a
+        :class:`~dpsample.domains.Ball` is refused (``ValueError``, before any private
+        computation). With clipping every contribution is bounded whatever the loss
+        does outside ``K``, and unprojected runs stay allowed. On ``Unconstrained``
+        the projection is the identity and ``project`` is irrelevant.
+
+        Returns:
+            ``bool(project)``.
+        """
+        project = bool(project)
+        if not project and not clipped and isinstance(self.domain, Ball):
+            raise ValueError(
+                f"{name} with project=False on a Ball needs clipping: without it the "
+                "sensitivity comes from the constants declared on K, which say "
+                "nothing about the unprojected iterates outside K; keep "
+                "project=True, clip (clip_norm= / clip=True), or declare the problem "
+                "on Unconstrained(d) with constants valid on all of R^d"
+            )
+        return project
+
+    def check_batch_size(self, batch_size: Any, name: str = "batch_size") -> int:
+        """An integer ``1 <= batch_size <= n``."""
+        b = validation.positive_int(name, batch_size)
+        if b > self.n:
+            raise ValueError(f"Expected {name}={b} <= n={self.n}")
+        return b
+
+    def initial_gap(self, initial_gap: Any, *, needed_for: str) -> tuple[float, str]:
+        """A public bound on ``F(x0) - inf F``: ``initial_gap`` or the declared range.
+
+        Returns ``(value, source)`` with source ``"user"`` or ``"declared
+        loss_range"``; raises :class:`~dpsample.errors.MissingConstantError` when
+        neither is available. The gap is never measured on the data.
+        """
+        if initial_gap is not None:
+            return validation.positive("initial_gap", initial_gap), "user"
+        if self.loss_range is None:
+            raise MissingConstantError(
+                f"{needed_for} needs a public initial-gap bound F(x0) - inf F: pass "
+                "initial_gap=... or declare loss_range=... on the Problem (never "
+                "measure it on the data)"
+            )
+        return float(self.loss_range), "declared loss_range"
+
+    # ------------------------------------------------------------------ variants
+    def replace(self, **changes: Any) -> ProblemSpec:
+        """A copy with some fields replaced (e.g. ``n`` for a half of the data)."""
+        return dataclasses.replace(self, **changes)
+
+    def with_data(self, data: ArrayLikeTree) -> Problem:
+        """The :class:`Problem` of this spec on ``data`` (checked against the spec).
+
+        Raises:
+            ValueError: If ``data`` does not have ``n`` examples of the spec's
+                shapes (a public mismatch), or as :class:`Problem` does.
+        """
+        problem = Problem(
+            self.loss_fn, data, self.domain, **{c: getattr(self, c) for c in CONSTANTS}
+        )
+        if problem.n != self.n:
+            raise ValueError(f"the plan is for n={self.n} examples, got {problem.n}")
+        got = jax.tree.structure(problem.data), jax.tree.leaves(problem.spec.example)
+        want = jax.tree.structure(self.example), jax.tree.leaves(self.example)
+        same = got[0] == want[0] and all(
+            a.shape == b.shape and a.dtype == b.dtype
+            for a, b in zip(got[1], want[1], strict=True)
+        )
+        if not same:
+            raise ValueError(
+                f"the data's examples {problem.spec.example} do not match the plan's "
+                f"{self.example}"
+            )
+        return problem
+
+
+def check_problem(problem: Any) -> Problem:
+    """Check ``problem`` is a :class:`Problem` (``TypeError`` otherwise)."""
+    if not isinstance(problem, Problem):
+        raise TypeError(f"Expected a dpsample Problem, got {type(problem).__name__}")
+    return problem
 
 
 class Problem:
@@ -146,16 +421,20 @@ class Problem:
         self.domain = domain
         self.dim = int(domain.dim)
 
-        def opt(name: str, value: Any, check: Callable[..., float]) -> float | None:
-            return None if value is None else check(name, value)
-
-        self.lipschitz = opt("lipschitz", lipschitz, validation.positive)
-        self.smoothness = opt("smoothness", smoothness, validation.nonnegative)
-        self.hessian_lipschitz = opt(
-            "hessian_lipschitz", hessian_lipschitz, validation.nonnegative
+        checked = _check_constants(
+            {
+                "lipschitz": lipschitz,
+                "smoothness": smoothness,
+                "hessian_lipschitz": hessian_lipschitz,
+                "loss_range": loss_range,
+                "oscillation": oscillation,
+            }
         )
-        self.loss_range = opt("loss_range", loss_range, validation.positive)
-        self.oscillation = opt("oscillation", oscillation, validation.positive)
+        self.lipschitz = checked["lipschitz"]
+        self.smoothness = checked["smoothness"]
+        self.hessian_lipschitz = checked["hessian_lipschitz"]
+        self.loss_range = checked["loss_range"]
+        self.oscillation = checked["oscillation"]
         self._check_loss()
 
     # ------------------------------------------------------------------ validation
@@ -326,13 +605,24 @@ class Problem:
         )
 
     # ------------------------------------------------------------ public constants
+    @functools.cached_property
+    def spec(self) -> ProblemSpec:
+        """The public half of this problem (everything but the data)."""
+        return ProblemSpec(
+            self.loss_fn,
+            self.n,
+            self.dim,
+            self.domain,
+            _example_struct(self.data),
+            **{c: getattr(self, c) for c in CONSTANTS},
+        )
+
     def utility_oscillation(self) -> float:
         """Bound on ``osc_K(f(., z) - f(., z'))`` for any two examples ``z, z'``.
 
         The minimum of the available declared bounds: ``2 G D`` (needs a bounded
-        domain of diameter ``D``), ``2 B`` and the declared ``oscillation``. It uses
-        declared constants only, so it is a valid sensitivity for the exponential
-        mechanism with utility ``-n F_D`` under replace-one neighbours.
+        domain of diameter ``D``), ``2 B`` and the declared ``oscillation``
+        (:meth:`ProblemSpec.utility_oscillation`).
 
         Returns:
             The bound (a Python float).
@@ -340,21 +630,7 @@ class Problem:
         Raises:
             MissingConstantError: If no bound is available.
         """
-        bounds = []
-        if self.lipschitz is not None and self.domain.bounded:
-            bounds.append(2.0 * self.lipschitz * self.domain.diameter)
-        if self.loss_range is not None:
-            bounds.append(2.0 * self.loss_range)
-        if self.oscillation is not None:
-            bounds.append(self.oscillation)
-        if not bounds:
-            raise MissingConstantError(
-                "utility_oscillation needs a declared public bound: loss_range=B "
-                "(gives 2B), lipschitz=G with a bounded domain such as Ball (gives "
-                "2 G D), or oscillation=...; none is available for this Problem "
-                f"(domain {self.domain!r})"
-            )
-        return float(min(bounds))
+        return self.spec.utility_oscillation()
 
     # -------------------------------------------------------------------- probing
     def _probe_points(self, rng_key: PRNGKey, num: int) -> tuple[Array, Array]:

@@ -106,29 +106,27 @@ def test_stochastic_spider_refuses_a_bounded_domain():
 
 
 def test_a_start_in_k_is_unchanged_and_one_within_rounding_is_projected():
-    from dpsample.finders._common import check_start
-
     p = _ball_problem(loss=lambda x, z: jnp.sum(x * z["c"]))
     inside = np.array([0.6, -0.8 + 1e-9])
-    np.testing.assert_array_equal(check_start(p, inside), inside)
+    np.testing.assert_array_equal(p.spec.check_start(inside), inside)
     rounding = np.array([0.6, 0.8]) * (1.0 + 1e-12)
-    got = np.asarray(check_start(p, rounding))
+    got = np.asarray(p.spec.check_start(rounding))
     assert np.linalg.norm(got) <= 1.0
     np.testing.assert_allclose(got, [0.6, 0.8], rtol=1e-11)
     with pytest.raises(ValueError, match="domain K"):
-        check_start(p, np.array([0.6, 0.8]) * (1.0 + 1e-6))
+        p.spec.check_start(np.array([0.6, 0.8]) * (1.0 + 1e-6))
     centred = dpsample.Problem(
         lambda x, z: jnp.sum(x * z),
         np.ones((3, 2)),
         dpsample.Ball(1.0, center=np.array([5.0, 5.0])),
     )
-    np.testing.assert_array_equal(check_start(centred, [5.5, 5.5]), [5.5, 5.5])
+    np.testing.assert_array_equal(centred.spec.check_start([5.5, 5.5]), [5.5, 5.5])
     with pytest.raises(ValueError, match="domain K"):
-        check_start(centred, np.zeros(2))
+        centred.spec.check_start(np.zeros(2))
     free = dpsample.Problem(
         lambda x, z: jnp.sum(x * z), np.ones((3, 2)), dpsample.domains.Unconstrained(2)
     )
-    np.testing.assert_array_equal(check_start(free, [1e6, -1e6]), [1e6, -1e6])
+    np.testing.assert_array_equal(free.spec.check_start([1e6, -1e6]), [1e6, -1e6])
 
 
 @pytest.mark.parametrize("finder", ["dp_sgd", "dp_spider"])

@@ -51,8 +51,9 @@ import jax.numpy as jnp
 import pytest
 
 import dpsample
-from dpsample.finders import _common, dp_spider
+from dpsample.finders import accounting, dp_spider
 from dpsample.pipelines import warm_start
+from dpsample.privacy import calibration as privacy_calibrate
 from dpsample.privacy.audit import audit
 
 EPSILON, DELTA = 1.0, 1e-5
@@ -125,7 +126,7 @@ def test_audit_flags_a_pipeline_spending_8x_its_claimed_budget():
     assert res.epsilon_lower_bound > claim, res
 
 
-# ---- the public calibration memo (dpsample.finders._common) -----------------
+# ---- the public calibration memo (dpsample.finders.accounting) -----------------
 
 
 def _quadratic(z):
@@ -167,16 +168,19 @@ def test_calibration_memo_is_keyed_on_public_inputs_only():
 
 def test_memoised_coarse_epsilon_matches_the_accountant():
     n, b, z = 100, 10, 1.3
-    m = _common.poisson_max_batch(n, b / n)
+    m = accounting.poisson_max_batch(n, b / n)
     parts = [
-        (lambda route: _common.replace_one_event("full_batch", n, n, n, z, route), 3),
-        (lambda route: _common.replace_one_event("poisson", n, b, m, z, route), 7),
+        (
+            lambda route: accounting.replace_one_event("full_batch", n, n, n, z, route),
+            3,
+        ),
+        (lambda route: accounting.replace_one_event("poisson", n, b, m, z, route), 7),
     ]
     key = tuple((fn("rdp"), fn("pld"), k) for fn, k in parts)
-    uncached = _common._coarse_epsilon(key, DELTA)
-    assert _common.coarse_epsilon(parts, DELTA) == uncached
-    assert _common.coarse_epsilon(parts, DELTA) == uncached  # a memo hit
+    uncached = privacy_calibrate._coarse_epsilon(key, DELTA)
+    assert accounting.coarse_epsilon(parts, DELTA) == uncached
+    assert accounting.coarse_epsilon(parts, DELTA) == uncached  # a memo hit
     # The memo distinguishes every public input of the key.
-    assert _common.coarse_epsilon(parts, 1e-3) < uncached
+    assert accounting.coarse_epsilon(parts, 1e-3) < uncached
     fewer = [(parts[0][0], 3), (parts[1][0], 6)]
-    assert _common.coarse_epsilon(fewer, DELTA) < uncached
+    assert accounting.coarse_epsilon(fewer, DELTA) < uncached

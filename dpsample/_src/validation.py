@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from dpsample.errors import MissingConstantError
@@ -22,6 +23,8 @@ __all__ = [
     "positive_int",
     "finite_tree",
     "require_constant",
+    "check_key",
+    "check_privacy",
 ]
 
 
@@ -101,3 +104,27 @@ def require_constant(name: str, value: Any, *, needed_for: str) -> float:
             f"pass {name}=... (a data-independent bound) to the Problem"
         )
     return positive(name, value)
+
+
+def check_key(rng_key: Any) -> jax.Array:
+    """Check ``rng_key`` is a single JAX PRNG key (typed or raw ``uint32[2]``)."""
+    if not isinstance(rng_key, jax.Array):
+        raise TypeError(
+            f"Expected rng_key to be a JAX PRNG key (jax.random.key(seed)), got "
+            f"{type(rng_key).__name__}"
+        )
+    if jnp.issubdtype(rng_key.dtype, jax.dtypes.prng_key):
+        if rng_key.shape != ():
+            raise ValueError(f"Expected one PRNG key, got shape {rng_key.shape}")
+        return rng_key
+    if rng_key.dtype == jnp.uint32 and rng_key.shape == (2,):
+        return rng_key
+    raise TypeError(
+        f"Expected rng_key to be a JAX PRNG key, got dtype {rng_key.dtype} and shape "
+        f"{rng_key.shape}"
+    )
+
+
+def check_privacy(epsilon: Any, delta: Any) -> tuple[float, float]:
+    """Validate ``epsilon > 0`` (finite) and ``delta`` in ``(0, 1)``."""
+    return positive("epsilon", epsilon), delta_in_open_unit(delta)

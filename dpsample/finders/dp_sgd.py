@@ -105,10 +105,10 @@ from dpsample._src.clipping import (
     clip_margin,
 )
 from dpsample.domains import Ball
-from dpsample.finders import _common
+from dpsample.finders import accounting
 from dpsample.finders.oracles import FirstKindOracle, first_kind
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
-from dpsample.problem import Problem
+from dpsample.problem import Problem, check_problem
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
@@ -248,7 +248,7 @@ def _defaults(
             "Abadi lot size sqrt(d log(1/delta)/epsilon) (spec 003 A8)"
         )
     else:
-        batch_size = _common.check_batch_size(problem, batch_size)
+        batch_size = problem.spec.check_batch_size(batch_size)
         sources["batch_size"] = "user"
     if num_steps is None:
         m = validation.require_constant(
@@ -256,8 +256,7 @@ def _defaults(
             problem.smoothness,
             needed_for="the default number of DP-SGD steps (or pass num_steps)",
         )
-        f_max, sources["initial_gap"] = _common.public_initial_gap(
-            problem,
+        f_max, sources["initial_gap"] = problem.spec.initial_gap(
             initial_gap,
             needed_for="the default number of DP-SGD steps (or pass num_steps)",
         )
@@ -396,12 +395,12 @@ def dp_sgd(
         Abadi et al., CCS 2016; Avdiukhin et al. 2024 (seed 002), Theorems 3.3-3.5.
     """
     # ---- eager validation, before any private computation
-    rng_key = _common.check_key(rng_key)
-    problem = _common.check_problem(problem)
-    epsilon, delta = _common.check_privacy(epsilon, delta)
-    x0 = _common.check_start(problem, x0, "x0")
-    project = _common.check_projection(
-        problem, project, clipped=clip_norm is not None, name="dp_sgd"
+    rng_key = validation.check_key(rng_key)
+    problem = check_problem(problem)
+    epsilon, delta = validation.check_privacy(epsilon, delta)
+    x0 = problem.spec.check_start(x0, "x0")
+    project = problem.spec.check_projection(
+        project, clipped=clip_norm is not None, name="dp_sgd"
     )
     if sampling not in ("poisson", "without_replacement", "full_batch"):
         raise ValueError(
@@ -473,7 +472,7 @@ def dp_sgd(
 
     def coarse(z: float) -> float:
         part = (
-            lambda route: _common.replace_one_event(
+            lambda route: accounting.replace_one_event(
                 sampling,
                 problem.n,
                 probe.batch_size,
@@ -483,10 +482,10 @@ def dp_sgd(
             ),
             num_steps,
         )
-        eps = _common.coarse_epsilon([part], delta_acc)
+        eps = accounting.coarse_epsilon([part], delta_acc)
         return eps
 
-    z, guarantee = _common.calibrate_multiplier(
+    z, guarantee = accounting.calibrate_multiplier(
         coarse, make_guarantee, epsilon=epsilon, delta=delta
     )
     oracle = make_oracle(z)
@@ -612,7 +611,7 @@ def dp_sgd_transform(
     """
     clip = validation.positive("l2_clip_norm", l2_clip_norm, allow_inf=True)
     z = validation.nonnegative("noise_multiplier", noise_multiplier)
-    rng_key = _common.check_key(rng_key)
+    rng_key = validation.check_key(rng_key)
     divisor = (
         None
         if expected_batch_size is None
@@ -689,9 +688,9 @@ def dp_sgd_guarantee(
       ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z / 2))`` for
       replace-one (dp_accounting's RDP reads the inner multiplier relative to the
       replace-one sensitivity ``2C``,
-      :func:`~dpsample.finders._common.without_replacement_event`).
+      :func:`~dpsample.finders.accounting.without_replacement_event`).
     * ``"full_batch"``: the Gaussian mechanism
-      (:func:`~dpsample.finders._common.gaussian_sum_guarantee`: noise over
+      (:func:`~dpsample.finders.accounting.gaussian_sum_guarantee`: noise over
       sensitivity ``z / 2`` under replace-one; equal to dp_accounting's PLD of
       ``GaussianDpEvent(z)`` for ``REPLACE_ONE``).
 
@@ -739,10 +738,10 @@ def dp_sgd_guarantee(
             raise ValueError("sampling without replacement needs dataset_size")
         n = validation.positive_int("dataset_size", dataset_size)
         b = max(1, round(q * n))
-        ev = _common.without_replacement_event(n, b, z)
+        ev = accounting.without_replacement_event(n, b, z)
         return PrivacyGuarantee.from_event(ev, relation=relation).repeat(t)
     if sampling == "full_batch":
-        return _common.gaussian_sum_guarantee(z, relation).repeat(t)
+        return accounting.gaussian_sum_guarantee(z, relation).repeat(t)
     raise ValueError(
         "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), got "
         f"{sampling!r}"

@@ -77,7 +77,7 @@ import jax.numpy as jnp
 
 from dpsample._src import validation
 from dpsample.domains import Ball
-from dpsample.finders import _common
+from dpsample.finders import accounting
 from dpsample.finders.dp_sgd import _ball_operands, _project
 from dpsample.finders.oracles import (
     FirstKindOracle,
@@ -86,7 +86,7 @@ from dpsample.finders.oracles import (
     second_kind,
 )
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
-from dpsample.problem import Problem
+from dpsample.problem import Problem, check_problem
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = ["dp_spider", "spider_parameters"]
@@ -320,12 +320,12 @@ def dp_spider(
         >>> res.privacy.epsilon(1e-5) <= 2.0
         True
     """
-    rng_key = _common.check_key(rng_key)
-    problem = _common.check_problem(problem)
-    epsilon, delta = _common.check_privacy(epsilon, delta)
-    x0 = _common.check_start(problem, x0, "x0")
-    project = _common.check_projection(
-        problem, project, clipped=bool(clip), name="dp_spider"
+    rng_key = validation.check_key(rng_key)
+    problem = check_problem(problem)
+    epsilon, delta = validation.check_privacy(epsilon, delta)
+    x0 = problem.spec.check_start(x0, "x0")
+    project = problem.spec.check_projection(
+        project, clipped=bool(clip), name="dp_spider"
     )
     if sampling not in ("poisson", "without_replacement"):
         raise ValueError(
@@ -349,8 +349,8 @@ def dp_spider(
             problem.smoothness,
             needed_for="DP-SPIDER's default parameters",
         )
-        f0, sources["initial_gap"] = _common.public_initial_gap(
-            problem, initial_gap, needed_for="DP-SPIDER's default parameters"
+        f0, sources["initial_gap"] = problem.spec.initial_gap(
+            initial_gap, needed_for="DP-SPIDER's default parameters"
         )
         params = spider_parameters(
             n=n,
@@ -381,7 +381,7 @@ def dp_spider(
     b1 = (
         n
         if anchor_batch_size is None
-        else _common.check_batch_size(problem, anchor_batch_size, "anchor_batch_size")
+        else problem.spec.check_batch_size(anchor_batch_size, "anchor_batch_size")
     )
     sources["anchor_batch_size"] = (
         "Thm B.3: b1 = n" if anchor_batch_size is None else "user"
@@ -390,7 +390,7 @@ def dp_spider(
         "variation_batch_size",
         variation_batch_size,
         "variation_batch_size",
-        lambda name, v: _common.check_batch_size(problem, v, name),
+        lambda name, v: problem.spec.check_batch_size(v, name),
     )
     n_anchor = -(-num_steps // phase_length)
     n_var = num_steps - n_anchor
@@ -430,21 +430,21 @@ def dp_spider(
     def coarse(c: float) -> float:
         parts = [
             (
-                lambda route: _common.replace_one_event(
+                lambda route: accounting.replace_one_event(
                     samp1, n, b1, probe1.max_batch_size, c * shape1, route
                 ),
                 n_anchor,
             ),
             (
-                lambda route: _common.replace_one_event(
+                lambda route: accounting.replace_one_event(
                     samp2, n, b2, probe2.max_batch_size, c * shape2, route
                 ),
                 n_var,
             ),
         ]
-        return _common.coarse_epsilon(parts, delta)
+        return accounting.coarse_epsilon(parts, delta)
 
-    c, guarantee = _common.calibrate_multiplier(
+    c, guarantee = accounting.calibrate_multiplier(
         coarse, make_guarantee, epsilon=epsilon, delta=delta
     )
     o1, o2 = oracles(c)

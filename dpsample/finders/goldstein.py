@@ -148,15 +148,14 @@ import jax.numpy as jnp
 
 from dpsample._src import validation
 from dpsample.domains import Unconstrained
-from dpsample.finders import _common
-from dpsample.finders._common import C_SENS, gaussian_sum_guarantee
+from dpsample.finders.accounting import C_SENS, gaussian_sum_guarantee
 from dpsample.privacy import (
     NON_PRIVATE_KEY,
     CalibrationError,
     PrivacyGuarantee,
     PrivateResult,
 )
-from dpsample.problem import Problem
+from dpsample.problem import Problem, check_problem
 from dpsample.types import ArrayLike, PRNGKey
 
 __all__ = [
@@ -316,7 +315,7 @@ def plan_goldstein(
     """
     n = validation.positive_int("n", n)
     d = validation.positive_int("dim", dim)
-    eps, dlt = _common.check_privacy(epsilon, delta)
+    eps, dlt = validation.check_privacy(epsilon, delta)
     big_l = validation.positive("lipschitz", lipschitz)
     phi = validation.positive("initial_gap", initial_gap)
     a = validation.positive("alpha", alpha)
@@ -846,14 +845,14 @@ def _solve(
     **plan_options: Any,
 ) -> PrivateResult:
     """Validate, plan (:func:`plan_goldstein` with ``plan_options``) and run."""
-    key = _common.check_key(rng_key)
-    prob = _common.check_problem(problem)
-    eps, dlt = _common.check_privacy(epsilon, delta)
-    x = _common.check_start(prob, x0)
+    key = validation.check_key(rng_key)
+    prob = check_problem(problem)
+    eps, dlt = validation.check_privacy(epsilon, delta)
+    x = prob.spec.check_start(x0)
     big_l = validation.require_constant(
         "lipschitz", prob.lipschitz, needed_for=f"{name} (sensitivity and step sizes)"
     )
-    phi, _ = _common.public_initial_gap(prob, initial_gap, needed_for=name)
+    phi, _ = prob.spec.initial_gap(initial_gap, needed_for=name)
     if not isinstance(enforce_sensitivity, bool):
         raise TypeError("Expected enforce_sensitivity to be a bool")
     if not enforce_sensitivity and not isinstance(prob.domain, Unconstrained):

@@ -46,8 +46,7 @@ import numpy as np
 from scipy import optimize
 
 from dpsample._src import validation
-from dpsample.finders import _common
-from dpsample.problem import Problem
+from dpsample.problem import Problem, check_problem
 from dpsample.types import ArrayLike, PRNGKey
 
 __all__ = [
@@ -211,9 +210,9 @@ def goldstein_stationarity(
         >>> r.value < 1e-6   # |x_1| <= radius: 0 is in the Goldstein set
         True
     """
-    _common.check_problem(problem)
-    key = _common.check_key(rng_key)
-    xx = _common.check_point(problem, x, name="x")
+    check_problem(problem)
+    key = validation.check_key(rng_key)
+    xx = problem.spec.check_point(x, name="x")
     rho = validation.positive("radius", radius)
     k = validation.positive_int("num_samples", num_samples)
     pts = _sample_points(key, xx, rho, k)

@@ -37,7 +37,7 @@ bound ``C``. On the released mean the noise std is ``s1 = z C / b`` and ``s2(x, 
 C(x, y) / b`` (plus O2's rounding floor, below). The sensitivity ``2C/b`` that
 replace-one implies is the accounting's business, not the caller's: one release is a
 Gaussian mechanism with noise over sensitivity ``z / 2``
-(:func:`~dpsample.finders._common.gaussian_sum_guarantee`), whatever ``||x - y||``
+(:func:`~dpsample.finders.accounting.gaussian_sum_guarantee`), whatever ``||x - y||``
 is. The same ``z`` means the same noise in
 :func:`~dpsample.finders.dp_sgd_transform` and the same guarantee in
 :func:`~dpsample.finders.dp_sgd_guarantee`.
@@ -47,7 +47,7 @@ Accounting matches the scheme that runs (dp-libraries spec §4.1); each call's
 :class:`~dpsample.privacy.PrivacyGuarantee`, stated for ``REPLACE_ONE``:
 
 * ``"full_batch"``: the Gaussian mechanism,
-  :func:`~dpsample.finders._common.gaussian_sum_guarantee` ``(z)``; its event is
+  :func:`~dpsample.finders.accounting.gaussian_sum_guarantee` ``(z)``; its event is
   ``GaussianDpEvent(z)``, whose PLD dp_accounting computes for ``REPLACE_ONE`` with
   the doubled sensitivity.
 * ``"without_replacement"``: a uniformly random size-``b`` subset, drawn afresh at
@@ -55,14 +55,14 @@ Accounting matches the scheme that runs (dp-libraries spec §4.1); each call's
   dp_accounting's RDP accountant analyses it for ``REPLACE_ONE`` with the inner
   noise multiplier relative to the replace-one sensitivity ``2C`` of the sum (Wang,
   Balle, Kasiviswanathan 2019), hence ``z / 2``
-  (:func:`~dpsample.finders._common.without_replacement_event`).
+  (:func:`~dpsample.finders.accounting.without_replacement_event`).
 * ``"poisson"``: every example joins independently with probability ``q = b / n``; the
   batch lives in a fixed padded buffer of ``max_batch_size`` slots, and when more than
   ``max_batch_size`` examples are drawn a uniformly random subset of that size is kept.
   This is exactly dp_accounting's ``TruncatedSubsampledGaussianDpEvent(n, q,
   max_batch_size, z)``, analysed by its PLD accountant for ``REPLACE_ONE``;
   truncation is thus accounted, not ignored. The default padding makes overflow
-  probability ``<= 1e-12`` (:func:`~dpsample.finders._common.poisson_max_batch`).
+  probability ``<= 1e-12`` (:func:`~dpsample.finders.accounting.poisson_max_batch`).
   (dp_accounting's RDP analysis of Poisson subsampling is for add/remove only; it is
   not used.)
 * ``"fresh"``: the caller passes the batch indices, disjoint across *all* calls of the
@@ -153,10 +153,10 @@ from dpsample._src.clipping import (
     usable_clip_bound,
 )
 from dpsample.errors import MissingConstantError
-from dpsample.finders import _common
+from dpsample.finders import accounting
 from dpsample.models import MLP
 from dpsample.privacy import PrivacyGuarantee
-from dpsample.problem import Problem
+from dpsample.problem import Problem, check_problem
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
@@ -338,7 +338,7 @@ def sample_batch(
         sampling: The scheme.
         batch_size: ``b`` (expected size for Poisson).
         max_batch_size: Padded size for Poisson (default
-            :func:`~dpsample.finders._common.poisson_max_batch`).
+            :func:`~dpsample.finders.accounting.poisson_max_batch`).
 
     Returns:
         ``(indices, weights)``, int and float64 arrays of the same length.
@@ -358,7 +358,7 @@ def sample_batch(
         return idx, jnp.ones(batch_size, jnp.float64)
     if sampling == "poisson":
         m = (
-            _common.poisson_max_batch(n, batch_size / n)
+            accounting.poisson_max_batch(n, batch_size / n)
             if max_batch_size is None
             else max_batch_size
         )
@@ -406,7 +406,7 @@ def fresh_batches(
         >>> fresh_batches(jax.random.key(0), 10, batch_size=3, num_batches=3).shape
         (3, 3)
     """
-    _common.check_key(rng_key)
+    validation.check_key(rng_key)
     n = validation.positive_int("n", n)
     b = validation.positive_int("batch_size", batch_size)
     k = validation.positive_int("num_batches", num_batches)
@@ -427,9 +427,9 @@ def _check_sampling(
     max_batch_size: int | None,
 ) -> tuple[int, int, float]:
     """Validate the scheme; return ``(b, max_batch, overflow_probability)``."""
-    if sampling not in _common.SAMPLING_SCHEMES:
+    if sampling not in accounting.SAMPLING_SCHEMES:
         raise ValueError(
-            f"Expected sampling in {_common.SAMPLING_SCHEMES}, got {sampling!r}"
+            f"Expected sampling in {accounting.SAMPLING_SCHEMES}, got {sampling!r}"
         )
     n = problem.n
     if sampling == "full_batch":
@@ -442,17 +442,17 @@ def _check_sampling(
         return n, n, 0.0
     if batch_size is None:
         raise ValueError(f"sampling={sampling!r} needs a batch_size")
-    b = _common.check_batch_size(problem, batch_size)
+    b = problem.spec.check_batch_size(batch_size)
     if sampling != "poisson":
         if max_batch_size is not None:
             raise ValueError("max_batch_size applies to poisson sampling only")
         return b, b, 0.0
     q = b / n
     if max_batch_size is None:
-        m = _common.poisson_max_batch(n, q)
+        m = accounting.poisson_max_batch(n, q)
     else:
-        m = _common.check_batch_size(problem, max_batch_size, "max_batch_size")
-    return b, m, _common.poisson_overflow_probability(n, q, m)
+        m = problem.spec.check_batch_size(max_batch_size, "max_batch_size")
+    return b, m, accounting.poisson_overflow_probability(n, q, m)
 
 
 def _event_and_guarantee(
@@ -462,9 +462,9 @@ def _event_and_guarantee(
     if sampling in ("full_batch", "fresh"):
         ev = dp_accounting.GaussianDpEvent(z)  # PLD doubles C for REPLACE_ONE
         comp = "parallel" if sampling == "fresh" else "sequential"
-        return ev, _common.gaussian_sum_guarantee(z, REPLACE_ONE), comp
+        return ev, accounting.gaussian_sum_guarantee(z, REPLACE_ONE), comp
     if sampling == "without_replacement":
-        ev = _common.without_replacement_event(n, b, z)  # RDP: z / 2
+        ev = accounting.without_replacement_event(n, b, z)  # RDP: z / 2
         return ev, PrivacyGuarantee.from_event(ev, relation=REPLACE_ONE), "sequential"
     # Poisson, truncated to m slots; PLD doubles C for REPLACE_ONE.
     ev = dp_accounting.TruncatedSubsampledGaussianDpEvent(
@@ -743,7 +743,7 @@ class _OracleBase:
         batch_size: int | None,
         max_batch_size: int | None,
     ) -> None:
-        self.problem = _common.check_problem(problem)
+        self.problem = check_problem(problem)
         self.noise_multiplier = validation.positive(
             "noise_multiplier", noise_multiplier
         )
@@ -863,7 +863,7 @@ class FirstKindOracle(_OracleBase):
             self.guarantee = self.guarantee.assuming(
                 _unclipped_gradient_assumption(self.contribution_bound)
             )
-        self.sensitivity = _common.C_SENS * self.contribution_bound / self.batch_size
+        self.sensitivity = accounting.C_SENS * self.contribution_bound / self.batch_size
         self.noise_std = self.noise_multiplier * (
             self.contribution_bound / self.batch_size
         )
@@ -910,8 +910,8 @@ class FirstKindOracle(_OracleBase):
         self, rng_key: PRNGKey, x: ArrayLike, indices: Any = None
     ) -> tuple[Array, OracleRecord]:
         """Release ``O1(x)``; returns ``(estimate, record)``."""
-        _common.check_key(rng_key)
-        x = _common.check_point(self.problem, x, "x")
+        validation.check_key(rng_key)
+        x = self.problem.spec.check_point(x, "x")
         return self.estimate_fn(rng_key, x, indices), self.record
 
     def __repr__(self) -> str:
@@ -1032,7 +1032,7 @@ class SecondKindOracle(_OracleBase):
 
     def sensitivity(self, x: Array, y: Array) -> Array:
         """L2 sensitivity ``2 C_eff(x, y) / b`` of the computed statistic."""
-        return _common.C_SENS * self.accounted_bound(x, y) / self.batch_size
+        return accounting.C_SENS * self.accounted_bound(x, y) / self.batch_size
 
     def noise_std(self, x: Array, y: Array) -> Array:
         """Noise std ``z C_eff(x, y) / b`` (``z / 2`` times the sensitivity)."""
@@ -1054,9 +1054,9 @@ class SecondKindOracle(_OracleBase):
         self, rng_key: PRNGKey, x: ArrayLike, y: ArrayLike, indices: Any = None
     ) -> tuple[Array, OracleRecord]:
         """Release ``O2(x, y)``; returns ``(estimate, record)``."""
-        _common.check_key(rng_key)
-        x = _common.check_point(self.problem, x, "x")
-        y = _common.check_point(self.problem, y, "y")
+        validation.check_key(rng_key)
+        x = self.problem.spec.check_point(x, "x")
+        y = self.problem.spec.check_point(y, "y")
         return self.estimate_fn(rng_key, x, y, indices), self.record
 
     def __repr__(self) -> str:

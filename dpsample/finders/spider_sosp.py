@@ -50,16 +50,10 @@ from jax import lax
 from dpsample._src import validation
 from dpsample.domains import Unconstrained
 from dpsample.finders import oracles
-from dpsample.finders._common import (
-    C_SENS,
-    check_key,
-    check_privacy,
-    check_problem,
-    check_start,
-)
+from dpsample.finders.accounting import C_SENS
 from dpsample.mechanisms import above_threshold_sosp
 from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
-from dpsample.problem import Problem
+from dpsample.problem import Problem, check_problem
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
@@ -262,7 +256,7 @@ def plan_spider(
         Seed 000, Theorems 4.2 and 4.6, Lemmas 3.3-3.7, App. C.1 and C.4; spec 000
         §2.5-2.8 and §6.2.
     """
-    epsilon, delta = check_privacy(epsilon, delta)
+    epsilon, delta = validation.check_privacy(epsilon, delta)
     omega = validation.delta_in_open_unit(failure_prob, name="failure_prob")
     if variant not in ("empirical", "population"):
         raise ValueError(
@@ -611,10 +605,10 @@ def stochastic_spider(
         >>> xs.shape, info["n_o1_drift"] + info["n_o1_kick"] <= plan.max_o1_calls
         ((50, 2), True)
     """
-    rng_key = check_key(rng_key)
+    rng_key = validation.check_key(rng_key)
     problem = check_problem(problem)
     _check_unconstrained(problem, "stochastic_spider")
-    x0 = check_start(problem, x0)
+    x0 = problem.spec.check_start(x0)
     population = plan.variant == "population"
     if population:
         o1 = oracles.first_kind(
@@ -868,11 +862,11 @@ def spider_sosp(
         Feldman & Zrnic, `Individual Privacy Accounting via a Rényi Filter
         <https://arxiv.org/abs/2008.11193>`_, 2021.
     """
-    rng_key = check_key(rng_key)
+    rng_key = validation.check_key(rng_key)
     problem = check_problem(problem)
-    epsilon, delta = check_privacy(epsilon, delta)
+    epsilon, delta = validation.check_privacy(epsilon, delta)
     _check_unconstrained(problem)
-    x0 = check_start(problem, x0)
+    x0 = problem.spec.check_start(x0)
     plan = plan_spider(
         problem,
         epsilon=epsilon,

@@ -44,8 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import validation
-from dpsample.finders import _common
-from dpsample.problem import Problem
+from dpsample.problem import Problem, check_problem
 from dpsample.types import ArrayLike, PRNGKey
 
 __all__ = [
@@ -94,8 +93,8 @@ def gradient_norm(problem: Problem, x: ArrayLike) -> float:
         >>> round(gradient_norm(prob, jnp.zeros(2)), 12)
         0.0
     """
-    _common.check_problem(problem)
-    x = _common.check_point(problem, x, "x")
+    check_problem(problem)
+    x = problem.spec.check_point(x, "x")
     return float(jnp.linalg.norm(problem.gradient(x)))
 
 
@@ -189,8 +188,8 @@ def min_hessian_eigenvalue(
         >>> round(min_hessian_eigenvalue(prob, jnp.zeros(2), method="lanczos"), 8)
         -2.0
     """
-    _common.check_problem(problem)
-    x = _common.check_point(problem, x, "x")
+    check_problem(problem)
+    x = problem.spec.check_point(x, "x")
     if method not in ("auto", "eigh", "lanczos"):
         raise ValueError(
             f"Expected method in ('auto', 'eigh', 'lanczos'), got {method!r}"

@@ -45,13 +45,8 @@ import jax.numpy as jnp
 
 from dpsample._src import validation
 from dpsample.domains import Unconstrained
-from dpsample.finders._common import (
+from dpsample.finders.accounting import (
     C_SENS,
-    check_batch_size,
-    check_key,
-    check_privacy,
-    check_problem,
-    check_start,
     gaussian_sum_guarantee,
     without_replacement_event,
 )
@@ -62,7 +57,7 @@ from dpsample.privacy import (
     calibrate_noise,
     epsilon_to_zcdp,
 )
-from dpsample.problem import Problem
+from dpsample.problem import Problem, check_problem
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
@@ -104,7 +99,7 @@ def zcdp_budget(epsilon: float, delta: float) -> float:
         >>> round(phi + 2 * (phi * math.log(1e5)) ** 0.5, 12)
         1.0
     """
-    eps, dlt = check_privacy(epsilon, delta)
+    eps, dlt = validation.check_privacy(epsilon, delta)
     return epsilon_to_zcdp(eps, dlt)
 
 
@@ -454,11 +449,11 @@ def dp_trust_region(
         Bun & Steinke, `Concentrated Differential Privacy
         <https://arxiv.org/abs/1605.02065>`_, 2016.
     """
-    rng_key = check_key(rng_key)
+    rng_key = validation.check_key(rng_key)
     problem = check_problem(problem)
-    epsilon, delta = check_privacy(epsilon, delta)
+    epsilon, delta = validation.check_privacy(epsilon, delta)
     _check_unconstrained(problem, "dp_trust_region")
-    x0 = check_start(problem, x0)
+    x0 = problem.spec.check_start(x0)
     g_const = validation.require_constant(
         "lipschitz", problem.lipschitz, needed_for="dp_trust_region's gradient noise"
     )
@@ -680,13 +675,13 @@ def dp_stochastic_trust_region(
         Privacy and Analytical Moments Accountant
         <https://arxiv.org/abs/1808.00087>`_, 2019.
     """
-    rng_key = check_key(rng_key)
+    rng_key = validation.check_key(rng_key)
     problem = check_problem(problem)
-    epsilon, delta = check_privacy(epsilon, delta)
+    epsilon, delta = validation.check_privacy(epsilon, delta)
     _check_unconstrained(problem, "dp_stochastic_trust_region")
-    x0 = check_start(problem, x0)
-    b_g = check_batch_size(problem, grad_batch_size, "grad_batch_size")
-    b_h = check_batch_size(problem, hessian_batch_size, "hessian_batch_size")
+    x0 = problem.spec.check_start(x0)
+    b_g = problem.spec.check_batch_size(grad_batch_size, "grad_batch_size")
+    b_h = problem.spec.check_batch_size(hessian_batch_size, "hessian_batch_size")
     g_const = validation.require_constant(
         "lipschitz", problem.lipschitz, needed_for="DP-STR's gradient noise"
     )

@@ -62,11 +62,10 @@ from dpsample import bounds
 from dpsample._src import validation
 from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
-from dpsample.finders import _common
 from dpsample.finders.dp_sgd import dp_sgd
 from dpsample.mechanisms import exponential_logits, gumbel_max
 from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
-from dpsample.problem import Problem
+from dpsample.problem import Problem, check_problem
 from dpsample.types import PRNGKey
 
 __all__ = ["dp_sgd_quasar", "quasar_schedule"]
@@ -249,9 +248,9 @@ def dp_sgd_quasar(
         >>> bool(res.info["psi"] < prob.loss_range)
         True
     """
-    rng_key = _common.check_key(rng_key)
-    problem = _common.check_problem(problem)
-    epsilon, delta = _common.check_privacy(epsilon, delta)
+    rng_key = validation.check_key(rng_key)
+    problem = check_problem(problem)
+    epsilon, delta = validation.check_privacy(epsilon, delta)
     q = validation.positive("quasar_convexity", quasar_convexity)
     if q > 1.0:
         raise ValueError(f"Expected quasar_convexity={q!r} in (0, 1]")
@@ -274,7 +273,7 @@ def dp_sgd_quasar(
         k = max(1, math.ceil(math.log2(2.0 / zeta)))
     else:
         k = validation.positive_int("num_runs", num_runs)
-    x_start = domain.center_point if x0 is None else _common.check_start(problem, x0)
+    x_start = domain.center_point if x0 is None else problem.spec.check_start(x0)
     x_start = jnp.broadcast_to(jnp.asarray(x_start, jnp.float64), (problem.dim,))
     n, d, diam = problem.n, problem.dim, domain.diameter
     eps_run, delta_run = epsilon / (2.0 * k), delta / k

@@ -52,7 +52,6 @@ from dpsample._src import validation
 from dpsample.bounds import WarmStartBound, net_warm_start_bound
 from dpsample.domains import Ball
 from dpsample.errors import BudgetExceededError, MissingConstantError
-from dpsample.finders import _common
 from dpsample.finders.dp_sgd import dp_sgd
 from dpsample.finders.dp_spider import dp_spider
 from dpsample.finders.spider_sosp import spider_sosp
@@ -63,7 +62,7 @@ from dpsample.privacy import (
     PrivacyGuarantee,
     PrivateResult,
 )
-from dpsample.problem import Problem
+from dpsample.problem import Problem, check_problem
 from dpsample.types import PRNGKey
 
 __all__ = [
@@ -423,8 +422,8 @@ def _check_finder_options(
             if finder == "dp_sgd"
             else bool(options.get("clip", False))
         )
-        options["project"] = _common.check_projection(
-            problem, options["project"], clipped=clipped, name=finder
+        options["project"] = problem.spec.check_projection(
+            options["project"], clipped=clipped, name=finder
         )
     if finder == "spider_sosp" and "variant" in options:
         raise ValueError(
@@ -743,9 +742,9 @@ def warm_start(
         (True, True)
     """
     # ---- eager validation of public inputs, before any private computation ------
-    rng_key = _common.check_key(rng_key)
-    problem = _common.check_problem(problem)
-    epsilon, delta = _common.check_privacy(epsilon, delta)
+    rng_key = validation.check_key(rng_key)
+    problem = check_problem(problem)
+    epsilon, delta = validation.check_privacy(epsilon, delta)
     if sampler not in SAMPLERS:
         raise ValueError(f"Expected sampler in {SAMPLERS}, got {sampler!r}")
     if finder not in FINDERS:

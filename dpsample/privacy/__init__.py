@@ -2,7 +2,12 @@
 
 from dpsample.privacy import lsi
 from dpsample.privacy.audit import AuditResult, audit, clopper_pearson
-from dpsample.privacy.calibrate import CalibrationError, calibrate_noise
+from dpsample.privacy.calibration import (
+    Calibration,
+    CalibrationError,
+    calibrate,
+    calibrate_noise,
+)
 from dpsample.privacy.guarantee import (
     NeighboringRelation,
     PrivacyGuarantee,
@@ -33,6 +38,8 @@ __all__ = [
     "PrivacyGuarantee",
     "PrivateResult",
     "approx",
+    "Calibration",
+    "calibrate",
     "calibrate_noise",
     "exponential_mechanism",
     "from_event",

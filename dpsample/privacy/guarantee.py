@@ -586,7 +586,7 @@ class PrivacyGuarantee:
         (std of the noise on the sum over ``C``, as in Opacus, TF Privacy,
         dp-accounting and :mod:`dpsample.finders`), which is ``2 *
         noise_to_sensitivity`` under replace-one; see
-        :func:`dpsample.finders._common.gaussian_sum_guarantee`.
+        :func:`dpsample.finders.accounting.gaussian_sum_guarantee`.
 
         Args:
             noise_to_sensitivity: noise std over the L2 sensitivity, > 0 (may be

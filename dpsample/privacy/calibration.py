@@ -1,0 +1,349 @@
+"""Noise calibration: the smallest noise whose guarantee meets a target epsilon.
+
+dpsample has one calibrator, :func:`calibrate`, used by every mechanism, finder and
+sampler that sets a noise level from a budget (:func:`calibrate_noise` is its
+noise-only form). It searches a noise parameter ``s`` (a noise multiplier, a scale
+constant, ...) such that ``make_guarantee(s).epsilon(delta) <= epsilon`` and returns
+the smallest one it finds to a relative tolerance, with the guarantee. It never
+returns an overshoot: the last step is always a check of the exact guarantee.
+
+Two search routes share that final check:
+
+* **exact** (no ``coarse_epsilon``): a geometric bracket from ``initial`` (halving or
+  doubling) and bisection in ``log s`` on the exact guarantee;
+* **coarse** (``coarse_epsilon`` given): the bracket and bisection run on a fast
+  upper bound (e.g. :func:`coarse_epsilon`, a pessimistic PLD on a coarse grid or an
+  RDP curve), then ``s`` grows by ``step`` until the exact guarantee passes. This is
+  how the finders calibrate long compositions quickly.
+
+Both accountant routes are memoised on public descriptions only (dp_accounting
+events, counts, delta; the guarantee's compared fields), never on data, so
+calibrating the same public schedule again costs no accountant work.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from dpsample._src import validation
+from dpsample.privacy.guarantee import PrivacyGuarantee
+
+__all__ = [
+    "CALIBRATION_CACHE_SIZE",
+    "COARSE_PLD_INTERVAL",
+    "Calibration",
+    "CalibrationError",
+    "calibrate",
+    "calibrate_noise",
+    "canonical_guarantee",
+    "coarse_epsilon",
+]
+
+
+class CalibrationError(ValueError):
+    """No noise level in the searched range meets the target."""
+
+
+class Calibration(NamedTuple):
+    """The result of :func:`calibrate`.
+
+    Attributes:
+        noise: The calibrated noise parameter.
+        guarantee: ``make_guarantee(noise)`` (one shared instance per public record,
+            see :func:`canonical_guarantee`), which meets the target.
+    """
+
+    noise: float
+    guarantee: PrivacyGuarantee
+
+
+#: Coarse PLD discretisation used only while *searching* (a pessimistic PLD, so still
+#: an upper bound); the result is then checked with the guarantee's own accounting.
+COARSE_PLD_INTERVAL = 1e-2
+
+#: Entries kept by the calibration caches (:func:`coarse_epsilon` and
+#: :func:`canonical_guarantee`), both keyed on public descriptions only.
+CALIBRATION_CACHE_SIZE = 4096
+
+
+# ------------------------------------------------------------------ accountant caches
+def coarse_epsilon(
+    parts: Sequence[tuple[Callable[[str], Any], int]], delta: float
+) -> float:
+    """Fast upper bound on epsilon of ``[(make_event(route), count), ...]``.
+
+    Each part is ``(fn, count)`` with ``fn(route)`` returning the part's dp_accounting
+    event for the route (``"rdp"`` or ``"pld"``) or ``None`` where that route does not
+    analyse it; every event is read for ``REPLACE_ONE``. The tightest route supporting
+    every part is used (RDP, or a pessimistic PLD on the grid
+    :data:`COARSE_PLD_INTERVAL`).
+
+    The value is memoised (``functools.lru_cache``) on the events themselves (frozen,
+    hashable descriptions of what runs), the counts and ``delta``: public inputs
+    only. Events that do not hash are accounted uncached.
+
+    Examples:
+        >>> import dp_accounting
+        >>> from dpsample.privacy.calibration import coarse_epsilon
+        >>> ev = dp_accounting.GaussianDpEvent(4.0)
+        >>> 0 < coarse_epsilon([(lambda route: ev, 10)], 1e-5) < 20
+        True
+    """
+    key = tuple((fn("rdp"), fn("pld"), int(k)) for fn, k in parts)
+    try:
+        hash(key)
+    except TypeError:
+        return _coarse_epsilon(key, float(delta))
+    return _coarse_epsilon_cached(key, float(delta))
+
+
+def _coarse_epsilon(key: tuple[tuple[Any, Any, int], ...], delta: float) -> float:
+    import dp_accounting
+    from dp_accounting import pld, rdp
+
+    rel = dp_accounting.NeighboringRelation.REPLACE_ONE
+    best = math.inf
+    for i, route in enumerate(("rdp", "pld")):
+        events = [(part[i], part[2]) for part in key]
+        if any(ev is None for ev, _ in events):
+            continue
+        if route == "rdp":
+            acc: Any = rdp.RdpAccountant(neighboring_relation=rel)
+        else:
+            acc = pld.PLDAccountant(
+                neighboring_relation=rel,
+                value_discretization_interval=COARSE_PLD_INTERVAL,
+            )
+        for ev, k in events:
+            if k > 0:
+                acc.compose(ev, k)
+        best = min(best, float(acc.get_epsilon(delta)))
+    return best
+
+
+_coarse_epsilon_cached = functools.lru_cache(maxsize=CALIBRATION_CACHE_SIZE)(
+    _coarse_epsilon
+)
+
+
+def canonical_guarantee(guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
+    """One shared instance per public description of a guarantee (memoised).
+
+    A :class:`~dpsample.privacy.PrivacyGuarantee` is immutable and determined by its
+    compared fields (components, relation, slack, assumptions): the frozen record of
+    what ran (no data). Returning one shared, equal instance per record lets its own
+    accounting cache (PLD, RDP curve) serve every later ``epsilon``/``delta`` query.
+    A record that does not hash is returned unchanged.
+
+    Examples:
+        >>> from dpsample.privacy import PrivacyGuarantee
+        >>> from dpsample.privacy.calibration import canonical_guarantee
+        >>> a = canonical_guarantee(PrivacyGuarantee.gaussian(2.0))
+        >>> a is canonical_guarantee(PrivacyGuarantee.gaussian(2.0))
+        True
+    """
+    try:
+        fields = tuple(
+            (f.name, getattr(guarantee, f.name))
+            for f in dataclasses.fields(guarantee)
+            if f.compare
+        )
+        key = (type(guarantee), fields)
+        hash(key)
+    except (AttributeError, TypeError):
+        return guarantee
+    return _canonical_guarantee_cached(key)
+
+
+@functools.lru_cache(maxsize=CALIBRATION_CACHE_SIZE)
+def _canonical_guarantee_cached(key: tuple[Any, ...]) -> PrivacyGuarantee:
+    cls, fields = key
+    return cls(**dict(fields))
+
+
+# ------------------------------------------------------------------ the calibrator
+def calibrate(
+    make_guarantee: Callable[[float], PrivacyGuarantee],
+    *,
+    epsilon: float,
+    delta: float,
+    coarse_epsilon: Callable[[float], float] | None = None,
+    initial: float = 1.0,
+    min_lower: float = 1e-6,
+    max_upper: float = 1e9,
+    rtol: float = 1e-6,
+    step: float = 1.005,
+) -> Calibration:
+    """The smallest noise meeting ``(epsilon, delta)``, to ``rtol``, and its guarantee.
+
+    It finds ``s`` with ``make_guarantee(s).epsilon(delta) <= epsilon``;
+    ``epsilon(delta)`` must be non-increasing in ``s``. The bracket is found
+    geometrically from ``initial``, so accountants are only queried near the answer
+    (never at extreme noise levels where a PLD grid would be huge), then narrowed by
+    bisection in ``log s``; the returned noise is the upper end of the bracket, and a
+    final check of the exact guarantee confirms it meets the target (it never
+    overshoots, cf. opacus#346). With ``coarse_epsilon`` (a fast upper bound on the
+    exact epsilon) the search runs on it and the final check steps ``s`` up by
+    ``step`` until the exact guarantee passes.
+
+    Args:
+        make_guarantee: Noise parameter -> guarantee of the whole computation.
+        epsilon: Target epsilon (> 0).
+        delta: Target delta, in [0, 1).
+        coarse_epsilon: Optional fast upper bound ``s -> epsilon``.
+        initial: First noise parameter tried.
+        min_lower: Smallest noise searched: if it already meets the target, it is
+            returned (valid, possibly over-noised).
+        max_upper: Largest noise searched.
+        rtol: Relative width of the final bracket.
+        step: Growth factor of the final check on the coarse route.
+
+    Returns:
+        :class:`Calibration` ``(noise, guarantee)``.
+
+    Raises:
+        CalibrationError: If even ``max_upper`` does not meet the target.
+
+    Examples:
+        >>> from dpsample.privacy import PrivacyGuarantee
+        >>> from dpsample.privacy.calibration import calibrate
+        >>> cal = calibrate(lambda s: PrivacyGuarantee.gaussian(s).repeat(10),
+        ...                 epsilon=1.0, delta=1e-5)
+        >>> cal.guarantee.epsilon(1e-5) <= 1.0 < PrivacyGuarantee.gaussian(
+        ...     cal.noise * 0.999).repeat(10).epsilon(1e-5)
+        True
+    """
+    target = validation.positive("epsilon", epsilon)
+    dlt = validation.probability("delta", delta)
+    if dlt >= 1.0:
+        raise ValueError(f"Expected delta={dlt!r} < 1")
+    s0 = validation.positive("initial", initial)
+    floor = validation.positive("min_lower", min_lower)
+    ceiling = validation.positive("max_upper", max_upper)
+
+    def exact(s: float) -> PrivacyGuarantee:
+        return canonical_guarantee(make_guarantee(s))
+
+    if coarse_epsilon is None:
+        bracket = _search(
+            lambda s: exact(s).epsilon(dlt), target, dlt, s0, floor, ceiling
+        )
+        _, hi = _bisect(lambda s: exact(s).epsilon(dlt), target, bracket, rtol)
+        g = exact(hi)
+        if g.epsilon(dlt) > target:  # final check, never return an overshoot
+            raise CalibrationError("calibration failed its final check")
+        return Calibration(hi, g)
+    bracket = _search_coarse(coarse_epsilon, target, dlt, s0, floor, ceiling)
+    _, hi = _bisect(coarse_epsilon, target, bracket, rtol)
+    for _ in range(200):
+        g = exact(hi)
+        if g.epsilon(dlt) <= target:
+            return Calibration(hi, g)
+        hi *= step
+    raise CalibrationError("calibration failed its final check")  # pragma: no cover
+
+
+def _search(
+    eps_at: Callable[[float], float],
+    target: float,
+    delta: float,
+    s0: float,
+    floor: float,
+    ceiling: float,
+) -> tuple[float, float]:
+    """A bracket ``(lo, hi)``: ``hi`` meets the target, ``lo`` does not (or floor)."""
+    if eps_at(s0) <= target:
+        hi, lo = s0, s0 / 2.0
+        while eps_at(lo) <= target:
+            hi, lo = lo, lo / 2.0
+            if lo < floor:
+                return (hi, hi)
+        return (lo, hi)
+    lo, hi = s0, s0 * 2.0
+    while eps_at(hi) > target:
+        lo, hi = hi, hi * 2.0
+        if hi > ceiling:
+            raise CalibrationError(
+                f"no noise parameter <= {ceiling:g} reaches epsilon={target:g} at "
+                f"delta={delta:g}"
+            )
+    return (lo, hi)
+
+
+def _search_coarse(
+    eps_at: Callable[[float], float],
+    target: float,
+    delta: float,
+    s0: float,
+    floor: float,
+    ceiling: float,
+) -> tuple[float, float]:
+    """The coarse route's bracket (doubling up from ``s0``, then halving down)."""
+    hi = s0
+    while eps_at(hi) > target:
+        hi *= 2.0
+        if hi > ceiling:
+            raise CalibrationError(
+                f"no noise multiplier <= {ceiling:g} reaches epsilon={target:g} at "
+                f"delta={delta:g}"
+            )
+    lo = hi / 2.0
+    while lo > floor and eps_at(lo) <= target:
+        hi, lo = lo, lo / 2.0
+    if lo <= floor:
+        lo = floor
+        if eps_at(lo) <= target:
+            hi = lo
+    return (lo, hi)
+
+
+def _bisect(
+    eps_at: Callable[[float], float],
+    target: float,
+    bracket: tuple[float, float],
+    rtol: float,
+) -> tuple[float, float]:
+    lo, hi = bracket
+    for _ in range(200):
+        if hi / lo - 1.0 <= rtol:
+            break
+        mid = math.sqrt(lo * hi)
+        if eps_at(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return (lo, hi)
+
+
+def calibrate_noise(
+    make_guarantee: Callable[[float], PrivacyGuarantee],
+    *,
+    epsilon: float,
+    delta: float,
+    initial: float = 1.0,
+    min_lower: float = 1e-6,
+    max_upper: float = 1e9,
+    rtol: float = 1e-6,
+) -> float:
+    """The noise of :func:`calibrate` (exact route), for callers that need only it.
+
+    Examples:
+        >>> from dpsample.privacy import PrivacyGuarantee, calibrate_noise
+        >>> s = calibrate_noise(lambda s: PrivacyGuarantee.gaussian(s).repeat(10),
+        ...                     epsilon=1.0, delta=1e-5)
+        >>> PrivacyGuarantee.gaussian(s).repeat(10).epsilon(1e-5) <= 1.0
+        True
+    """
+    return calibrate(
+        make_guarantee,
+        epsilon=epsilon,
+        delta=delta,
+        initial=initial,
+        min_lower=min_lower,
+        max_upper=max_upper,
+        rtol=rtol,
+    ).noise
