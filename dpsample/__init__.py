@@ -1,16 +1,13 @@
 """dpsample: differentially private learning with non-convex losses in JAX.
 
-Importing dpsample turns on ``jax_enable_x64``: privacy guarantees here depend on
-float64 numerics (log-space exponential mechanisms, noise calibration), and mixing
-float32 into a private computation is a silent correctness hazard. See
-``docs/sharp_edges.md``.
+Importing dpsample changes no global setting. Privacy guarantees here depend on
+float64 numerics (log-space exponential mechanisms, noise calibration, rounding
+margins), so every public entry point that computes runs inside JAX's thread-local
+``jax.enable_x64(True)`` context (:mod:`dpsample._src.precision`) and returns float64
+arrays, whatever the caller's ``jax_enable_x64``. See ``docs/sharp_edges.md``.
 """
 
-import jax
-
-jax.config.update("jax_enable_x64", True)
-
-from dpsample import (  # noqa: E402
+from dpsample import (
     bounds,
     datasets,
     errors,
@@ -22,10 +19,10 @@ from dpsample import (  # noqa: E402
     privacy,
     samplers,
 )
-from dpsample.domains import Ball, Unconstrained  # noqa: E402
-from dpsample.pipelines import should_warm_start, warm_start  # noqa: E402
-from dpsample.privacy import PrivacyGuarantee, PrivateResult  # noqa: E402
-from dpsample.problem import Problem  # noqa: E402
+from dpsample.domains import Ball, Unconstrained
+from dpsample.pipelines import should_warm_start, warm_start
+from dpsample.privacy import PrivacyGuarantee, PrivateResult
+from dpsample.problem import Problem
 
 __version__ = "0.1.0"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 
 __all__ = [
     "GibbsWarmStartBound",
@@ -844,3 +844,6 @@ def quasar_sgd_warm_start_bound(
         raise ValueError(f"Expected selection_failure_prob={z!r} < 1")
     selection = (math.log(k) + math.log(1.0 / z)) / k_sel
     return QuasarWarmStartBound(2.0 * m + selection, 2.0**-k + z, m, selection, k)
+
+
+precision.scope_public(globals())

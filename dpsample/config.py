@@ -49,6 +49,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from dpsample._src import precision
+
 __all__ = [
     "ConfigError",
     "Execution",
@@ -1037,3 +1039,6 @@ def to_toml(doc: Mapping[str, Mapping[str, Any]]) -> str:
     for section, body in doc.items():
         table([section], body)
     return "\n".join(lines)
+
+
+precision.scope_public(globals())

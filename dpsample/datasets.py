@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.types import Array, PRNGKey
 
 __all__ = ["load_sklearn", "make_classification", "make_regression", "SKLEARN_DATASETS"]
@@ -263,3 +263,6 @@ def make_regression(
     y = jnp.where(is_out, outlier_scale * jax.random.normal(kv, (n,), jnp.float64), y)
     data = {"x": x, "y": y}
     return (data, w_star) if return_truth else data
+
+
+precision.scope_public(globals())

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = ["Ball", "Unconstrained", "Domain"]
@@ -299,3 +299,6 @@ def require_member(domain: Domain, x: ArrayLike, name: str = "x0") -> Array:
     if dist > radius:  # within rounding of K: onto K
         arr = domain.project(arr)
     return arr
+
+
+precision.scope_public(globals())

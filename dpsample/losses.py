@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.types import Array
 
 __all__ = [
@@ -437,3 +437,6 @@ def squared() -> Loss:
         )
 
     return Loss("squared", loss_fn, constants_fn)
+
+
+precision.scope_public(globals())

@@ -64,8 +64,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpsample._src import validation
-from dpsample._src.clipping import clip_coefficients, clip_margin
+from dpsample._src import precision, validation
+from dpsample._src.clipping import GhostClippedLoss, clip_coefficients, clip_margin
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = ["ACTIVATIONS", "HEADS", "MLP"]
@@ -97,7 +97,7 @@ def _head_losses(head: str, out: Array, y: Array) -> Array:
 
 
 @dataclasses.dataclass(frozen=True)
-class MLP:
+class MLP(GhostClippedLoss):
     r"""Dense network with a per-example loss head, on a flat parameter vector.
 
     ``MLP(layer_sizes)(theta, example)`` is the loss of one example ``{"x": features,
@@ -353,3 +353,6 @@ class MLP:
                 )
             if not np.all(np.isfinite(y)):
                 raise ValueError("targets contain NaN or infinite values")
+
+
+precision.scope_public(globals())

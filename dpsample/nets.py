@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.domains import Ball
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.types import Array, ArrayLike, PRNGKey
@@ -1140,3 +1140,6 @@ def net_minimum(
         num_chunks=-(-net.num_candidates // chunk_size),
     )
     return point, float(risk)
+
+
+precision.scope_public(globals())

@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.domains import Ball, Domain, Unconstrained, require_member
 from dpsample.errors import MissingConstantError
 from dpsample.types import Array, ArrayLike, ArrayLikeTree, ArrayTree, PRNGKey
@@ -764,3 +764,6 @@ def _probe(
     out = {k: jnp.max(v) for k, v in per_pair.items() if not k.startswith("f_")}
     out["loss_range"] = jnp.max(per_pair["f_max"]) - jnp.min(per_pair["f_min"])
     return out
+
+
+precision.scope_public(globals())

@@ -20,6 +20,7 @@ difference's ``min(M ||x - y||, 2G)``) is brought into it by
 
 from __future__ import annotations
 
+import abc
 import math
 from typing import Any
 
@@ -30,6 +31,7 @@ from dpsample._src import validation
 from dpsample.types import Array
 
 __all__ = [
+    "GhostClippedLoss",
     "GRADIENT_DTYPES",
     "MIN_CLIP_FLOAT32",
     "MAX_CLIP_FLOAT32",
@@ -319,3 +321,25 @@ def difference_margin(rows: int, dim: int) -> tuple[float, float]:
         rho * (1.0 + m * gamma(2)),
         2.0 * rho * m * gamma(m) * (1.0 + gamma(2)),
     )
+
+
+class GhostClippedLoss(abc.ABC):
+    """A per-example loss that computes its own clipped gradient sum.
+
+    The first-kind oracle calls :meth:`clipped_gradient_sum` instead of forming the
+    ``(m, d)`` per-example gradients when the problem's loss is an instance of this
+    class (ghost clipping, :class:`dpsample.models.MLP`). Subclassing is a claim the
+    guarantee rests on: the sum must clip every row at ``bound`` in floating point,
+    zero rows whose squared norm is not finite, and :meth:`gradient_margin` must
+    bound its rounding as :func:`clip_margin` does for the per-example path.
+    """
+
+    @abc.abstractmethod
+    def gradient_margin(self, gradient_dtype: str, rows: int) -> float:
+        """Rounding margin ``F >= 1`` of :meth:`clipped_gradient_sum` over ``rows``."""
+
+    @abc.abstractmethod
+    def clipped_gradient_sum(
+        self, theta: Any, batch: Any, weights: Any, bound: Any, gradient_dtype: str
+    ) -> Array:
+        """``sum_i w_i min(1, bound / ||g_i||) g_i`` (float64), rows of ``batch``."""

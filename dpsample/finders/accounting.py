@@ -17,7 +17,7 @@ from typing import Any
 import dp_accounting
 from scipy import stats
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.privacy.calibration import (
     CALIBRATION_CACHE_SIZE,
     COARSE_PLD_INTERVAL,
@@ -219,3 +219,6 @@ def calibrate_multiplier(
         rtol=rtol,
     )
     return cal.noise, cal.guarantee
+
+
+precision.scope_public(globals())

@@ -89,6 +89,7 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, NamedTuple
 
@@ -97,21 +98,25 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample._src.clipping import (
     GRADIENT_DTYPES,
     check_clip_bound,
     clip_coefficients,
     clip_margin,
 )
+from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
 from dpsample.domains import Ball
 from dpsample.finders import accounting
 from dpsample.finders.oracles import FirstKindOracle, first_kind
+from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
-from dpsample.problem import Problem, check_problem
+from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
+    "DPSGD",
+    "DPSGDInfo",
     "MAX_DEFAULT_STEPS",
     "DPSGDState",
     "dp_sgd",
@@ -211,7 +216,7 @@ def _sgd_iterates(
 
 
 def _defaults(
-    problem: Problem,
+    spec: ProblemSpec,
     epsilon: float,
     delta: float,
     contribution: float,
@@ -222,11 +227,11 @@ def _defaults(
     sampling: str,
 ) -> tuple[int, int | None, float, dict[str, str]]:
     sources: dict[str, str] = {}
-    n, d = problem.n, problem.dim
+    n, d = spec.n, spec.dim
     if learning_rate is None:
         m = validation.require_constant(
             "smoothness",
-            problem.smoothness,
+            spec.smoothness,
             needed_for="the default DP-SGD learning rate 1/(2M)",
         )
         learning_rate = 0.5 / m
@@ -248,15 +253,15 @@ def _defaults(
             "Abadi lot size sqrt(d log(1/delta)/epsilon) (spec 003 A8)"
         )
     else:
-        batch_size = problem.spec.check_batch_size(batch_size)
+        batch_size = spec.check_batch_size(batch_size)
         sources["batch_size"] = "user"
     if num_steps is None:
         m = validation.require_constant(
             "smoothness",
-            problem.smoothness,
+            spec.smoothness,
             needed_for="the default number of DP-SGD steps (or pass num_steps)",
         )
-        f_max, sources["initial_gap"] = problem.spec.initial_gap(
+        f_max, sources["initial_gap"] = spec.initial_gap(
             initial_gap,
             needed_for="the default number of DP-SGD steps (or pass num_steps)",
         )
@@ -285,7 +290,7 @@ def dp_sgd(
     *,
     epsilon: float,
     delta: float,
-    x0: ArrayLike,
+    x0: ArrayLike | None = None,
     num_steps: int | None = None,
     batch_size: int | None = None,
     learning_rate: float | None = None,
@@ -394,152 +399,361 @@ def dp_sgd(
     References:
         Abadi et al., CCS 2016; Avdiukhin et al. 2024 (seed 002), Theorems 3.3-3.5.
     """
-    # ---- eager validation, before any private computation
-    rng_key = validation.check_key(rng_key)
-    problem = check_problem(problem)
-    epsilon, delta = validation.check_privacy(epsilon, delta)
-    x0 = problem.spec.check_start(x0, "x0")
-    project = problem.spec.check_projection(
-        project, clipped=clip_norm is not None, name="dp_sgd"
-    )
-    if sampling not in ("poisson", "without_replacement", "full_batch"):
-        raise ValueError(
-            "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), "
-            f"got {sampling!r}"
-        )
-    if output not in _OUTPUTS:
-        raise ValueError(f"Expected output in {_OUTPUTS}, got {output!r}")
-    delta_e = validation.probability("gradient_bound_failure", gradient_bound_failure)
-    if clip_norm is None:
-        mode = "no_clipping"
-        contribution = validation.require_constant(
-            "lipschitz",
-            problem.lipschitz,
-            needed_for="DP-SGD without clipping (seed 002 Algorithm 2: C = G)",
-        )
-    else:
-        mode = "clipped"
-        clip_norm = validation.positive("clip_norm", clip_norm)
-        if delta_e > 0:
-            raise ValueError(
-                "gradient_bound_failure applies to the no-clipping mode only (clipping "
-                "bounds every contribution surely)"
-            )
-        contribution = (
-            clip_norm
-            if problem.lipschitz is None
-            else min(clip_norm, problem.lipschitz)
-        )
-    num_steps, batch_size, learning_rate, sources = _defaults(
+    return DPSGD().solve(
+        rng_key,
         problem,
-        epsilon,
-        delta,
-        contribution,
-        num_steps,
-        batch_size,
-        learning_rate,
-        initial_gap,
-        sampling,
-    )
-    delta_acc = delta - (1.0 + math.exp(min(epsilon, 700.0))) * delta_e
-    if delta_acc <= 0:
-        raise ValueError(
-            f"gradient_bound_failure={delta_e:g} leaves no delta for the accountant: "
-            f"(1 + e^epsilon) delta_E >= delta={delta:g}"
-        )
-
-    def make_oracle(z: float) -> FirstKindOracle:
-        return first_kind(
-            problem,
-            noise_multiplier=z,
-            sampling=sampling,
-            batch_size=None if sampling == "full_batch" else batch_size,
-            clip_norm=clip_norm,
-            max_batch_size=max_batch_size,
-            gradient_dtype=gradient_dtype,
-        )
-
-    probe = make_oracle(1.0)  # validates sampling/batch/constants eagerly
-
-    def make_guarantee(z: float) -> PrivacyGuarantee:
-        g = make_oracle(z).run_guarantee(num_steps)
-        if delta_e == 0:
-            return g
-        return g.with_tv_slack(delta_e).assuming(
-            "the gradient-bound event fails with probability <= "
-            f"gradient_bound_failure = {delta_e:g} (declared by the caller)"
-        )
-
-    def coarse(z: float) -> float:
-        part = (
-            lambda route: accounting.replace_one_event(
-                sampling,
-                problem.n,
-                probe.batch_size,
-                probe.max_batch_size,
-                z,
-                route,
-            ),
-            num_steps,
-        )
-        eps = accounting.coarse_epsilon([part], delta_acc)
-        return eps
-
-    z, guarantee = accounting.calibrate_multiplier(
-        coarse, make_guarantee, epsilon=epsilon, delta=delta
-    )
-    oracle = make_oracle(z)
-
-    # ---- the private computation
-    k_run, k_out = jax.random.split(rng_key)
-    o_fn, o_ops = oracle.functional()
-    xs = _sgd_scan(
-        k_run,
-        x0,
-        jnp.float64(learning_rate),
-        _ball_operands(problem, project),
-        o_ops,
-        o_fn=o_fn,
+        epsilon=epsilon,
+        delta=delta,
+        x0=x0,
         num_steps=num_steps,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        clip_norm=clip_norm,
+        sampling=sampling,
+        max_batch_size=max_batch_size,
+        initial_gap=initial_gap,
+        gradient_bound_failure=gradient_bound_failure,
+        output=output,
+        project=project,
+        return_iterates=return_iterates,
+        gradient_dtype=gradient_dtype,
     )
-    if output == "last":
-        index = num_steps - 1
-    else:
-        index = int(jax.random.randint(k_out, (), 0, num_steps))
-    value = xs[index]
 
-    info: dict[str, Any] = {
-        "algorithm": "dp_sgd",
-        "mode": mode,
-        "sampling": sampling,
-        "num_steps": num_steps,
-        "batch_size": probe.batch_size,
-        "max_batch_size": probe.max_batch_size,
-        "overflow_probability": probe.overflow_probability,
-        "learning_rate": learning_rate,
-        "contribution_bound": contribution,
-        "clip_bound": oracle.clip_bound,
-        "gradient_dtype": oracle.gradient_dtype,
-        "noise_multiplier": z,
-        "noise_std": oracle.noise_std,
-        "gradient_bound_failure": delta_e,
-        "accountant_delta": delta_acc,
-        "oracle_calls": {"first_kind": num_steps, "second_kind": 0},
-        "gradient_evaluations": num_steps * probe.max_batch_size,
-        "output": output,
-        "output_index": index,
-        "projected": bool(project and isinstance(problem.domain, Ball)),
-        "parameter_sources": sources,
-        "event": oracle.event,
-    }
-    if mode == "no_clipping":
-        info["paper_claim"] = (
-            "seed 002 Thm 3.3 states (epsilon, 2 delta); the coupling bound used here "
-            "is (epsilon, delta_acc + (1 + e^epsilon) delta_E)"
+
+_SOURCE_OF = {
+    "user": ("user", ""),
+    "full batch": ("derived", "the full batch: b = n"),
+    "declared loss_range": ("derived", "the declared loss_range"),
+}
+
+
+def _param(value: Any, source: str) -> Param:
+    """A :class:`~dpsample.plan.Param` from one of the old source strings."""
+    if source in _SOURCE_OF:
+        kind, note = _SOURCE_OF[source]
+        return Param(value, kind, note)
+    kind = "theorem" if source.startswith("seed") else "default"
+    return Param(value, kind, source)
+
+
+@dataclasses.dataclass(frozen=True)
+class DPSGDInfo(AlgorithmInfo):
+    """Public facts of a :class:`DPSGD` run (``result.info``).
+
+    Attributes:
+        algorithm: ``"dp_sgd"``.
+        mode: ``"clipped"`` or ``"no_clipping"``.
+        sampling: The batch-sampling scheme.
+        num_steps: ``T``.
+        batch_size: ``b`` (expected size for Poisson).
+        max_batch_size: Padded batch size ``m`` (``b`` unless Poisson).
+        overflow_probability: Probability that a Poisson batch is truncated.
+        learning_rate: ``eta``.
+        contribution_bound: ``C`` (clip norm or declared ``G``).
+        clip_bound: The clip after the rounding margin, or ``None``.
+        gradient_dtype: Dtype of the per-example gradients.
+        noise_multiplier: ``z``: noise std on the sum over ``C`` (ecosystem unit).
+        noise_std: Noise std on the mean, ``z C F / b``.
+        gradient_bound_failure: ``delta_E`` (no-clipping mode).
+        accountant_delta: The delta left to the accountant.
+        oracle_calls: ``{"first_kind": T, "second_kind": 0}``.
+        gradient_evaluations: ``T m`` (padded rows included).
+        output: ``"random"`` or ``"last"``.
+        output_index: Index of the released iterate (drawn from the key only).
+        projected: Whether iterates were projected onto a ball.
+        parameter_sources: Where each default came from (text).
+        event: The dp_accounting event of one release.
+        paper_claim: The paper's claim this implementation corrects, if any.
+        iterates: All iterates (``return_iterates=True``), covered by the guarantee.
+    """
+
+    algorithm: str
+    mode: str
+    sampling: str
+    num_steps: int
+    batch_size: float
+    max_batch_size: int
+    overflow_probability: float
+    learning_rate: float
+    contribution_bound: float
+    clip_bound: float | None
+    gradient_dtype: str
+    noise_multiplier: float
+    noise_std: float
+    gradient_bound_failure: float
+    accountant_delta: float
+    oracle_calls: dict[str, int]
+    gradient_evaluations: int
+    output: str
+    output_index: int
+    projected: bool
+    parameter_sources: dict[str, str]
+    event: Any
+    paper_claim: str | None = optional()
+    iterates: Array | None = optional()
+    diagnostics: None = None
+
+
+class DPSGD(PrivateAlgorithm):
+    """DP-SGD as a two-phase algorithm: :meth:`plan` in public, :meth:`run` privately.
+
+    See the module docstring for the update, the two modes and the defaults, and
+    :func:`dp_sgd` for every option (the same keywords, bound at construction or
+    given to :meth:`plan`). ``x0`` defaults to the centre of the domain.
+
+    Compute budget: with ``Budget(max_evaluations=E)``, a theorem-default ``T`` whose
+    ``T m`` per-example gradients exceed ``E`` is capped at ``floor(E / m)`` (the
+    noise is then calibrated for the capped ``T``); a ``num_steps`` given by the
+    caller that exceeds it is refused.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp, dpsample
+        >>> from dpsample.finders.dp_sgd import DPSGD
+        >>> from dpsample.plan import Budget
+        >>> data = {"z": jnp.linspace(-1.0, 1.0, 8)[:, None]}
+        >>> prob = dpsample.Problem(lambda x, z: 0.5 * jnp.sum((x - z["z"]) ** 2),
+        ...     data, dpsample.Ball(2.0, dim=1), lipschitz=3.0, smoothness=1.0,
+        ...     loss_range=4.5)
+        >>> algo = DPSGD(num_steps=5, batch_size=4)
+        >>> plan = algo.plan(prob.spec, Budget(2.0, 1e-5))
+        >>> plan["num_steps"], plan.source("noise_multiplier")
+        (5, 'calibrated')
+        >>> res = algo.run(jax.random.key(0), plan, prob.data)
+        >>> res.privacy is plan.guarantee, res.info.num_steps
+        (True, 5)
+    """
+
+    name = "dp_sgd"
+    kind = "finder"
+    seed = "002"
+    theorem = "Algorithms 1-2, Theorems 3.3-3.5"
+    guarantee_type = (
+        "(epsilon, delta): T subsampled Gaussian releases, dp_accounting PLD/RDP"
+    )
+    summary = "DP-SGD with or without per-example clipping"
+
+    def _plan(
+        self,
+        spec: ProblemSpec,
+        budget: Budget,
+        *,
+        x0: ArrayLike | None = None,
+        num_steps: int | None = None,
+        batch_size: int | None = None,
+        learning_rate: float | None = None,
+        clip_norm: float | None = None,
+        sampling: str = "poisson",
+        max_batch_size: int | None = None,
+        initial_gap: float | None = None,
+        gradient_bound_failure: float = 0.0,
+        output: str = "random",
+        project: bool = True,
+        return_iterates: bool = False,
+        gradient_dtype: str = "float64",
+    ) -> Plan:
+        epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
+        if x0 is None:
+            x0_param = Param(
+                spec.domain.center_point, "default", "the centre of the domain"
+            )
+        else:
+            x0_param = Param(spec.check_start(x0, "x0"), "user")
+        project = spec.check_projection(
+            project, clipped=clip_norm is not None, name="dp_sgd"
         )
-    if return_iterates:
-        info["iterates"] = xs
-    return PrivateResult(value, guarantee, info)
+        if sampling not in ("poisson", "without_replacement", "full_batch"):
+            raise ValueError(
+                "Expected sampling in ('poisson', 'without_replacement', "
+                f"'full_batch'), got {sampling!r}"
+            )
+        if output not in _OUTPUTS:
+            raise ValueError(f"Expected output in {_OUTPUTS}, got {output!r}")
+        delta_e = validation.probability(
+            "gradient_bound_failure", gradient_bound_failure
+        )
+        if clip_norm is None:
+            mode = "no_clipping"
+            contribution = validation.require_constant(
+                "lipschitz",
+                spec.lipschitz,
+                needed_for="DP-SGD without clipping (seed 002 Algorithm 2: C = G)",
+            )
+        else:
+            mode = "clipped"
+            clip_norm = validation.positive("clip_norm", clip_norm)
+            if delta_e > 0:
+                raise ValueError(
+                    "gradient_bound_failure applies to the no-clipping mode only "
+                    "(clipping bounds every contribution surely)"
+                )
+            contribution = (
+                clip_norm if spec.lipschitz is None else min(clip_norm, spec.lipschitz)
+            )
+        num_steps, batch_size, learning_rate, sources = _defaults(
+            spec,
+            epsilon,
+            delta,
+            contribution,
+            num_steps,
+            batch_size,
+            learning_rate,
+            initial_gap,
+            sampling,
+        )
+        delta_acc = delta - (1.0 + math.exp(min(epsilon, 700.0))) * delta_e
+        if delta_acc <= 0:
+            raise ValueError(
+                f"gradient_bound_failure={delta_e:g} leaves no delta for the "
+                f"accountant: (1 + e^epsilon) delta_E >= delta={delta:g}"
+            )
+
+        def make_oracle(z: float) -> FirstKindOracle:
+            return first_kind(
+                spec,
+                noise_multiplier=z,
+                sampling=sampling,
+                batch_size=None if sampling == "full_batch" else batch_size,
+                clip_norm=clip_norm,
+                max_batch_size=max_batch_size,
+                gradient_dtype=gradient_dtype,
+            )
+
+        probe = make_oracle(1.0)  # validates sampling/batch/constants eagerly
+        m = probe.max_batch_size
+        cap = budget.max_evaluations
+        if cap is not None and num_steps * m > cap:
+            if sources["num_steps"] == "user":
+                raise ValueError(
+                    f"num_steps={num_steps} needs {num_steps * m:,} per-example "
+                    f"gradients (m={m} rows a step), over max_evaluations={cap:,}"
+                )
+            if cap < m:
+                raise ValueError(
+                    f"max_evaluations={cap:,} is below one DP-SGD step ({m} rows)"
+                )
+            sources["num_steps"] += (
+                f"; capped at floor(max_evaluations / m) = {cap // m} "
+                f"(max_evaluations={cap:,}, m={m})"
+            )
+            num_steps = cap // m
+
+        def make_guarantee(z: float) -> PrivacyGuarantee:
+            g = make_oracle(z).run_guarantee(num_steps)
+            if delta_e == 0:
+                return g
+            return g.with_tv_slack(delta_e).assuming(
+                "the gradient-bound event fails with probability <= "
+                f"gradient_bound_failure = {delta_e:g} (declared by the caller)"
+            )
+
+        def coarse(z: float) -> float:
+            part = (
+                lambda route: accounting.replace_one_event(
+                    sampling, spec.n, probe.batch_size, m, z, route
+                ),
+                num_steps,
+            )
+            return accounting.coarse_epsilon([part], delta_acc)
+
+        z, guarantee = accounting.calibrate_multiplier(
+            coarse, make_guarantee, epsilon=epsilon, delta=delta
+        )
+        oracle = make_oracle(z)
+        params = {
+            "x0": x0_param,
+            "num_steps": _param(num_steps, sources["num_steps"]),
+            "batch_size": _param(probe.batch_size, sources["batch_size"]),
+            "max_batch_size": Param(
+                m,
+                "user" if max_batch_size is not None else "derived",
+                "" if sampling != "poisson" else "overflow probability <= 1e-12",
+            ),
+            "learning_rate": _param(learning_rate, sources["learning_rate"]),
+            "clip_norm": Param(clip_norm, "user" if clip_norm else "default"),
+            "sampling": Param(sampling, "user" if sampling != "poisson" else "default"),
+            "noise_multiplier": Param(
+                z, "calibrated", "smallest z the accountant certifies (PLD/RDP)"
+            ),
+            "noise_std": Param(oracle.noise_std, "derived", "z C F / b"),
+            "gradient_bound_failure": Param(delta_e, "user" if delta_e else "default"),
+            "output": Param(output, "user" if output != "random" else "default"),
+            "project": Param(project, "default" if project else "user"),
+            "gradient_dtype": Param(oracle.gradient_dtype, "default"),
+            "return_iterates": Param(bool(return_iterates), "default"),
+        }
+        if "initial_gap" in sources:
+            params["initial_gap"] = _param(
+                spec.initial_gap(initial_gap, needed_for="DP-SGD")[0],
+                sources["initial_gap"],
+            )
+        internal = {
+            "oracle": oracle,
+            "mode": mode,
+            "contribution": contribution,
+            "delta_acc": delta_acc,
+            "sources": sources,
+        }
+        return Plan(
+            algorithm=self.name,
+            spec=spec,
+            budget=budget,
+            params=params,
+            guarantee=guarantee,
+            cost=Cost(gradient_evaluations=num_steps * m, steps=num_steps),
+            internal=internal,
+        )
+
+    def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
+        oracle = plan.internal["oracle"].with_data(problem)
+        num_steps = plan["num_steps"]
+        k_run, k_out = jax.random.split(rng_key)
+        o_fn, o_ops = oracle.functional()
+        xs = _sgd_scan(
+            k_run,
+            jnp.asarray(plan["x0"], jnp.float64),
+            jnp.float64(plan["learning_rate"]),
+            _ball_operands(problem, plan["project"]),
+            o_ops,
+            o_fn=o_fn,
+            num_steps=num_steps,
+        )
+        if plan["output"] == "last":
+            index = num_steps - 1
+        else:
+            index = int(jax.random.randint(k_out, (), 0, num_steps))
+        mode = plan.internal["mode"]
+        info = DPSGDInfo(
+            algorithm=self.name,
+            mode=mode,
+            sampling=plan["sampling"],
+            num_steps=num_steps,
+            batch_size=oracle.batch_size,
+            max_batch_size=oracle.max_batch_size,
+            overflow_probability=oracle.overflow_probability,
+            learning_rate=plan["learning_rate"],
+            contribution_bound=plan.internal["contribution"],
+            clip_bound=oracle.clip_bound,
+            gradient_dtype=oracle.gradient_dtype,
+            noise_multiplier=plan["noise_multiplier"],
+            noise_std=oracle.noise_std,
+            gradient_bound_failure=plan["gradient_bound_failure"],
+            accountant_delta=plan.internal["delta_acc"],
+            oracle_calls={"first_kind": num_steps, "second_kind": 0},
+            gradient_evaluations=plan.cost.gradient_evaluations,
+            output=plan["output"],
+            output_index=index,
+            projected=bool(plan["project"] and isinstance(problem.domain, Ball)),
+            parameter_sources=dict(plan.internal["sources"]),
+            event=oracle.event,
+            paper_claim=(
+                "seed 002 Thm 3.3 states (epsilon, 2 delta); the coupling bound used "
+                "here is (epsilon, delta_acc + (1 + e^epsilon) delta_E)"
+                if mode == "no_clipping"
+                else None
+            ),
+            iterates=xs if plan["return_iterates"] else None,
+        )
+        return PrivateResult(xs[index], plan.guarantee, info)
 
 
 # ---------------------------------------------------------------------- optax
@@ -746,3 +960,6 @@ def dp_sgd_guarantee(
         "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), got "
         f"{sampling!r}"
     )
+
+
+precision.scope_public(globals())

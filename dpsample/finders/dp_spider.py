@@ -75,7 +75,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.domains import Ball
 from dpsample.finders import accounting
 from dpsample.finders.dp_sgd import _ball_operands, _project
@@ -502,3 +502,6 @@ def dp_spider(
     if return_iterates:
         info["iterates"] = ws
     return PrivateResult(ws[index], guarantee, info)
+
+
+precision.scope_public(globals())

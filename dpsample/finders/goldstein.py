@@ -146,7 +146,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.domains import Unconstrained
 from dpsample.finders.accounting import C_SENS, gaussian_sum_guarantee
 from dpsample.privacy import (
@@ -1156,3 +1156,6 @@ def goldstein_first_order(
         c_m=c_m,
         c_g=c_g,
     )
+
+
+precision.scope_public(globals())

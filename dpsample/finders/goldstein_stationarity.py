@@ -45,7 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import optimize
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.problem import Problem, check_problem
 from dpsample.types import ArrayLike, PRNGKey
 
@@ -234,3 +234,6 @@ def goldstein_stationarity(
         kkt_gap=gap,
         num_points=int(pts.shape[0]),
     )
+
+
+precision.scope_public(globals())

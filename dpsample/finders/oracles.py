@@ -133,6 +133,7 @@ References:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from collections.abc import Callable
@@ -142,9 +143,10 @@ import dp_accounting
 import jax
 import jax.numpy as jnp
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample._src.clipping import (
     GRADIENT_DTYPES,
+    GhostClippedLoss,
     check_clip_bound,
     check_gradient_dtype,
     clip_margin,
@@ -154,9 +156,8 @@ from dpsample._src.clipping import (
 )
 from dpsample.errors import MissingConstantError
 from dpsample.finders import accounting
-from dpsample.models import MLP
 from dpsample.privacy import PrivacyGuarantee
-from dpsample.problem import Problem, check_problem
+from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
@@ -421,7 +422,7 @@ def fresh_batches(
 
 # --------------------------------------------------------------------------- helpers
 def _check_sampling(
-    problem: Problem,
+    spec: ProblemSpec,
     sampling: str,
     batch_size: int | None,
     max_batch_size: int | None,
@@ -431,7 +432,7 @@ def _check_sampling(
         raise ValueError(
             f"Expected sampling in {accounting.SAMPLING_SCHEMES}, got {sampling!r}"
         )
-    n = problem.n
+    n = spec.n
     if sampling == "full_batch":
         if batch_size is not None and int(batch_size) != n:
             raise ValueError(
@@ -442,7 +443,7 @@ def _check_sampling(
         return n, n, 0.0
     if batch_size is None:
         raise ValueError(f"sampling={sampling!r} needs a batch_size")
-    b = problem.spec.check_batch_size(batch_size)
+    b = spec.check_batch_size(batch_size)
     if sampling != "poisson":
         if max_batch_size is not None:
             raise ValueError("max_batch_size applies to poisson sampling only")
@@ -451,7 +452,7 @@ def _check_sampling(
     if max_batch_size is None:
         m = accounting.poisson_max_batch(n, q)
     else:
-        m = problem.spec.check_batch_size(max_batch_size, "max_batch_size")
+        m = spec.check_batch_size(max_batch_size, "max_batch_size")
     return b, m, accounting.poisson_overflow_probability(n, q, m)
 
 
@@ -494,12 +495,12 @@ def _per_example_grads(loss_fn: Any, x: Array, batch: Any) -> Array:
 def _margin_of(problem: Problem, gradient_dtype: str, rows: int) -> float:
     """Rounding margin of the clipped sum the oracle will run for ``problem``.
 
-    A :class:`dpsample.models.MLP` loss (whose clipped sum skips per-example
-    gradients, only this library's own implementation is trusted with that) states
-    its own margin (``gradient_margin``); the per-example path's is
+    A :class:`~dpsample._src.clipping.GhostClippedLoss` (e.g.
+    :class:`dpsample.models.MLP`, whose clipped sum skips per-example gradients)
+    states its own margin (``gradient_margin``); the per-example path's is
     :func:`clip_margin`.
     """
-    if isinstance(problem.loss_fn, MLP):
+    if isinstance(problem.loss_fn, GhostClippedLoss):
         return float(problem.loss_fn.gradient_margin(gradient_dtype, rows))
     return clip_margin(gradient_dtype, rows, problem.dim)
 
@@ -530,7 +531,9 @@ def _clipped_sum(
     (:func:`~dpsample._src.clipping.clipped_sum`). ``bound`` already includes
     the margin of :func:`clip_margin`.
     """
-    if isinstance(loss_fn, MLP):  # layered model: no (m, d) per-example gradients
+    if isinstance(
+        loss_fn, GhostClippedLoss
+    ):  # layered model: no (m, d) per-example gradients
         return loss_fn.clipped_gradient_sum(x, batch, w, bound, dtype)
     ft = jnp.dtype(dtype)
     g = _per_example_grads(loss_fn, x.astype(ft), _cast_floating(batch, dtype))
@@ -743,12 +746,23 @@ class _OracleBase:
         batch_size: int | None,
         max_batch_size: int | None,
     ) -> None:
-        self.problem = check_problem(problem)
+        if isinstance(problem, Problem):
+            self.problem: Problem | None = problem
+            self.spec = problem.spec
+        elif isinstance(problem, ProblemSpec):
+            self.problem = None  # planned: bind the data with with_data()
+            self.spec = problem
+        else:
+            raise TypeError(
+                f"Expected a Problem or ProblemSpec, got {type(problem).__name__}"
+            )
         self.noise_multiplier = validation.positive(
             "noise_multiplier", noise_multiplier
         )
         self.sampling = sampling
-        b, m, overflow = _check_sampling(problem, sampling, batch_size, max_batch_size)
+        b, m, overflow = _check_sampling(
+            self.spec, sampling, batch_size, max_batch_size
+        )
         self.batch_size = b
         self.max_batch_size = m
         self.overflow_probability = overflow
@@ -758,7 +772,34 @@ class _OracleBase:
 
     def _batch(self, rng_key: PRNGKey, indices: ArrayLike | None) -> tuple[Any, Array]:
         """``(batch pytree, weights)`` of one call."""
-        return _spec_batch(self._fn, rng_key, self.problem.data, indices)
+        return _spec_batch(self._fn, rng_key, self._data(), indices)
+
+    def _data(self) -> Any:
+        data = self._operands["data"]
+        if data is None:
+            raise ValueError(
+                "this oracle was planned from a ProblemSpec and holds no data: bind "
+                "them with oracle.with_data(data)"
+            )
+        return data
+
+    def _prepare_data(self, data: Any) -> Any:
+        return data
+
+    def with_data(self, data: Any) -> Any:
+        """This oracle on ``data`` (a :class:`~dpsample.problem.Problem` or its data).
+
+        Oracles built from a :class:`~dpsample.problem.ProblemSpec` (at plan time)
+        hold no data; the run binds them. The structure, noise and guarantee are
+        unchanged. The data are checked against the spec (shapes and ``n``).
+        """
+        problem = data if isinstance(data, Problem) else self.spec.with_data(data)
+        if problem.n != self.spec.n:
+            raise ValueError(f"the oracle is for n={self.spec.n}, got {problem.n}")
+        new = copy.copy(self)
+        new.problem = problem
+        new._operands = {**self._operands, "data": self._prepare_data(problem.data)}
+        return new
 
     def functional(self) -> tuple[Callable[..., Array], dict[str, Any]]:
         """Split the oracle into a static callable and its traced operands.
@@ -863,10 +904,19 @@ class FirstKindOracle(_OracleBase):
             self.guarantee = self.guarantee.assuming(
                 _unclipped_gradient_assumption(self.contribution_bound)
             )
-        self.sensitivity = accounting.C_SENS * self.contribution_bound / self.batch_size
-        self.noise_std = self.noise_multiplier * (
-            self.contribution_bound / self.batch_size
+        # Clipped rows are clipped at C / F, so the computed sum keeps 2C/b. Without
+        # clipping the rows are the gradients themselves (trusted to the declared
+        # G): the float64 sums on neighbouring batches can still differ by more than
+        # 2G/b through the summation's rounding (about m gamma_m G), so the noise
+        # covers the computed statistic with the same factor F (clip_margin).
+        self.rounding_margin = (
+            1.0
+            if self.clip_norm is not None
+            else clip_margin("float64", self.max_batch_size, self.spec.dim)
         )
+        bound = self.contribution_bound * self.rounding_margin
+        self.sensitivity = accounting.C_SENS * bound / self.batch_size
+        self.noise_std = self.noise_multiplier * (bound / self.batch_size)
         self.record = OracleRecord(
             kind="first",
             sampling=self.sampling,
@@ -891,19 +941,27 @@ class FirstKindOracle(_OracleBase):
             clipped=self.clip_norm is not None,
             gradient_dtype=self.gradient_dtype,
         )
-        data = problem.data
-        if self.gradient_dtype != "float64":
-            data = _cast_floating(data, self.gradient_dtype)  # once, not per call
-        self._operands: dict[str, Any] = {"data": data, "noise_std": self.noise_std}
+        data = problem.data if isinstance(problem, Problem) else None
+        self._operands: dict[str, Any] = {
+            "data": None if data is None else self._prepare_data(data),
+            "noise_std": self.noise_std,
+        }
         if self.clip_bound is not None:
             self._operands["clip_bound"] = self.clip_bound
 
+    def _prepare_data(self, data: Any) -> Any:
+        if self.gradient_dtype != "float64":
+            return _cast_floating(data, self.gradient_dtype)  # once, not per call
+        return data
+
     def mean_fn(self, rng_key: PRNGKey, x: Array, indices: Any = None) -> Array:
         """The noiseless batch statistic (for tests/diagnostics; not private)."""
+        self._data()
         return self._fn.mean(self._operands, rng_key, x, indices)
 
     def estimate_fn(self, rng_key: PRNGKey, x: Array, indices: Any = None) -> Array:
         """The private estimate ``O1(x)`` (pure JAX; ``jit`` is left to the caller)."""
+        self._data()
         return self._fn(self._operands, rng_key, x, indices)
 
     def __call__(
@@ -911,7 +969,7 @@ class FirstKindOracle(_OracleBase):
     ) -> tuple[Array, OracleRecord]:
         """Release ``O1(x)``; returns ``(estimate, record)``."""
         validation.check_key(rng_key)
-        x = self.problem.spec.check_point(x, "x")
+        x = self.spec.check_point(x, "x")
         return self.estimate_fn(rng_key, x, indices), self.record
 
     def __repr__(self) -> str:
@@ -1007,7 +1065,7 @@ class SecondKindOracle(_OracleBase):
             has_smoothness=self.smoothness is not None,
         )
         self._operands: dict[str, Any] = {
-            "data": problem.data,
+            "data": problem.data if isinstance(problem, Problem) else None,
             "noise_multiplier": self.noise_multiplier,
             "cap": self.cap,
         }
@@ -1055,8 +1113,8 @@ class SecondKindOracle(_OracleBase):
     ) -> tuple[Array, OracleRecord]:
         """Release ``O2(x, y)``; returns ``(estimate, record)``."""
         validation.check_key(rng_key)
-        x = self.problem.spec.check_point(x, "x")
-        y = self.problem.spec.check_point(y, "y")
+        x = self.spec.check_point(x, "x")
+        y = self.spec.check_point(y, "y")
         return self.estimate_fn(rng_key, x, y, indices), self.record
 
     def __repr__(self) -> str:
@@ -1140,8 +1198,10 @@ def first_kind(
         >>> est, rec = o1(jax.random.key(0), jnp.zeros(2))
         >>> est.shape, rec.sampling, rec.guarantee.epsilon(1e-5) < 3
         ((2,), 'full_batch', True)
-        >>> o1.sensitivity, o1.noise_std  # 2 G / n and z G / n
-        (0.5, 1.0)
+        >>> o1.sensitivity, o1.noise_std  # 2 G F / n and z G F / n
+        (0.5000000000000031, 1.0000000000000062)
+        >>> o1.rounding_margin - 1 < 1e-14  # F: float64 rounding of the sum
+        True
         >>> o32 = first_kind(prob, noise_multiplier=4.0, clip_norm=0.5,
         ...                  gradient_dtype="float32")
         >>> o32(jax.random.key(0), jnp.zeros(2))[0].dtype  # noise added in float64
@@ -1230,3 +1290,6 @@ def second_kind(
         clip=clip,
         max_batch_size=max_batch_size,
     )
+
+
+precision.scope_public(globals())

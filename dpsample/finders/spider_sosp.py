@@ -47,7 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.domains import Unconstrained
 from dpsample.finders import oracles
 from dpsample.finders.accounting import C_SENS
@@ -946,3 +946,6 @@ def spider_sosp(
         return PrivateResult(x0, guarantee, info)
     info["selected"] = index
     return PrivateResult(jnp.asarray(xs_np[index]), guarantee, info)
+
+
+precision.scope_public(globals())

@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.problem import Problem, check_problem
 from dpsample.types import ArrayLike, PRNGKey
 
@@ -309,3 +309,6 @@ def sosp_score(
     g = gradient_norm(problem, x)
     lam = min_hessian_eigenvalue(problem, x, method=method)
     return float(max(g, max(0.0, -lam) ** 2 / r))
+
+
+precision.scope_public(globals())

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.types import Array, ArrayLike
 
 __all__ = ["TRSubproblemSolution", "solve_tr_subproblem"]
@@ -209,3 +209,6 @@ def solve_tr_subproblem(
     validation.finite_tree("gradient", g)
     validation.finite_tree("hessian", h)
     return _solve(jnp.asarray(g), jnp.asarray(h), jnp.asarray(radius))
+
+
+precision.scope_public(globals())

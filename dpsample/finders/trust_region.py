@@ -43,7 +43,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.domains import Unconstrained
 from dpsample.finders.accounting import (
     C_SENS,
@@ -802,3 +802,6 @@ def dp_stochastic_trust_region(
         **run_info,
     }
     return PrivateResult(w, guarantee, info)
+
+
+precision.scope_public(globals())

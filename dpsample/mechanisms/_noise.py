@@ -7,6 +7,7 @@ from collections.abc import Callable
 import jax
 import jax.numpy as jnp
 
+from dpsample._src import precision
 from dpsample.types import ArrayLikeTree, ArrayTree, PRNGKey
 
 __all__ = ["add_tree_noise"]
@@ -34,3 +35,6 @@ def add_tree_noise(
         noise = noise_fn(leaf_key, leaf.shape).astype(dtype)
         out.append(leaf.astype(dtype) + scale * noise)
     return jax.tree.unflatten(treedef, out)
+
+
+precision.scope_public(globals())

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.privacy import NeighboringRelation, PrivacyGuarantee, PrivateResult
 from dpsample.types import Array, ArrayLike, PRNGKey
 
@@ -452,3 +452,6 @@ def above_threshold_sosp(
         "num_examined": examined,
     }
     return PrivateResult(index, PrivacyGuarantee.pure(epsilon, relation=relation), info)
+
+
+precision.scope_public(globals())

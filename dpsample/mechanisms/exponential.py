@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.privacy import NeighboringRelation, PrivacyGuarantee, PrivateResult
 from dpsample.types import Array, ArrayLike, PRNGKey
 
@@ -233,3 +233,6 @@ def exponential(
     }
     privacy = PrivacyGuarantee.exponential_mechanism(epsilon, relation=relation)
     return PrivateResult(index, privacy, info)
+
+
+precision.scope_public(globals())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.mechanisms._noise import add_tree_noise
 from dpsample.privacy import (
     NeighboringRelation,
@@ -139,3 +139,6 @@ def gaussian(
     }
     privacy = PrivacyGuarantee.gaussian(ratio, relation=relation)
     return PrivateResult(noisy, privacy, info)
+
+
+precision.scope_public(globals())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.mechanisms._noise import add_tree_noise
 from dpsample.privacy import NeighboringRelation, PrivacyGuarantee, PrivateResult
 from dpsample.types import ArrayLikeTree, PRNGKey
@@ -89,3 +89,6 @@ def laplace(
     }
     privacy = PrivacyGuarantee.laplace(ratio, relation=relation)
     return PrivateResult(noisy, privacy, info)
+
+
+precision.scope_public(globals())

@@ -59,7 +59,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample import bounds
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.finders.dp_sgd import dp_sgd
@@ -353,3 +353,6 @@ def dp_sgd_quasar(
         "quasar_convexity": q,
     }
     return PrivateResult(xs[index], guarantee, info)
+
+
+precision.scope_public(globals())

@@ -48,7 +48,7 @@ import jax
 import numpy as np
 
 from dpsample import bounds, nets
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.bounds import WarmStartBound, net_warm_start_bound
 from dpsample.domains import Ball
 from dpsample.errors import BudgetExceededError, MissingConstantError
@@ -1086,3 +1086,6 @@ def _diagnostics(
             stationarity.min_hessian_eigenvalue(problem, x)
         )
     return out
+
+
+precision.scope_public(globals())

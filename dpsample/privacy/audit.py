@@ -27,7 +27,7 @@ import jax
 import numpy as np
 from scipy import stats
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.privacy.result import PrivateResult
 from dpsample.types import PRNGKey
 
@@ -319,3 +319,6 @@ def audit(
         q_upper=float(q_hi),
         num_samples=num_samples,
     )
+
+
+precision.scope_public(globals())

@@ -29,7 +29,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.privacy.guarantee import PrivacyGuarantee
 
 __all__ = [
@@ -347,3 +347,6 @@ def calibrate_noise(
         max_upper=max_upper,
         rtol=rtol,
     ).noise
+
+
+precision.scope_public(globals())

@@ -53,7 +53,7 @@ from dp_accounting import dp_event
 from dp_accounting import pld as dp_pld
 from dp_accounting import rdp as dp_rdp
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.errors import RelationMismatchError
 
 __all__ = [
@@ -1015,3 +1015,6 @@ class PrivacyGuarantee:
 def _merge(*groups: Sequence[str]) -> tuple[str, ...]:
     """Assumptions of several guarantees: sorted, without duplicates."""
     return tuple(sorted({a.strip() for group in groups for a in group}))
+
+
+precision.scope_public(globals())

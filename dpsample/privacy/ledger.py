@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.errors import BudgetExceededError
 from dpsample.privacy.guarantee import REPLACE_ONE, PrivacyGuarantee
 
@@ -136,3 +136,6 @@ class BudgetLedger:
             f"BudgetLedger(epsilon={self.epsilon:g}, delta={self.delta:g}, "
             f"stages={names}{assumed})"
         )
+
+
+precision.scope_public(globals())

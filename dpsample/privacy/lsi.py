@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.domains import Ball
 from dpsample.privacy.guarantee import REPLACE_ONE, PrivacyGuarantee
 
@@ -428,3 +428,6 @@ def minami(
     if not math.isfinite(eps):
         return None
     return PrivacyGuarantee.approx(eps, delta, relation=relation)
+
+
+precision.scope_public(globals())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from dpsample._src import precision
 from dpsample.privacy.guarantee import PrivacyGuarantee
 
 __all__ = ["NON_PRIVATE_KEY", "PrivateResult"]
@@ -37,3 +38,6 @@ class PrivateResult(NamedTuple):
     value: Any
     privacy: PrivacyGuarantee
     info: dict[str, Any]
+
+
+precision.scope_public(globals())

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample._src.arviz import import_arviz
 from dpsample.samplers import langevin, mala, proximal
 from dpsample.samplers.target import GibbsTarget
@@ -210,3 +210,6 @@ def _chunk_sizes(total: int, num_chunks: int) -> list[int]:
         sizes.append(min(base, left))
         left -= sizes[-1]
     return sizes
+
+
+precision.scope_public(globals())

@@ -53,7 +53,7 @@ import jax
 import jax.numpy as jnp
 from scipy import stats
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.privacy.guarantee import PrivacyGuarantee
@@ -1077,3 +1077,6 @@ def gibbs(
     final = _run_chain(run_key, kernel, state, target, float(h), int(steps))
     value = jnp.asarray(final.position, jnp.float64)
     return PrivateResult(value, privacy, info)
+
+
+precision.scope_public(globals())

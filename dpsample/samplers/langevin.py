@@ -59,7 +59,7 @@ import jax.numpy as jnp
 from blackjax.base import SamplingAlgorithm
 from blackjax.sgmcmc import diffusions
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.privacy.guarantee import PrivacyGuarantee
 from dpsample.samplers.target import GibbsTarget, check_position
 from dpsample.types import Array, ArrayLike, PRNGKey
@@ -329,3 +329,6 @@ def trajectory_guarantee(
     """
     nm = trajectory_noise_multiplier(target, step_size=step_size, num_steps=num_steps)
     return PrivacyGuarantee.gaussian(nm, relation=target.problem.relation)
+
+
+precision.scope_public(globals())

@@ -38,7 +38,7 @@ import blackjax
 from blackjax.base import SamplingAlgorithm
 from blackjax.mcmc.mala import MALAInfo, MALAState
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.samplers.target import GibbsTarget, check_position
 from dpsample.types import ArrayLike, PRNGKey
 
@@ -93,3 +93,6 @@ def as_top_level_api(target: GibbsTarget, step_size: float) -> SamplingAlgorithm
         return kernel(rng_key, state, target, step_size)
 
     return SamplingAlgorithm(init_fn, step_fn)
+
+
+precision.scope_public(globals())

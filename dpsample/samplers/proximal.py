@@ -51,7 +51,7 @@ import jax
 import jax.numpy as jnp
 from blackjax.base import SamplingAlgorithm
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.samplers import restricted_gaussian, rgo
 from dpsample.samplers.target import GibbsTarget, check_position
 from dpsample.types import Array, ArrayLike, PRNGKey
@@ -597,3 +597,6 @@ def schedule(
         c_step=c_step,
         proven=c_step <= C_STEP_PAPER,
     )
+
+
+precision.scope_public(globals())

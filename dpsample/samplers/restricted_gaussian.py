@@ -77,7 +77,7 @@ import jax.numpy as jnp
 import numpy as np
 import scipy.stats
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.domains import Ball
 from dpsample.types import Array, ArrayLike, PRNGKey
 
@@ -535,3 +535,6 @@ def sample(
         return _draws(rng_key, mean, std, ball, 1)[0]
     num = validation.positive_int("num", num)
     return _draws(rng_key, mean, std, ball, num)
+
+
+precision.scope_public(globals())

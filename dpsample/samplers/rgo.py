@@ -92,7 +92,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.samplers import restricted_gaussian
 from dpsample.samplers.target import GibbsTarget
 from dpsample.types import Array, ArrayLike, PRNGKey
@@ -443,3 +443,6 @@ def sample(
         is_accepted=any_accepted,
     )
     return x, info
+
+
+precision.scope_public(globals())

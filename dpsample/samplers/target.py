@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpsample._src import validation
+from dpsample._src import precision, validation
 from dpsample.domains import Ball, require_member
 from dpsample.problem import Problem
 from dpsample.types import Array, ArrayLike
@@ -112,3 +112,6 @@ def check_position(
     if not np.all(np.isfinite(np.asarray(x))):
         raise ValueError(f"Expected {name} to be finite, found NaN or inf values")
     return require_member(target.problem.domain, x, name)
+
+
+precision.scope_public(globals())

@@ -1,0 +1,299 @@
+"""The algorithm contract: plan in public, run in private.
+
+Every private algorithm of dpsample is a :class:`PrivateAlgorithm` with one shape,
+learnt once (like Optax's ``GradientTransformation(init, update)`` or BlackJAX's
+``init / build_kernel``)::
+
+    algorithm = DPSGD(clip_norm=1.0)                # options bound to the object
+    plan = algorithm.plan(spec, Budget(1.0, 1e-5))  # host, public inputs only
+    print(plan)                                     # sources, guarantee, cost
+    result = algorithm.run(rng_key, plan, data)     # private, jitted
+    result.value, result.privacy, result.info       # typed info
+
+* ``plan(spec, budget, **options)`` sees only public things: the
+  :class:`~dpsample.problem.ProblemSpec` (n, d, the domain, declared constants, the
+  relation, the shapes of one example), the :class:`~dpsample.plan.Budget` and the
+  options (those given here override those bound at construction). It validates
+  every input, resolves every parameter with its source, calibrates the noise with
+  the accountant, and returns a frozen :class:`~dpsample.plan.Plan` with the
+  guarantee and the cost. Bad input raises here, before any private computation.
+* ``run(rng_key, plan, data)`` checks that ``data`` matches the plan's spec (shapes
+  and ``n`` are public), then does the private work and returns
+  :class:`~dpsample.privacy.PrivateResult` whose ``privacy`` is the plan's guarantee
+  and whose ``info`` is the algorithm's typed :class:`AlgorithmInfo`: public facts,
+  with non-private diagnostics (if any) in a separately typed, labelled part.
+* The plain functions users call (``dp_sgd(...)``, ``gibbs(...)``, ...) are
+  :meth:`PrivateAlgorithm.solve` with the options as keywords: thin conveniences
+  with the same results for the same keys.
+
+Both phases run inside :func:`dpsample._src.precision.float64` (privacy-critical
+numerics in float64, without changing the caller's global JAX configuration).
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import inspect
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
+
+from dpsample._src import precision, validation
+from dpsample.plan import Budget, Plan
+from dpsample.privacy.result import NON_PRIVATE_KEY, PrivateResult
+
+__all__ = [
+    "KINDS",
+    "AlgorithmInfo",
+    "optional",
+    "NonPrivateDiagnostics",
+    "PrivateAlgorithm",
+]
+
+#: Kinds of private algorithm, as the registry and ``dpsample list`` name them.
+KINDS = ("sampler", "finder", "pipeline")
+
+
+def optional() -> Any:
+    """A dataclass field of an :class:`AlgorithmInfo` that may be absent (``None``).
+
+    An optional field whose value is ``None`` does not appear in the info's mapping
+    view (``"iterates" in info`` is ``False`` when no iterates were asked for).
+    """
+    return dataclasses.field(default=None, metadata={"optional": True})
+
+
+@dataclasses.dataclass(frozen=True)
+class NonPrivateDiagnostics:
+    """Base of the non-private part of an algorithm's info.
+
+    Values here are computed from the private data and are **not** covered by the
+    guarantee: for checking only, never to be released. Reports put them under the
+    one labelled key :data:`dpsample.privacy.result.NON_PRIVATE_KEY`.
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclasses.dataclass(frozen=True)
+class AlgorithmInfo(Mapping[str, Any]):
+    """Base of every algorithm's typed ``info``: public facts of a run.
+
+    Subclasses are frozen dataclasses with documented fields. Every field is public
+    (a function of the plan and of released values only) except ``diagnostics``,
+    which holds a :class:`NonPrivateDiagnostics` (or ``None``). The info is also a
+    read-only mapping of its public fields (``info["num_steps"]`` is
+    ``info.num_steps``) so reports can walk it.
+    """
+
+    def _public_names(self) -> list[str]:
+        return [
+            f.name
+            for f in dataclasses.fields(self)
+            if f.name != "diagnostics"
+            and not (f.metadata.get("optional") and getattr(self, f.name) is None)
+        ]
+
+    def __getitem__(self, name: str) -> Any:
+        if name == NON_PRIVATE_KEY:
+            diag = getattr(self, "diagnostics", None)
+            if diag is None:
+                raise KeyError(name)
+            return diag.to_dict()
+        if name not in self._public_names():
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __iter__(self) -> Iterator[str]:
+        names = self._public_names()
+        if getattr(self, "diagnostics", None) is not None:
+            names.append(NON_PRIVATE_KEY)
+        return iter(names)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def public(self) -> dict[str, Any]:
+        """The public fields as a dict (no diagnostics)."""
+        return {k: getattr(self, k) for k in self._public_names()}
+
+    def to_report(self) -> dict[str, Any]:
+        """Public fields, plus the diagnostics under the labelled non-private key."""
+        out = self.public()
+        diag = getattr(self, "diagnostics", None)
+        if diag is not None:
+            out[NON_PRIVATE_KEY] = diag.to_dict()
+        return out
+
+
+class PrivateAlgorithm(abc.ABC):
+    """A private algorithm: ``plan`` in public, ``run`` in private.
+
+    Subclasses set the class attributes below (the registry reads them) and
+    implement :meth:`_plan` with keyword-only options (their names, types and
+    defaults are the algorithm's options) and :meth:`_run`.
+
+    Attributes:
+        name: The registry name (``"dp_sgd"``).
+        kind: One of :data:`KINDS`.
+        seed: The seed paper (``"002"``) the algorithm implements.
+        theorem: The theorem(s) behind the schedule and the guarantee.
+        guarantee_type: The kind of guarantee and how it is accounted.
+        summary: One line for ``dpsample list``.
+
+    Args:
+        **options: Options bound to this object; :meth:`plan` keywords override
+            them. Unknown names raise ``TypeError`` here.
+    """
+
+    name: ClassVar[str] = ""
+    kind: ClassVar[str] = ""
+    seed: ClassVar[str] = ""
+    theorem: ClassVar[str] = ""
+    guarantee_type: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+
+    def __init__(self, **options: Any) -> None:
+        self._check_option_names(options)
+        self.options: dict[str, Any] = dict(options)
+
+    # ---------------------------------------------------------------- options
+    @classmethod
+    def option_parameters(cls) -> dict[str, inspect.Parameter]:
+        """The plan options: keyword-only parameters of :meth:`_plan`."""
+        sig = inspect.signature(cls._plan)
+        return {
+            name: p
+            for name, p in sig.parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY
+        }
+
+    @classmethod
+    def _check_option_names(cls, options: Mapping[str, Any]) -> None:
+        valid = cls.option_parameters()
+        unknown = sorted(set(options) - set(valid))
+        if unknown:
+            raise TypeError(
+                f"{cls.name or cls.__name__} has no option(s) {unknown}; valid "
+                f"options: {', '.join(sorted(valid))}"
+            )
+
+    def with_options(self, **options: Any) -> PrivateAlgorithm:
+        """A copy of this algorithm with more options bound."""
+        return type(self)(**{**self.options, **options})
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        return f"{type(self).__name__}({opts})"
+
+    # ---------------------------------------------------------------- contract
+    def plan(self, spec: Any, budget: Budget, **options: Any) -> Plan:
+        """Plan a run in public: parameters, guarantee and cost (no data).
+
+        Args:
+            spec: The public :class:`~dpsample.problem.ProblemSpec` (a
+                :class:`~dpsample.problem.Problem` is accepted and reduced to its
+                ``spec``: its data are not read).
+            budget: The :class:`~dpsample.plan.Budget`.
+            **options: Options of this algorithm (override the bound ones).
+
+        Returns:
+            The frozen :class:`~dpsample.plan.Plan`.
+
+        Raises:
+            TypeError, ValueError, MissingConstantError: On bad input, before any
+                private computation.
+        """
+        from dpsample.problem import Problem, ProblemSpec
+
+        if isinstance(spec, Problem):
+            spec = spec.spec
+        if not isinstance(spec, ProblemSpec):
+            raise TypeError(f"Expected a ProblemSpec, got {type(spec).__name__}")
+        if not isinstance(budget, Budget):
+            raise TypeError(f"Expected a Budget, got {type(budget).__name__}")
+        self._check_option_names(options)
+        merged = {**self.options, **options}
+        with precision.float64():
+            plan = self._plan(spec, budget, **merged)
+        if not isinstance(plan, Plan) or plan.algorithm != self.name:
+            raise TypeError(f"internal error: {self.name}._plan returned {plan!r}")
+        return plan
+
+    def run(self, rng_key: Any, plan: Plan, data: Any) -> PrivateResult:
+        """Run a plan on private data.
+
+        Args:
+            rng_key: A JAX PRNG key (split internally, never reused).
+            plan: A plan made by this algorithm's :meth:`plan`.
+            data: The private data: a pytree whose leaves have leading axis
+                ``plan.spec.n`` and whose examples have the spec's shapes.
+
+        Returns:
+            ``PrivateResult(value, privacy, info)`` with ``privacy`` the plan's
+            guarantee and ``info`` this algorithm's typed info.
+
+        Raises:
+            TypeError, ValueError: A bad key, a plan of another algorithm, or data
+                whose public shape does not match the plan (checked before any
+                private computation). Nothing data-dependent is raised later.
+        """
+        if not isinstance(plan, Plan):
+            raise TypeError(f"Expected a Plan, got {type(plan).__name__}")
+        if plan.algorithm != self.name:
+            raise ValueError(
+                f"this plan is for {plan.algorithm!r}, not {self.name!r}: run it with "
+                "the algorithm that made it"
+            )
+        with precision.float64():
+            rng_key = validation.check_key(rng_key)
+            problem = plan.spec.with_data(data)
+            return self._run(rng_key, plan, problem)
+
+    def solve(
+        self,
+        rng_key: Any,
+        problem: Any,
+        *,
+        epsilon: float,
+        delta: float,
+        max_evaluations: int | None = None,
+        **options: Any,
+    ) -> PrivateResult:
+        """``plan`` then ``run`` in one call (what the convenience functions do).
+
+        Args:
+            rng_key: A JAX PRNG key.
+            problem: A :class:`~dpsample.problem.Problem` (its spec is planned, its
+                data run).
+            epsilon: Target epsilon.
+            delta: Target delta.
+            max_evaluations: Optional compute cap (see :class:`~dpsample.plan.Budget`).
+            **options: Options of this algorithm.
+
+        Returns:
+            The :class:`~dpsample.privacy.PrivateResult`.
+        """
+        validation.check_key(rng_key)
+        from dpsample.problem import check_problem
+
+        problem = check_problem(problem)
+        plan = self.plan(
+            problem.spec, Budget(epsilon, delta, max_evaluations), **options
+        )
+        with precision.float64():
+            return self._run(rng_key, plan, problem)
+
+    # ---------------------------------------------------------------- to implement
+    @abc.abstractmethod
+    def _plan(self, spec: Any, budget: Budget, **options: Any) -> Plan:
+        """Resolve the run in public (keyword-only options)."""
+
+    @abc.abstractmethod
+    def _run(self, rng_key: Any, plan: Plan, problem: Any) -> PrivateResult:
+        """The private work, on a problem whose data match the plan's spec."""
+
+
+precision.scope_public(globals())

@@ -1,0 +1,154 @@
+r"""Forecasts of a plan's wall time, from a short timing on this machine.
+
+A :class:`~dpsample.plan.Cost` counts the work of a planned run in per-example
+evaluations (losses, gradients, Hessian-vector products) and sequential steps; those
+counts are public and exact. :func:`estimate_seconds` turns them into a forecast of
+the private run's wall time on this machine:
+
+.. math::
+
+    \hat t = n_g t_g + n_\ell t_\ell + n_h t_h + T t_{step},
+
+where ``t_g``, ``t_l``, ``t_h`` are the measured times of one per-example gradient,
+loss and Hessian-vector product of the spec's loss (a jitted, vmapped batch of
+:data:`BATCH` zero examples of the spec's shapes at the domain centre: public inputs
+only, never the data) and ``t_step`` the overhead of one step of a jitted
+``lax.scan`` that draws Gaussian noise of dimension ``d``. Compilation is excluded
+(it is paid once per shape, see ``docs/architecture.md``). The timing takes a
+fraction of a second and is cached per loss function and shapes.
+
+The forecast is an estimate (machine load, cache effects and the algorithm's own
+overheads move it), for deciding whether to run or to pass a compute budget
+(``max_evaluations``), not a guarantee.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from dpsample._src import precision
+
+__all__ = ["BATCH", "UnitTimes", "estimate_seconds", "unit_times"]
+
+#: Examples per timed batch.
+BATCH = 256
+_REPEATS = 5
+_STEPS = 512
+
+
+class UnitTimes(NamedTuple):
+    """Measured seconds per unit of work.
+
+    Attributes:
+        gradient: One per-example gradient.
+        loss: One per-example loss.
+        hvp: One per-example Hessian-vector product.
+        step: One sequential step (scan overhead and a ``d``-dimensional noise draw).
+    """
+
+    gradient: float
+    loss: float
+    hvp: float
+    step: float
+
+
+_CACHE: dict[Any, UnitTimes] = {}
+
+
+def _best(fn: Any, *args: Any) -> float:
+    jax.block_until_ready(fn(*args))  # compile
+    best = float("inf")
+    for _ in range(_REPEATS):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@precision.scoped
+def unit_times(spec: Any) -> UnitTimes:
+    """Time one gradient, loss, HVP and step for ``spec``'s loss (cached).
+
+    Args:
+        spec: A :class:`~dpsample.problem.ProblemSpec` (only its loss, dimension,
+            domain centre and example shapes are used).
+
+    Returns:
+        :class:`UnitTimes`.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Ball, Problem
+        >>> from dpsample.cost import unit_times
+        >>> p = Problem(lambda x, z: jnp.sum((x - z) ** 2), jnp.zeros((4, 2)),
+        ...             Ball(1.0, dim=2))
+        >>> t = unit_times(p.spec)
+        >>> 0 < t.gradient < 1e-2 and 0 < t.step < 1e-2
+        True
+    """
+    shapes = tuple(
+        (leaf.shape, str(leaf.dtype)) for leaf in jax.tree.leaves(spec.example)
+    )
+    key = (spec.loss_fn, spec.dim, jax.tree.structure(spec.example), shapes)
+    try:
+        if key in _CACHE:
+            return _CACHE[key]
+    except TypeError:  # an unhashable loss: time it again
+        key = None
+    x = jnp.asarray(spec.domain.center_point, jnp.float64)
+    batch = jax.tree.map(
+        lambda leaf: jnp.zeros((BATCH, *leaf.shape), leaf.dtype), spec.example
+    )
+    loss_fn = spec.loss_fn
+    grad_fn = jax.grad(loss_fn)
+    v = jnp.ones_like(x) / jnp.sqrt(x.shape[0])
+
+    def hvp(p: Any, ex: Any) -> Any:
+        return jax.jvp(lambda q: grad_fn(q, ex), (p,), (v,))[1]
+
+    grads = jax.jit(jax.vmap(grad_fn, in_axes=(None, 0)))
+    losses = jax.jit(jax.vmap(loss_fn, in_axes=(None, 0)))
+    hvps = jax.jit(jax.vmap(hvp, in_axes=(None, 0)))
+
+    @jax.jit
+    def steps(k: Any, p: Any) -> Any:
+        def body(q: Any, kk: Any) -> tuple[Any, None]:
+            return q + 1e-3 * jax.random.normal(kk, q.shape, q.dtype), None
+
+        return jax.lax.scan(body, p, jax.random.split(k, _STEPS))[0]
+
+    out = UnitTimes(
+        gradient=_best(grads, x, batch) / BATCH,
+        loss=_best(losses, x, batch) / BATCH,
+        hvp=_best(hvps, x, batch) / BATCH,
+        step=_best(steps, jax.random.key(0), x) / _STEPS,
+    )
+    if key is not None:
+        _CACHE[key] = out
+    return out
+
+
+def estimate_seconds(spec: Any, cost: Any) -> float:
+    """Forecast wall time of a run of ``cost`` on ``spec`` (see the module docstring).
+
+    Args:
+        spec: The plan's :class:`~dpsample.problem.ProblemSpec`.
+        cost: The plan's :class:`~dpsample.plan.Cost`.
+
+    Returns:
+        Seconds (a float).
+    """
+    t = unit_times(spec)
+    return (
+        cost.gradient_evaluations * t.gradient
+        + cost.loss_evaluations * t.loss
+        + cost.hessian_vector_products * t.hvp
+        + cost.steps * t.step
+    )
+
+
+precision.scope_public(globals())

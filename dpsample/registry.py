@@ -1,0 +1,171 @@
+"""The one table of dpsample's private algorithms.
+
+Every algorithm is registered here once, by the import path of its
+:class:`~dpsample.base.PrivateAlgorithm` class; its name, kind, seed, theorem,
+guarantee type and options (names, types, defaults) are read from the class itself.
+The TOML configuration and ``dpsample run``, ``dpsample list``, the sweep engine and
+the docs' tables all read this module; nothing else keeps a list of algorithms.
+
+Examples:
+    >>> from dpsample import registry
+    >>> registry.get("dp_sgd").kind
+    'finder'
+    >>> "dp_sgd" in registry.names("finder")
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import inspect
+from typing import Any
+
+from dpsample._src import precision
+from dpsample.base import KINDS, PrivateAlgorithm
+
+__all__ = [
+    "ALGORITHMS",
+    "Entry",
+    "Option",
+    "UnknownAlgorithmError",
+    "create",
+    "entries",
+    "get",
+    "names",
+]
+
+#: Import paths of every registered algorithm class, in the order they are listed.
+ALGORITHMS: tuple[str, ...] = ("dpsample.finders.dp_sgd:DPSGD",)
+
+
+class UnknownAlgorithmError(ValueError):
+    """No algorithm of that name (and kind) is registered."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One plan option of an algorithm.
+
+    Attributes:
+        name: The keyword.
+        annotation: Its type, as written in the signature.
+        default: Its default (``None``: resolved by the plan's rule).
+        required: Whether the plan needs it.
+    """
+
+    name: str
+    annotation: str
+    default: Any
+    required: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """A registered algorithm.
+
+    Attributes:
+        name: Registry name.
+        kind: ``"sampler"``, ``"finder"`` or ``"pipeline"``.
+        seed: The seed paper.
+        theorem: The theorem(s) behind its schedule and guarantee.
+        guarantee_type: What kind of guarantee it returns and how it is accounted.
+        summary: One line.
+        path: ``"module:Class"``.
+    """
+
+    name: str
+    kind: str
+    seed: str
+    theorem: str
+    guarantee_type: str
+    summary: str
+    path: str
+
+    @property
+    def cls(self) -> type[PrivateAlgorithm]:
+        """The algorithm class (imported on first use)."""
+        return _load(self.path)
+
+    def options(self) -> tuple[Option, ...]:
+        """The plan options, from the class's ``_plan`` signature."""
+        out = []
+        for name, p in self.cls.option_parameters().items():
+            ann = p.annotation
+            ann = ann if isinstance(ann, str) else getattr(ann, "__name__", repr(ann))
+            required = p.default is inspect.Parameter.empty
+            out.append(Option(name, ann, None if required else p.default, required))
+        return tuple(out)
+
+    def create(self, **options: Any) -> PrivateAlgorithm:
+        """An instance with ``options`` bound."""
+        return self.cls(**options)
+
+
+@functools.cache
+def _load(path: str) -> type[PrivateAlgorithm]:
+    module, _, attr = path.partition(":")
+    cls = getattr(importlib.import_module(module), attr)
+    if not (isinstance(cls, type) and issubclass(cls, PrivateAlgorithm)):
+        raise TypeError(f"{path} is not a PrivateAlgorithm")
+    if cls.kind not in KINDS or not cls.name:
+        raise TypeError(f"{path} lacks a valid name/kind")
+    return cls
+
+
+@functools.cache
+def _entries() -> tuple[Entry, ...]:
+    out = []
+    seen: set[str] = set()
+    for path in ALGORITHMS:
+        cls = _load(path)
+        if cls.name in seen:
+            raise RuntimeError(f"algorithm name {cls.name!r} registered twice")
+        seen.add(cls.name)
+        out.append(
+            Entry(
+                cls.name,
+                cls.kind,
+                cls.seed,
+                cls.theorem,
+                cls.guarantee_type,
+                cls.summary,
+                path,
+            )
+        )
+    return tuple(out)
+
+
+def entries(kind: str | None = None) -> tuple[Entry, ...]:
+    """Every registered algorithm, or those of one kind."""
+    if kind is not None and kind not in KINDS:
+        raise UnknownAlgorithmError(f"unknown kind {kind!r}; valid kinds: {KINDS}")
+    return tuple(e for e in _entries() if kind is None or e.kind == kind)
+
+
+def names(kind: str | None = None) -> tuple[str, ...]:
+    """Registered names, or those of one kind."""
+    return tuple(e.name for e in entries(kind))
+
+
+def get(name: str, kind: str | None = None) -> Entry:
+    """The entry named ``name`` (optionally checking its kind).
+
+    Raises:
+        UnknownAlgorithmError: With the valid names in the message.
+    """
+    for e in entries(kind):
+        if e.name == name:
+            return e
+    what = "algorithm" if kind is None else kind
+    valid = ", ".join(repr(n) for n in names(kind))
+    raise UnknownAlgorithmError(f"unknown {what} {name!r}; valid choices: {valid}")
+
+
+def create(name: str, kind: str | None = None, **options: Any) -> PrivateAlgorithm:
+    """An instance of the algorithm ``name`` with ``options`` bound."""
+    return get(name, kind).create(**options)
+
+
+precision.scope_public(globals())
