@@ -9,6 +9,7 @@ arrays, whatever the caller's ``jax_enable_x64``. See ``docs/sharp_edges.md``.
 
 from dpsample import (
     bounds,
+    cost,
     datasets,
     errors,
     finders,
@@ -17,22 +18,32 @@ from dpsample import (
     nets,
     pipelines,
     privacy,
+    registry,
     samplers,
 )
+from dpsample.base import PrivateAlgorithm
 from dpsample.domains import Ball, Unconstrained
 from dpsample.pipelines import should_warm_start, warm_start
+from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
-from dpsample.problem import Problem
+from dpsample.problem import Problem, ProblemSpec
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Ball",
+    "Budget",
+    "Cost",
+    "Param",
+    "Plan",
     "PrivacyGuarantee",
+    "PrivateAlgorithm",
     "PrivateResult",
     "Problem",
+    "ProblemSpec",
     "Unconstrained",
     "bounds",
+    "cost",
     "datasets",
     "errors",
     "finders",
@@ -41,6 +52,7 @@ __all__ = [
     "nets",
     "pipelines",
     "privacy",
+    "registry",
     "samplers",
     "should_warm_start",
     "warm_start",

@@ -305,22 +305,24 @@ class ProblemSpec:
             ValueError: If ``data`` does not have ``n`` examples of the spec's
                 shapes (a public mismatch), or as :class:`Problem` does.
         """
-        problem = Problem(
-            self.loss_fn, data, self.domain, **{c: getattr(self, c) for c in CONSTANTS}
-        )
-        if problem.n != self.n:
-            raise ValueError(f"the plan is for n={self.n} examples, got {problem.n}")
-        got = jax.tree.structure(problem.data), jax.tree.leaves(problem.spec.example)
-        want = jax.tree.structure(self.example), jax.tree.leaves(self.example)
-        same = got[0] == want[0] and all(
+        data = Problem._validate_data(data)
+        n = int(jax.tree.leaves(data)[0].shape[0])
+        if n != self.n:
+            raise ValueError(f"the plan is for n={self.n} examples, got {n}")
+        got = _example_struct(data)
+        same = jax.tree.structure(got) == jax.tree.structure(self.example) and all(
             a.shape == b.shape and a.dtype == b.dtype
-            for a, b in zip(got[1], want[1], strict=True)
+            for a, b in zip(
+                jax.tree.leaves(got), jax.tree.leaves(self.example), strict=True
+            )
         )
         if not same:
             raise ValueError(
-                f"the data's examples {problem.spec.example} do not match the plan's "
-                f"{self.example}"
+                f"the data's examples {got} do not match the plan's {self.example}"
             )
+        problem = Problem(
+            self.loss_fn, data, self.domain, **{c: getattr(self, c) for c in CONSTANTS}
+        )
         return problem
 
 

@@ -1,0 +1,79 @@
+"""One small, fast case per registered algorithm, for the contract tests.
+
+Each :class:`Case` builds a problem (its loss optionally wrapped, e.g. by a trace
+counter), names a budget and options small enough for the fast suite, and calls the
+algorithm's convenience function (the pinned equivalence: same key, same result as
+``plan`` + ``run``). Every name of :func:`dpsample.registry.names` must have a case
+(``tests/test_contract.py`` checks this).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+import dpsample
+from dpsample.plan import Budget
+
+
+class Case(NamedTuple):
+    """A contract case.
+
+    Attributes:
+        make_problem: ``(seed, n, wrap) -> Problem``; ``wrap`` maps the loss.
+        budget: The budget.
+        options: Plan options.
+        convenience: ``(rng_key, problem, budget, options) -> PrivateResult`` through
+            the plain function users call.
+        n: Default number of examples.
+    """
+
+    make_problem: Callable[[int, int, Callable[[Any], Any]], dpsample.Problem]
+    budget: Budget
+    options: dict[str, Any]
+    convenience: Callable[..., Any]
+    n: int = 64
+
+
+def _identity(f: Any) -> Any:
+    return f
+
+
+def quadratic_ball(seed: int, n: int, wrap: Callable[[Any], Any] = _identity):
+    """``f(x; z) = |x - z|^2 / 2`` on ``Ball(2)`` in ``d = 2``, ``|z| <= 1``."""
+    rng = np.random.default_rng(seed)
+    z = rng.uniform(-0.7, 0.7, size=(n, 2))
+
+    def loss(x, ex):
+        return 0.5 * jnp.sum((x - ex["z"]) ** 2)
+
+    return dpsample.Problem(
+        wrap(loss),
+        {"z": z},
+        dpsample.Ball(2.0, dim=2),
+        lipschitz=3.0,
+        smoothness=1.0,
+        hessian_lipschitz=0.0,
+        loss_range=4.5,
+    )
+
+
+def _dp_sgd(rng_key, problem, budget, options):
+    from dpsample.finders import dp_sgd
+
+    return dp_sgd(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
+CASES: dict[str, Case] = {
+    "dp_sgd": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {"num_steps": 6, "batch_size": 8, "x0": [0.1, -0.2]},
+        _dp_sgd,
+    ),
+}

@@ -1,0 +1,113 @@
+"""``import dpsample`` changes no global setting, and the library computes in float64.
+
+* In a fresh 32-bit process, importing dpsample leaves ``jax_enable_x64`` off, and a
+  private run gives bit for bit the result of the same run in a 64-bit process.
+* Every public callable of every module (the names of its ``__all__`` it defines) is
+  wrapped in the float64 scope (:mod:`dpsample._src.precision`); a power check shows
+  the walk sees an unscoped function.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import pkgutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import dpsample
+from dpsample._src import precision
+
+_SCRIPT = textwrap.dedent(
+    """
+    import jax
+    before = bool(jax.config.jax_enable_x64)
+    import dpsample, jax.numpy as jnp, numpy as np
+    from dpsample.finders import dp_sgd
+    after = bool(jax.config.jax_enable_x64)
+    z = np.linspace(-0.7, 0.7, 64).reshape(32, 2)
+    prob = dpsample.Problem(lambda x, e: 0.5 * jnp.sum((x - e["z"]) ** 2),
+        {"z": z}, dpsample.Ball(2.0, dim=2), lipschitz=3.0, smoothness=1.0,
+        loss_range=4.5)
+    res = dp_sgd(jax.random.key(0), prob, epsilon=1.0, delta=1e-5,
+                 num_steps=20, batch_size=8, x0=np.array([0.3, -0.1]))
+    v = np.asarray(res.value)
+    print(before, after, v.dtype, [float(t).hex() for t in v],
+          res.privacy.epsilon(1e-5).hex())
+    """
+)
+
+
+def _run(x64: bool) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    env["JAX_PLATFORMS"] = "cpu"
+    if x64:
+        env["JAX_ENABLE_X64"] = "1"
+    out = subprocess.run(
+        [sys.executable, "-W", "error", "-c", _SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=300,
+    )
+    return out.stdout.split(maxsplit=3)
+
+
+def test_import_changes_no_global_setting_and_results_match_x64():
+    before, after, dtype, rest = _run(x64=False)
+    assert (before, after) == ("False", "False")
+    assert dtype == "float64"
+    _, _, dtype64, rest64 = _run(x64=True)
+    assert dtype64 == "float64"
+    assert rest == rest64  # bit for bit the same release and guarantee
+
+
+def _unscoped(module) -> list[str]:
+    missing = []
+    for name in getattr(module, "__all__", ()):
+        obj = getattr(module, name, None)
+        if getattr(obj, "__module__", None) != module.__name__:
+            continue
+        if inspect.isfunction(obj) and not precision.is_scoped(obj):
+            missing.append(name)
+        elif inspect.isclass(obj) and not issubclass(obj, BaseException):
+            for attr, value in vars(obj).items():
+                if attr.startswith("_") and attr not in ("__init__", "__call__"):
+                    continue
+                fn = value.fget if isinstance(value, property) else value
+                fn = getattr(fn, "__func__", fn)
+                if inspect.isfunction(fn) and not precision.is_scoped(fn):
+                    missing.append(f"{name}.{attr}")
+    return missing
+
+
+def _modules():
+    for mod in pkgutil.walk_packages(dpsample.__path__, "dpsample."):
+        if "._src" in mod.name or mod.name.endswith(("types", "errors", "cli")):
+            continue
+        yield __import__(mod.name, fromlist=["_"])
+
+
+@pytest.mark.parametrize("module", list(_modules()), ids=lambda m: m.__name__)
+def test_every_public_callable_is_scoped(module):
+    assert _unscoped(module) == []
+
+
+def test_the_scope_check_sees_an_unscoped_function():
+    import types
+
+    fake = types.ModuleType("dpsample.fake")
+
+    def public(x):
+        return x
+
+    public.__module__ = "dpsample.fake"
+    fake.public = public
+    fake.__all__ = ["public"]
+    assert _unscoped(fake) == ["public"]
+    precision.scope_public(vars(fake))
+    assert _unscoped(fake) == []
