@@ -1,0 +1,277 @@
+"""The problem of a configuration: a public spec from [data], [loss] and [domain].
+
+:func:`build_spec` makes the :class:`~dpsample.problem.ProblemSpec` (the loss, ``n``,
+the shapes of one example, the domain, the declared constants) from public facts
+only: it never reads the data. For the bundled scikit-learn datasets the number of
+examples and the feature names are recorded public facts
+(:data:`dpsample.datasets.SKLEARN_METADATA`) and the number of features follows from
+``[data] features`` and ``add_bias``; synthetic data declare ``n`` and ``d``. Every
+example is ``{"x": float64 (d,), "y": float64 ()}``. :func:`load_data` reads the data
+(the private part) and :func:`build_problem` joins the two, checking that the data
+match the spec.
+
+Constants: the loss's :meth:`~dpsample.losses.Loss.constants` derive ``lipschitz``,
+``smoothness``, ``hessian_lipschitz``, ``loss_range`` and ``oscillation`` from the
+public assumptions ``feature_bound`` (default ``1``: rows of unit norm), ``radius``
+(default the domain's ``max_norm``) and ``label_bound``; a constant given in
+``[loss]`` overrides the derived one (it is the user's public declaration, never
+checked against the private data). Every guarantee comes from these constants.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from dpsample._src import precision
+from dpsample.config.schema import CONSTANTS, SYNTHETIC_KINDS, ConfigError
+
+__all__ = [
+    "build_problem",
+    "build_spec",
+    "data_shape",
+    "dataset_names",
+    "load_data",
+    "loss_factory_parameters",
+    "loss_names",
+]
+
+
+# ---------------------------------------------------------------------- names
+def loss_names() -> tuple[str, ...]:
+    """The loss factories of :mod:`dpsample.losses`, by name."""
+    from dpsample import losses
+
+    return tuple(n for n in losses.__all__ if n not in ("Loss", "LossConstants"))
+
+
+def _loss_factory(name: str) -> Callable[..., Any]:
+    from dpsample import losses
+
+    return getattr(losses, name)
+
+
+def loss_factory_parameters(name: str) -> tuple[str, ...]:
+    """The parameters of loss ``name``'s factory (``reg``, ``c``, ``scale``, ...)."""
+    return tuple(inspect.signature(_loss_factory(name)).parameters)
+
+
+def dataset_names() -> tuple[str, ...]:
+    """The bundled datasets :func:`dpsample.datasets.load_sklearn` accepts."""
+    from dpsample import datasets
+
+    return tuple(datasets.SKLEARN_DATASETS)
+
+
+# ---------------------------------------------------------------- public facts
+def data_shape(data: Mapping[str, Any]) -> tuple[int, int]:
+    """``(n, d)`` of the data a resolved ``[data]`` section describes, unread.
+
+    Args:
+        data: The ``[data]`` section of :func:`~dpsample.config.resolve_config`.
+
+    Returns:
+        ``(n, d)``: recorded public facts for the bundled datasets, the declared
+        ``n`` and ``d`` for synthetic data.
+
+    Raises:
+        ConfigError: An unknown feature of a bundled dataset.
+
+    Examples:
+        >>> from dpsample.config import data_shape
+        >>> data_shape({"source": "sklearn", "name": "iris", "add_bias": True})
+        (150, 5)
+        >>> data_shape({"source": "synthetic", "kind": "regression", "n": 40, "d": 3})
+        (40, 3)
+    """
+    from dpsample import datasets
+
+    if data["source"] == "sklearn":
+        try:
+            return datasets.sklearn_shape(
+                data["name"],
+                features=data.get("features"),
+                add_bias=data.get("add_bias", False),
+            )
+        except ValueError as err:
+            raise ConfigError(f"[data] {err}") from None
+    return int(data["n"]), int(data["d"])
+
+
+def _is_regression(data: Mapping[str, Any]) -> bool:
+    """Whether the labels are not known to lie in ``{-1, +1}``."""
+    from dpsample import datasets
+
+    if data["source"] == "synthetic":
+        return data["kind"] == "regression"
+    return datasets.SKLEARN_METADATA[data["name"]].regression
+
+
+def _example(dim: int) -> dict[str, Any]:
+    import jax
+    import numpy as np
+
+    f64 = np.dtype("float64")
+    return {
+        "x": jax.ShapeDtypeStruct((dim,), f64),
+        "y": jax.ShapeDtypeStruct((), f64),
+    }
+
+
+def build_spec(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The public :class:`~dpsample.problem.ProblemSpec` of a resolved configuration.
+
+    Reads no data (see the module docstring): what ``dpsample run --dry-run``
+    plans from, and what a run plans from before it loads the data.
+
+    Args:
+        cfg: The output of :func:`~dpsample.config.resolve_config`.
+
+    Returns:
+        ``(spec, facts)`` with ``facts`` the public facts to record: ``n``,
+        ``dim``, the assumptions used, ``constants`` and where each came from
+        (``"derived"`` from the assumptions, ``"declared"`` in ``[loss]``).
+
+    Raises:
+        ConfigError: An assumption the derivation needs was not declared, or one
+            that does not hold on the domain.
+
+    Examples:
+        >>> from dpsample.config import build_spec, resolve_config
+        >>> cfg = resolve_config({
+        ...     "job": {"kind": "finder", "name": "dp_sgd"},
+        ...     "data": {"source": "sklearn", "name": "iris", "features": [0, 2]},
+        ...     "loss": {"name": "sigmoid"},
+        ...     "domain": {"kind": "ball", "radius": 4},
+        ...     "privacy": {"epsilon": 1, "delta": 1e-6}})
+        >>> spec, facts = build_spec(cfg)
+        >>> spec.n, spec.dim, facts["constant_sources"]["lipschitz"]
+        (150, 2, 'derived')
+    """
+    import jax.numpy as jnp
+
+    from dpsample.domains import Ball, Domain, Unconstrained
+    from dpsample.problem import ProblemSpec
+
+    data_cfg, loss_cfg, dom_cfg = cfg["data"], cfg["loss"], cfg["domain"]
+    n, dim = data_shape(data_cfg)
+
+    domain: Domain
+    if dom_cfg["kind"] == "ball":
+        center = dom_cfg.get("center")
+        if center is not None and len(center) != dim:
+            raise ConfigError(
+                f"[domain] center has {len(center)} coordinates, the data {dim}"
+            )
+        domain = Ball(
+            dom_cfg["radius"],
+            None if center is None else jnp.asarray(center, jnp.float64),
+            dim=dim,
+        )
+    else:
+        domain = Unconstrained(dim)
+
+    factory = _loss_factory(loss_cfg["name"])
+    loss = factory(
+        **{
+            k: loss_cfg[k]
+            for k in inspect.signature(factory).parameters
+            if k in loss_cfg
+        }
+    )
+    max_norm = float(domain.max_norm)
+    radius = loss_cfg.get("radius", max_norm if math.isfinite(max_norm) else None)
+    if radius is not None and radius < max_norm * (1 - 1e-12):
+        raise ConfigError(
+            f"[loss] radius = {radius} is below the domain's largest norm "
+            f"{max_norm:.6g}: the derived constants would not hold on the domain"
+        )
+    if (
+        data_cfg["source"] == "sklearn"
+        and not data_cfg["normalize_rows"]
+        and "feature_bound" not in loss_cfg
+    ):
+        raise ConfigError(
+            "[data] normalize_rows = false: declare a public bound on the feature "
+            "norms as [loss] feature_bound (the default 1 holds for normalised rows)"
+        )
+    assumptions = {
+        "feature_bound": loss_cfg.get("feature_bound", 1.0),
+        "radius": radius,
+        "label_bound": loss_cfg.get("label_bound", 1.0),
+        "dim": dim,
+    }
+    derived = loss.constants(**assumptions)._asdict()
+    if "label_bound" not in loss_cfg and _is_regression(data_cfg):
+        other = loss.constants(**(assumptions | {"label_bound": 2.0}))._asdict()
+        if other != derived:
+            raise ConfigError(
+                f"the {loss_cfg['name']} loss's constants depend on a bound on |y|: "
+                "declare [loss] label_bound (the labels are not known to lie in "
+                "{-1, +1})"
+            )
+    constants: dict[str, float | None] = {}
+    sources: dict[str, str] = {}
+    for c in CONSTANTS:
+        if c in loss_cfg:
+            constants[c], sources[c] = loss_cfg[c], "declared"
+        elif derived[c] is not None:
+            constants[c], sources[c] = float(derived[c]), "derived"
+        else:
+            constants[c], sources[c] = None, "none"
+    spec = ProblemSpec(loss.loss_fn, n, dim, domain, _example(dim), **constants)
+    facts = {
+        "n": n,
+        "dim": dim,
+        "assumptions": {k: v for k, v in assumptions.items() if v is not None},
+        "constants": {k: v for k, v in constants.items() if v is not None},
+        "constant_sources": sources,
+    }
+    return spec, facts
+
+
+# ----------------------------------------------------------------- private data
+def load_data(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Read the data of a resolved ``[data]`` section (the private part of a run).
+
+    Args:
+        data: The ``[data]`` section of :func:`~dpsample.config.resolve_config`.
+
+    Returns:
+        ``{"x": (n, d), "y": (n,)}``.
+    """
+    import jax
+
+    from dpsample import datasets
+
+    if data["source"] == "sklearn":
+        kw = {k: v for k, v in data.items() if k not in ("source", "name")}
+        return datasets.load_sklearn(data["name"], **kw)
+    extra = {k: data[k] for k in SYNTHETIC_KINDS[data["kind"]] if k in data}
+    make = getattr(datasets, f"make_{data['kind']}")
+    return make(jax.random.key(data["seed"]), data["n"], data["d"], **extra)
+
+
+def build_problem(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The :class:`~dpsample.problem.Problem` of a resolved configuration.
+
+    :func:`build_spec`, then the data (:func:`load_data`), checked against the spec.
+
+    Args:
+        cfg: The output of :func:`~dpsample.config.resolve_config`.
+
+    Returns:
+        ``(problem, facts)`` (``facts`` as in :func:`build_spec`).
+
+    Raises:
+        ConfigError: As :func:`build_spec`.
+        ValueError: Invalid values (from the loaders, the loss or the domain), or
+            data that do not match the public spec.
+    """
+    spec, facts = build_spec(cfg)
+    return spec.with_data(load_data(cfg["data"])), facts
+
+
+precision.scope_public(globals())
