@@ -60,6 +60,7 @@ from dpsample.config.problem import (
     build_spec,
     data_shape,
     dataset_names,
+    has_public_shape,
     load_data,
     loss_names,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "dry_run",
     "execute",
     "fresh_key",
+    "has_public_shape",
     "job_names",
     "jsonable",
     "load_config",

@@ -75,7 +75,9 @@ def fresh_key() -> Any:
 
     shape = jax.random.key_data(jax.random.key(0)).shape
     words = [secrets.randbits(32) for _ in range(int(np.prod(shape)))]
-    return jax.random.wrap_key_data(np.asarray(words, np.uint32).reshape(shape))
+    return jax.random.wrap_key_data(
+        jax.numpy.asarray(np.asarray(words, np.uint32).reshape(shape))
+    )
 
 
 def _key_note(seed: int | None) -> str:
@@ -134,8 +136,6 @@ def plan_config(cfg: Mapping[str, Any]) -> PlannedJob:
         >>> planned.plan.spent_epsilon() <= 1.0
         True
     """
-    from dpsample.plan import Budget
-
     job = resolve_job(cfg["job"]["kind"], cfg["job"]["name"])
     if not job.registered:
         raise ConfigError(
@@ -143,7 +143,14 @@ def plan_config(cfg: Mapping[str, Any]) -> PlannedJob:
             "contract (issue 12), so it can be run but not dry-run. Algorithms with "
             "a plan: see `dpsample list`"
         )
-    spec, facts = problem_module.build_spec(cfg)
+    return _plan(job, cfg, *problem_module.build_spec(cfg))
+
+
+def _plan(
+    job: Job, cfg: Mapping[str, Any], spec: Any, facts: dict[str, Any]
+) -> PlannedJob:
+    from dpsample.plan import Budget
+
     privacy = cfg["privacy"]
     budget = Budget(
         privacy["epsilon"], privacy["delta"], privacy.get("max_evaluations")
@@ -250,21 +257,28 @@ def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execu
         ValueError: The library's errors (infeasible budget, bad parameters, missing
             constants, :class:`~dpsample.errors.BudgetExceededError`).
     """
+    return _execute(json.loads(json.dumps(cfg)), diagnostics)  # a deep copy
+
+
+def _execute(cfg: dict[str, Any], diagnostics: bool | None) -> Execution:
     import jax
     import numpy as np
 
-    cfg = json.loads(json.dumps(cfg))  # a deep copy, plain types
     job = resolve_job(cfg["job"]["kind"], cfg["job"]["name"])
     seed = cfg["job"].get("seed")
     extra = (SEED_ASSUMPTION,) if seed is not None else ()
     plan = ledger = None
+    data = None
+    if not problem_module.has_public_shape(cfg["data"]):
+        # a source whose n and shapes are known only by reading its data
+        data = problem_module.load_data(cfg["data"])
+    spec, facts = problem_module.build_spec(cfg, data=data)
     if job.registered:
-        planned = plan_config(cfg)
-        plan, spec, facts = planned.plan, planned.spec, planned.facts
+        planned = _plan(job, cfg, spec, facts)
+        plan = planned.plan
         if "x0" in plan.params and plan["x0"] is not None:
             cfg["options"]["x0"] = np.asarray(plan["x0"], np.float64).tolist()
     else:
-        spec, facts = problem_module.build_spec(cfg)
         if job.kind == "finder":
             x0 = cfg["options"].setdefault(
                 "x0", np.asarray(spec.domain.center_point).tolist()
@@ -274,7 +288,9 @@ def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execu
                     f"[options] x0 has {len(x0)} coordinates, the problem {spec.dim}"
                 )
     # The private part: from here on the data are read.
-    problem = spec.with_data(problem_module.load_data(cfg["data"]))
+    if data is None:
+        data = problem_module.load_data(cfg["data"])
+    problem = spec.with_data(data)
     key = fresh_key() if seed is None else jax.random.key(seed)
     t0 = time.perf_counter()
     if job.registered:

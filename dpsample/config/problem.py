@@ -20,6 +20,7 @@ checked against the private data). Every guarantee comes from these constants.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Callable, Mapping
@@ -33,6 +34,7 @@ __all__ = [
     "build_spec",
     "data_shape",
     "dataset_names",
+    "has_public_shape",
     "load_data",
     "loss_factory_parameters",
     "loss_names",
@@ -51,6 +53,17 @@ def _loss_factory(name: str) -> Callable[..., Any]:
     from dpsample import losses
 
     return getattr(losses, name)
+
+
+@functools.lru_cache(maxsize=64)
+def _loss(name: str, params: tuple[tuple[str, Any], ...]) -> Any:
+    """The loss ``name(**params)``, made once per name and parameters.
+
+    The same configuration then gives the same ``loss_fn`` object, so a second
+    run reuses the compiled cores (keyed on the loss function) and the cost
+    model's timing of the loss.
+    """
+    return _loss_factory(name)(**dict(params))
 
 
 def loss_factory_parameters(name: str) -> tuple[str, ...]:
@@ -74,10 +87,13 @@ def data_shape(data: Mapping[str, Any]) -> tuple[int, int]:
 
     Returns:
         ``(n, d)``: recorded public facts for the bundled datasets, the declared
-        ``n`` and ``d`` for synthetic data.
+        ``n`` and ``d`` otherwise (synthetic data declare them; a source whose
+        shape is only known by reading its data must declare them for a dry run).
 
     Raises:
-        ConfigError: An unknown feature of a bundled dataset.
+        ConfigError: An unknown feature of a bundled dataset, or a source whose
+            shape cannot be known without reading the data and that does not
+            declare ``[data] n`` and ``d`` (:func:`has_public_shape`).
 
     Examples:
         >>> from dpsample.config import data_shape
@@ -97,7 +113,22 @@ def data_shape(data: Mapping[str, Any]) -> tuple[int, int]:
             )
         except ValueError as err:
             raise ConfigError(f"[data] {err}") from None
+    if not has_public_shape(data):
+        raise ConfigError(
+            f"[data] source = {data['source']!r} gives the shape of its data only "
+            "by reading them: declare [data] n and d (public) to plan without "
+            "reading the data (dpsample run --dry-run)"
+        )
     return int(data["n"]), int(data["d"])
+
+
+def has_public_shape(data: Mapping[str, Any]) -> bool:
+    """Whether ``(n, d)`` of a ``[data]`` section is known without reading the data.
+
+    True for the bundled datasets (recorded facts) and for any source that declares
+    ``n`` and ``d``.
+    """
+    return data["source"] == "sklearn" or ("n" in data and "d" in data)
 
 
 def _is_regression(data: Mapping[str, Any]) -> bool:
@@ -120,7 +151,9 @@ def _example(dim: int) -> dict[str, Any]:
     }
 
 
-def build_spec(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+def build_spec(
+    cfg: Mapping[str, Any], *, data: Any = None
+) -> tuple[Any, dict[str, Any]]:
     """The public :class:`~dpsample.problem.ProblemSpec` of a resolved configuration.
 
     Reads no data (see the module docstring): what ``dpsample run --dry-run``
@@ -128,6 +161,10 @@ def build_spec(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
 
     Args:
         cfg: The output of :func:`~dpsample.config.resolve_config`.
+        data: Data already loaded, for a source whose shape is only known by
+            reading them (:func:`has_public_shape` false): ``n`` and the shapes of
+            one example are then read from the data (public facts); ``None``
+            otherwise.
 
     Returns:
         ``(spec, facts)`` with ``facts`` the public facts to record: ``n``,
@@ -153,10 +190,20 @@ def build_spec(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
     import jax.numpy as jnp
 
     from dpsample.domains import Ball, Domain, Unconstrained
-    from dpsample.problem import ProblemSpec
+    from dpsample.problem import ProblemSpec, data_shapes
 
     data_cfg, loss_cfg, dom_cfg = cfg["data"], cfg["loss"], cfg["domain"]
-    n, dim = data_shape(data_cfg)
+    if data is None:
+        n, dim = data_shape(data_cfg)
+        example = _example(dim)
+    else:
+        n, example = data_shapes(data)
+        x = example.get("x") if isinstance(example, Mapping) else None
+        if x is None or len(x.shape) != 1:
+            raise ConfigError(
+                "[data]: the data must be a mapping with features 'x' of shape (n, d)"
+            )
+        dim = int(x.shape[0])
 
     domain: Domain
     if dom_cfg["kind"] == "ball":
@@ -173,13 +220,9 @@ def build_spec(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
     else:
         domain = Unconstrained(dim)
 
-    factory = _loss_factory(loss_cfg["name"])
-    loss = factory(
-        **{
-            k: loss_cfg[k]
-            for k in inspect.signature(factory).parameters
-            if k in loss_cfg
-        }
+    params = loss_factory_parameters(loss_cfg["name"])
+    loss = _loss(
+        loss_cfg["name"], tuple((k, loss_cfg[k]) for k in params if k in loss_cfg)
     )
     max_norm = float(domain.max_norm)
     radius = loss_cfg.get("radius", max_norm if math.isfinite(max_norm) else None)
@@ -221,7 +264,7 @@ def build_spec(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
             constants[c], sources[c] = float(derived[c]), "derived"
         else:
             constants[c], sources[c] = None, "none"
-    spec = ProblemSpec(loss.loss_fn, n, dim, domain, _example(dim), **constants)
+    spec = ProblemSpec(loss.loss_fn, n, dim, domain, example, **constants)
     facts = {
         "n": n,
         "dim": dim,
