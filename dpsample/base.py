@@ -288,8 +288,13 @@ class PrivateAlgorithm(abc.ABC):
 
     # ---------------------------------------------------------------- to implement
     @abc.abstractmethod
-    def _plan(self, spec: Any, budget: Budget, **options: Any) -> Plan:
-        """Resolve the run in public (keyword-only options)."""
+    def _plan(self, spec: Any, budget: Budget, *args: Any, **options: Any) -> Plan:
+        """Resolve the run in public (keyword-only options).
+
+        Subclasses declare their options as keyword-only parameters with
+        annotations and defaults (``*, num_steps: int | None = None, ...``); the
+        ``*args, **options`` here let a type checker accept any such override.
+        """
 
     @abc.abstractmethod
     def _run(self, rng_key: Any, plan: Plan, problem: Any) -> PrivateResult:
