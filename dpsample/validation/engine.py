@@ -302,6 +302,20 @@ def _scoped_environ(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def _ignore_sigint(dask_worker: Any = None) -> None:
+    """In a local worker: leave Ctrl-C to the client, which stops the cluster.
+
+    The terminal sends SIGINT to the whole process group; without this each worker
+    would die with a traceback of its own while the client shuts the cluster down.
+    """
+    import signal
+    import threading
+
+    del dask_worker
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @contextlib.contextmanager
 def local_client(workers: int | None = None) -> Iterator[Any]:
     """A Dask client on an embedded ``LocalCluster`` set up for JAX cells.
@@ -339,6 +353,7 @@ def local_client(workers: int | None = None) -> Iterator[Any]:
         )
         try:
             with Client(cluster) as client:
+                client.run(_ignore_sigint)
                 yield client
         finally:
             cluster.close()
