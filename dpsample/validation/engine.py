@@ -39,6 +39,7 @@ __all__ = [
     "Progress",
     "SweepOutcome",
     "SweepPlan",
+    "UNSET",
     "WORKER_ENVIRONMENT",
     "describe_cell",
     "failed_summary",
@@ -52,6 +53,7 @@ __all__ = [
 
 #: Environment of every local worker, set before the worker process starts: XLA on
 #: one thread (one worker per core), JAX on the CPU, BLAS libraries on one thread.
+#: Dask's default ``MALLOC_TRIM_THRESHOLD_`` is *not* set (see :data:`UNSET`).
 WORKER_ENVIRONMENT = {
     "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
     "JAX_PLATFORMS": "cpu",
@@ -59,6 +61,12 @@ WORKER_ENVIRONMENT = {
     "MKL_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
 }
+#: Variables of Dask's default pre-spawn environment left unset in local workers:
+#: a fixed ``MALLOC_TRIM_THRESHOLD_`` turns off glibc's dynamic mmap threshold, so
+#: every large XLA buffer is a fresh ``mmap`` and its pages fault in anew each time;
+#: measured on the benchmark's cells (``benchmarks/bench_sweep.py``), it doubles their
+#: CPU time.
+UNSET = ("MALLOC_TRIM_THRESHOLD_",)
 
 
 def worker_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -336,7 +344,11 @@ def local_client(workers: int | None = None) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     env = worker_environment()
-    pre_spawn = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **env}
+    pre_spawn = {
+        **dask.config.get("distributed.nanny.pre-spawn-environ", {}),
+        **dict.fromkeys(UNSET),  # None: the nanny leaves them out
+        **env,
+    }
     settings = {
         "distributed.worker.multiprocessing-method": "spawn",
         "distributed.nanny.pre-spawn-environ": pre_spawn,

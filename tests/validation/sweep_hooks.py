@@ -45,6 +45,8 @@ def worker_facts(execution):
             "--xla_cpu_multi_thread_eigen=false" in os.environ.get("XLA_FLAGS", "")
         ),
         "jax_on_cpu": float(os.environ.get("JAX_PLATFORMS") == "cpu"),
+        # Dask's default MALLOC_TRIM_THRESHOLD_ doubles JAX cells' CPU time
+        "malloc_trim_unset": float("MALLOC_TRIM_THRESHOLD_" not in os.environ),
         # a forked worker would inherit the test process's modules, pytest included
         "pytest_imported": float("pytest" in sys.modules),
         "pid": float(os.getpid()),

@@ -152,6 +152,9 @@ def test_on_a_local_cluster_cells_run_in_spawned_single_threaded_workers(tmp_pat
         assert facts["pid"] != os.getpid() and rec["pid"] == facts["pid"]
         assert facts["xla_single_thread"] == 1.0 and facts["jax_on_cpu"] == 1.0
         assert facts["pytest_imported"] == 0.0  # spawned, not forked
+        assert facts["malloc_trim_unset"] == float(
+            "MALLOC_TRIM_THRESHOLD_" not in environ
+        )
     # the cluster's settings were scoped: nothing leaks into this process
     assert dict(os.environ) == environ
     assert dask.config.get("distributed.worker.multiprocessing-method") == method
