@@ -13,7 +13,7 @@ pipeline under the ``[privacy]`` budget and assembles a JSON-safe report.
     name = "warm_start"        # a name of SAMPLERS, FINDERS or PIPELINES
     seed = 0                   # seed of the private run's PRNG key
     [data]
-    source = "sklearn"         # "sklearn" | "synthetic"
+    source = "sklearn"         # "sklearn" | "synthetic" | "module"
     name = "breast_cancer"
     features = ["mean concave points", "mean fractal dimension"]
     [loss]
@@ -69,6 +69,7 @@ __all__ = [
     "non_private_diagnostics",
     "resolve_callable",
     "resolve_config",
+    "resolve_reference",
     "to_toml",
 ]
 
@@ -184,6 +185,51 @@ def resolve_callable(kind: str, name: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), attr)
 
 
+def resolve_reference(ref: str) -> Any:
+    """The object a reference ``"package.module:attribute"`` names (imported).
+
+    ``[data] source = "module"`` names its data function this way, and so do the
+    measurement hooks of a sweep spec (:mod:`dpsample.validation`). The module is
+    imported from ``sys.path`` as it stands.
+
+    Args:
+        ref: ``"module:attribute"``; the attribute may be dotted (``"mod:Cls.make"``).
+
+    Returns:
+        The object.
+
+    Raises:
+        ConfigError: A malformed reference, a module that cannot be imported or a
+            missing attribute.
+
+    Examples:
+        >>> from dpsample.config import resolve_reference
+        >>> resolve_reference("dpsample.bounds:theorem_5_8_radius").__name__
+        'theorem_5_8_radius'
+        >>> resolve_reference("dpsample.bounds")
+        Traceback (most recent call last):
+        ...
+        dpsample.config.ConfigError: expected a reference 'module:attribute', got ...
+    """
+    module, sep, attr = ref.partition(":") if isinstance(ref, str) else ("", "", "")
+    if not (sep and module and attr):
+        raise ConfigError(f"expected a reference 'module:attribute', got {ref!r}")
+    try:
+        obj = importlib.import_module(module)
+    except ImportError as err:
+        raise ConfigError(
+            f"cannot import {module!r} (named by {ref!r}): {err}; run from the folder "
+            "that holds it or add that folder to PYTHONPATH"
+        ) from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ConfigError(
+                f"{module!r} has no attribute {attr!r} (named by {ref!r})"
+            )
+        obj = getattr(obj, part)
+    return obj
+
+
 # --------------------------------------------------------------------------- schema
 def _type_name(types: tuple[type, ...]) -> str:
     names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
@@ -247,6 +293,13 @@ _DATA_SOURCES: dict[str, dict[str, _Key]] = {
         "noise": _Key(_NUM),
         "outlier_frac": _Key(_NUM),
         "outlier_scale": _Key(_NUM),
+    },
+    "module": {
+        "function": _Key((str,), True),
+        "n": _Key((int,)),
+        "d": _Key((int,)),
+        "seed": _Key((int,), False, 0),
+        "params": _Key((dict,)),
     },
 }
 _SYNTHETIC_KINDS = {
@@ -405,6 +458,12 @@ def resolve_config(raw: Mapping[str, Any]) -> dict[str, Any]:
                     "[data] features must be a non-empty list of feature names or "
                     f"column indices, got {feats!r}"
                 )
+    elif data["source"] == "module":
+        if not callable(resolve_reference(data["function"])):
+            raise ConfigError(f"[data] function {data['function']!r} is not callable")
+        for key in ("n", "d"):
+            if key in data and data[key] < 1:
+                raise ConfigError(f"[data] {key} must be >= 1, got {data[key]}")
     else:
         if data["kind"] not in _SYNTHETIC_KINDS:
             raise _choices("[data] kind", data["kind"], _SYNTHETIC_KINDS)
@@ -523,14 +582,41 @@ def _load_data(data: Mapping[str, Any]) -> dict[str, Any]:
     if data["source"] == "sklearn":
         kw = {k: v for k, v in data.items() if k not in ("source", "name")}
         return datasets.load_sklearn(data["name"], **kw)
+    if data["source"] == "module":
+        return _module_data(data)
     extra = {k: data[k] for k in _SYNTHETIC_KINDS[data["kind"]] if k in data}
     make = getattr(datasets, f"make_{data['kind']}")
     return make(jax.random.key(data["seed"]), data["n"], data["d"], **extra)
 
 
+def _module_data(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``function(jax.random.key(seed), [n=..., d=...,] **params)``, checked."""
+    import jax
+    import numpy as np
+
+    fn = resolve_reference(data["function"])
+    sizes = {k: data[k] for k in ("n", "d") if k in data}
+    out = fn(jax.random.key(data["seed"]), **sizes, **data.get("params", {}))
+    if not isinstance(out, Mapping) or "x" not in out or np.ndim(out["x"]) != 2:
+        raise ConfigError(
+            f"[data] function {data['function']!r} must return a mapping with "
+            "features 'x' of shape (n, d) (and labels 'y')"
+        )
+    shape = np.shape(out["x"])
+    for key, axis in (("n", 0), ("d", 1)):
+        if key in data and shape[axis] != data[key]:
+            raise ConfigError(
+                f"[data] function {data['function']!r} returned {shape[axis]} "
+                f"{'rows' if axis == 0 else 'columns'}, [data] {key} = {data[key]}"
+            )
+    return dict(out)
+
+
 def _is_regression(data: Mapping[str, Any]) -> bool:
     from dpsample import datasets
 
+    if data["source"] == "module":  # labels not known to lie in {-1, +1}
+        return True
     if data["source"] == "synthetic":
         return data["kind"] == "regression"
     return data["name"] in getattr(datasets, "_REGRESSION", ("diabetes",))
@@ -610,7 +696,8 @@ def build_problem(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
         if other != derived:
             raise ConfigError(
                 f"the {loss_cfg['name']} loss's constants depend on a bound on |y|: "
-                "declare [loss] label_bound (regression labels are not in {-1, +1})"
+                "declare [loss] label_bound (the labels are not known to lie in "
+                "{-1, +1})"
             )
     constants, sources = {}, {}
     for c in _CONSTANTS:
