@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dpsample._src import precision
+
 __all__ = [
     "FORMAT",
     "canonical_config",
@@ -393,3 +395,6 @@ def load_records(
             continue
         out[key] = read_record(path)
     return out
+
+
+precision.scope_public(globals())

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple, TextIO
 
 import pandas as pd
 
+from dpsample._src import precision
 from dpsample.validation.cells import (
     load_records,
     record_path,
@@ -733,3 +734,6 @@ def failed_summary(failed: Mapping[str, Mapping[str, Any]], folder: Path) -> lis
 def describe_cell(cell: Cell) -> str:
     """``key  seed  axes`` for ``--dry-run``."""
     return f"{cell.key}  seed {cell.seed}  {describe_point(cell.axes)}"
+
+
+precision.scope_public(globals())

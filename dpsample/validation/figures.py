@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpsample._src import precision
 from dpsample.validation.tables import SlopeFit
 
 if TYPE_CHECKING:
@@ -144,3 +145,6 @@ def write_figures(
         os.replace(tmp, path)
         paths.append(path)
     return paths
+
+
+precision.scope_public(globals())

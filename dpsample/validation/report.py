@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from dpsample._src import precision
 from dpsample.validation.tables import LABEL, SLOPE_COLUMNS, SUMMARY_COLUMNS
 
 __all__ = ["markdown_table", "reading", "render_report"]
@@ -192,3 +193,6 @@ def render_report(
             )
         lines.append("")
     return "\n".join(lines)
+
+
+precision.scope_public(globals())

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpsample._src import precision
 from dpsample.config import ConfigError, load_config, resolve_config
 
 __all__ = [
@@ -560,3 +561,6 @@ def _raw(sub: tuple[Mapping[str, tuple[Any, ...]], bool]) -> dict[str, Any]:
 def describe_point(axes: Mapping[str, Any]) -> str:
     """``"a = 1, b = 2"`` for a grid point (JSON values)."""
     return ", ".join(f"{k} = {json.dumps(v)}" for k, v in axes.items())
+
+
+precision.scope_public(globals())

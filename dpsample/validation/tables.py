@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpsample._src import precision
 from dpsample.validation.spec import SUMMARY_VARIABLES, Cell, Prediction
 
 __all__ = [
@@ -559,3 +560,6 @@ def fit_slopes(
     frame = pd.DataFrame(rows, columns=columns)
     frame["consistent"] = frame["consistent"].astype(bool)
     return frame
+
+
+precision.scope_public(globals())
