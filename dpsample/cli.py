@@ -1,4 +1,4 @@
-"""The ``dpsample`` command: ``quickstart``, ``list``, ``run [--dry-run] CONFIG``.
+"""The ``dpsample`` command: ``quickstart``, ``list``, ``run``, ``sweep``.
 
 ``dpsample quickstart`` is the main job behind ``make demo``: the warm-start pipeline
 of seed 003 (the exponential mechanism over a net of a ball, then DP-SPIDER from its
@@ -20,9 +20,14 @@ The key of a private run comes from OS entropy unless a seed is given (``[job] s
 or ``--seed``); a given seed makes the guarantee conditional on keeping it secret
 (the verdict says so) and is never written to the output folder.
 
+``dpsample sweep SPEC.toml --out DIR`` runs a grid of such runs on Dask and writes
+their tables, figures and report (:mod:`dpsample.validation`, ``docs/validation.md``).
+
 Exit status: ``0`` success; ``2`` a usage, configuration or privacy-parameter error,
 an infeasible budget or an existing output folder (``dpsample: error: ...`` on
-stderr, no traceback); ``1`` an unexpected internal error (with its traceback).
+stderr, no traceback); ``3`` a sweep finished with failed cells (named on stderr);
+``130`` a sweep interrupted (rerun the same command to resume); ``1`` an unexpected
+internal error (with its traceback).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ __all__ = [
     "quickstart",
     "quickstart_config",
     "run",
+    "sweep",
 ]
 
 #: Publicly chosen features of the quickstart (no look at the data's statistics).
@@ -616,7 +622,113 @@ def _print_list(listing: dict[str, Any]) -> None:
         )
 
 
+# ------------------------------------------------------------------------- sweep
+def _print_plan(plan: Any, *, smoke: bool) -> None:
+    from dpsample.validation.engine import describe_cell
+
+    spec, cells = plan.spec, plan.cells
+    todo = {c.key for c in plan.todo}
+    failed = set(plan.failed)
+    print(
+        f"dpsample sweep {spec.name} ({'smoke' if smoke else 'full'} grid): "
+        f"{len(cells)} cells, {len(plan.done)} done, {len(plan.failed)} failed, "
+        f"{len(plan.todo)} to run"
+    )
+    if plan.estimate_seconds is None:
+        cost = "unknown: no cell of this sweep has run yet" + (
+            "" if smoke else " (a --smoke run times a few)"
+        )
+    else:
+        cost = (
+            f"{len(plan.todo)} cells x ~{plan.seconds_per_cell:.2f} s (mean of the "
+            f"cells already run) = {plan.estimate_seconds:.0f} cell-seconds, about "
+            f"{plan.estimate_wall_seconds:.0f} s wall-clock on {plan.workers} "
+            "worker(s) plus start-up"
+        )
+    print(f"cost: {cost}")
+    for cell in cells:
+        status = (
+            "failed" if cell.key in failed else "to run" if cell.key in todo else "done"
+        )
+        print(f"  {status:<7} {describe_cell(cell)}")
+
+
+def sweep(
+    spec: str,
+    *,
+    out: str,
+    address: str | None = None,
+    workers: int | None = None,
+    smoke: bool = False,
+    dry_run: bool = False,
+    retry_failed: bool = True,
+) -> int:
+    """Run (or with ``dry_run`` list) a validation sweep; the ``sweep`` subcommand.
+
+    Args:
+        spec: The spec file (see :mod:`dpsample.validation.spec`).
+        out: The sweep's folder.
+        address: A Dask scheduler; default an embedded ``LocalCluster``.
+        workers: Local worker processes (default one per core; 0: in this process).
+        smoke: Run the spec's smoke grid.
+        dry_run: Print the cells and the estimated cost; run nothing.
+        retry_failed: Rerun cells whose last run failed.
+
+    Returns:
+        The exit status: ``0``, ``3`` when cells failed, ``130`` when interrupted.
+    """
+    from dpsample.validation.engine import failed_summary, plan_sweep, run_sweep
+
+    if dry_run:
+        plan = plan_sweep(
+            spec, out, smoke=smoke, workers=workers, retry_failed=retry_failed
+        )
+        _print_plan(plan, smoke=smoke)
+        return 0
+    try:
+        outcome = run_sweep(
+            spec,
+            out,
+            smoke=smoke,
+            address=address,
+            workers=workers,
+            retry_failed=retry_failed,
+        )
+    except KeyboardInterrupt:
+        print(
+            f"dpsample sweep: interrupted; finished cells are in {out}/cells, run the "
+            "same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    print(
+        f"dpsample sweep: {outcome.cells} cells ({outcome.ran} run now, "
+        f"{outcome.skipped} already done), {len(outcome.failed)} failed"
+    )
+    print(
+        f"wrote {outcome.out}/{{summary.csv, slopes.csv, report.md}}, "
+        f"{len(outcome.figures)} figure(s) in {outcome.out}/figures, one file per "
+        f"cell in {outcome.out}/cells"
+    )
+    if outcome.failed:
+        print(f"dpsample sweep: {len(outcome.failed)} cell(s) failed:", file=sys.stderr)
+        for line in failed_summary(outcome.failed, outcome.out):
+            print(f"  {line}", file=sys.stderr)
+        return 3
+    return 0
+
+
 # ------------------------------------------------------------------------ parser
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
+    return value
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -694,6 +806,35 @@ def _build_parser() -> argparse.ArgumentParser:
         "and source (seed paper and theorem).",
     )
     ls.add_argument("--json", action="store_true", help="print the list as JSON")
+    sw = sub.add_parser(
+        "sweep",
+        help="run a validation sweep: a grid of dpsample run cells, on Dask",
+        description="Run every cell of SPEC.toml (resuming: finished cells are "
+        "skipped) and write cells/, summary.csv, slopes.csv, figures and report.md "
+        "to DIR (see docs/validation.md).",
+    )
+    sw.add_argument("spec", metavar="SPEC.toml")
+    sw.add_argument("--out", "-o", metavar="DIR", required=True, help="sweep folder")
+    sw.add_argument(
+        "--address",
+        metavar="tcp://HOST:PORT",
+        help="run on an existing Dask cluster (default: an embedded LocalCluster)",
+    )
+    sw.add_argument(
+        "--workers",
+        type=_nonnegative_int,
+        metavar="N",
+        help="local worker processes (default: one per core; 0: in this process)",
+    )
+    sw.add_argument(
+        "--dry-run", action="store_true", help="print the cells and the cost; run none"
+    )
+    sw.add_argument("--smoke", action="store_true", help="run the spec's smoke grid")
+    sw.add_argument(
+        "--skip-failed",
+        action="store_true",
+        help="do not rerun cells whose last run failed",
+    )
     return parser
 
 
@@ -707,7 +848,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         The process exit status (``0``, or ``2`` for a reported error).
     """
     args = _build_parser().parse_args(argv)
+    if args.command in ("run", "sweep") and os.getcwd() not in sys.path:
+        # data functions and hooks ("package.module:function") import from the
+        # current folder, as under `python -m`
+        sys.path.insert(0, os.getcwd())
     try:
+        if args.command == "sweep":
+            return sweep(
+                args.spec,
+                out=args.out,
+                address=args.address,
+                workers=args.workers,
+                smoke=args.smoke,
+                dry_run=args.dry_run,
+                retry_failed=not args.skip_failed,
+            )
         if args.command == "quickstart":
             report = quickstart(
                 epsilon=args.epsilon,

@@ -220,6 +220,40 @@ def test_a_source_without_public_shapes_needs_declared_n_and_d():
     assert spec.with_data(data).n == 30
 
 
+def make_data(rng_key, n=None, d=None):
+    """A ``[data] source = "module"`` function: 50 rows of norm < 1, labels +-1."""
+    x = jax.random.uniform(rng_key, (50, 2), minval=-0.5, maxval=0.5)
+    return {"x": x, "y": np.where(np.asarray(x[:, 0]) > 0, 1.0, -1.0)}
+
+
+MODULE_DP_SGD = SMALL_DP_SGD.replace(
+    """source = "synthetic"
+kind = "classification"
+n = 300
+d = 3""",
+    f"""source = "module"
+function = "{__name__}:make_data"
+{{sizes}}""",
+)
+
+
+def test_a_module_source_is_dry_run_with_declared_shapes_and_run_without(
+    tmp_path, capsys
+):
+    undeclared = _config(tmp_path, MODULE_DP_SGD.format(sizes=""), "a.toml")
+    assert cli.main(["run", "--dry-run", str(undeclared)]) == 2
+    assert "declare [data] n and d" in capsys.readouterr().err
+    # a real run reads the data first, then plans from their public shapes
+    report = cli.run(str(undeclared), output=str(tmp_path / "a"), seed=2)
+    assert (report["problem"]["n"], report["problem"]["dim"]) == (50, 2)
+    declared = _config(tmp_path, MODULE_DP_SGD.format(sizes="n = 50\nd = 2"), "b.toml")
+    planned = _main_json(capsys, "run", "--dry-run", declared, "--seed", 2)
+    again = cli.run(str(declared), output=str(tmp_path / "b"), seed=2)
+    assert again["privacy"]["epsilon"] == planned["privacy"]["epsilon"]
+    assert again["plan"]["params"] == planned["plan"]["params"]
+    assert again["released"] == report["released"]
+
+
 # ----------------------------------------------------------------- the key
 def test_without_a_seed_the_key_comes_from_os_entropy_and_is_written_nowhere(
     small, tmp_path, monkeypatch

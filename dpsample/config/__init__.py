@@ -23,7 +23,7 @@ every key). The package follows the seams of a run:
     name = "dp_sgd"            # a name of that kind (`dpsample list`)
     # seed = 0                 # optional: a seed must be kept secret (see below)
     [data]
-    source = "sklearn"         # "sklearn" | "synthetic"
+    source = "sklearn"         # "sklearn" | "synthetic" | "module"
     name = "breast_cancer"
     features = ["mean concave points", "mean fractal dimension"]
     [loss]
@@ -77,6 +77,7 @@ from dpsample.config.schema import (
     ConfigError,
     load_config,
     resolve_config,
+    resolve_reference,
     to_toml,
 )
 
@@ -110,5 +111,6 @@ __all__ = [
     "plan_report",
     "resolve_config",
     "resolve_job",
+    "resolve_reference",
     "to_toml",
 ]

@@ -27,7 +27,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from dpsample._src import precision
-from dpsample.config.schema import CONSTANTS, SYNTHETIC_KINDS, ConfigError
+from dpsample.config.schema import (
+    CONSTANTS,
+    SYNTHETIC_KINDS,
+    ConfigError,
+    resolve_reference,
+)
 
 __all__ = [
     "build_problem",
@@ -135,6 +140,8 @@ def _is_regression(data: Mapping[str, Any]) -> bool:
     """Whether the labels are not known to lie in ``{-1, +1}``."""
     from dpsample import datasets
 
+    if data["source"] == "module":  # labels not known to lie in {-1, +1}
+        return True
     if data["source"] == "synthetic":
         return data["kind"] == "regression"
     return datasets.SKLEARN_METADATA[data["name"]].regression
@@ -292,9 +299,34 @@ def load_data(data: Mapping[str, Any]) -> dict[str, Any]:
     if data["source"] == "sklearn":
         kw = {k: v for k, v in data.items() if k not in ("source", "name")}
         return datasets.load_sklearn(data["name"], **kw)
+    if data["source"] == "module":
+        return _module_data(data)
     extra = {k: data[k] for k in SYNTHETIC_KINDS[data["kind"]] if k in data}
     make = getattr(datasets, f"make_{data['kind']}")
     return make(jax.random.key(data["seed"]), data["n"], data["d"], **extra)
+
+
+def _module_data(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``function(jax.random.key(seed), [n=..., d=...,] **params)``, checked."""
+    import jax
+    import numpy as np
+
+    fn = resolve_reference(data["function"])
+    sizes = {k: data[k] for k in ("n", "d") if k in data}
+    out = fn(jax.random.key(data["seed"]), **sizes, **data.get("params", {}))
+    if not isinstance(out, Mapping) or "x" not in out or np.ndim(out["x"]) != 2:
+        raise ConfigError(
+            f"[data] function {data['function']!r} must return a mapping with "
+            "features 'x' of shape (n, d) (and labels 'y')"
+        )
+    shape = np.shape(out["x"])
+    for key, axis in (("n", 0), ("d", 1)):
+        if key in data and shape[axis] != data[key]:
+            raise ConfigError(
+                f"[data] function {data['function']!r} returned {shape[axis]} "
+                f"{'rows' if axis == 0 else 'columns'}, [data] {key} = {data[key]}"
+            )
+    return dict(out)
 
 
 def build_problem(cfg: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:

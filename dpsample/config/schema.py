@@ -9,6 +9,7 @@ against the algorithm's own options (:mod:`dpsample.config.jobs`).
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import re
@@ -24,6 +25,7 @@ __all__ = [
     "SECTIONS",
     "load_config",
     "resolve_config",
+    "resolve_reference",
     "to_toml",
 ]
 
@@ -49,6 +51,52 @@ ASSUMPTIONS = ("feature_bound", "radius", "label_bound")
 SECTIONS = ("job", "data", "loss", "domain", "privacy", "options", "output")
 #: Written by ``dpsample run`` into the copy of the configuration; ignored on input.
 INFO_SECTION = "resolved"
+
+
+# -------------------------------------------------------------------- references
+def resolve_reference(ref: str) -> Any:
+    """The object a reference ``"package.module:attribute"`` names (imported).
+
+    ``[data] source = "module"`` names its data function this way, and so do the
+    measurement hooks of a sweep spec (:mod:`dpsample.validation`). The module is
+    imported from ``sys.path`` as it stands.
+
+    Args:
+        ref: ``"module:attribute"``; the attribute may be dotted (``"mod:Cls.make"``).
+
+    Returns:
+        The object.
+
+    Raises:
+        ConfigError: A malformed reference, a module that cannot be imported or a
+            missing attribute.
+
+    Examples:
+        >>> from dpsample.config import resolve_reference
+        >>> resolve_reference("dpsample.bounds:theorem_5_8_radius").__name__
+        'theorem_5_8_radius'
+        >>> resolve_reference("dpsample.bounds")
+        Traceback (most recent call last):
+        ...
+        dpsample.config.ConfigError: expected a reference 'module:attribute', got ...
+    """
+    module, sep, attr = ref.partition(":") if isinstance(ref, str) else ("", "", "")
+    if not (sep and module and attr):
+        raise ConfigError(f"expected a reference 'module:attribute', got {ref!r}")
+    try:
+        obj = importlib.import_module(module)
+    except ImportError as err:
+        raise ConfigError(
+            f"cannot import {module!r} (named by {ref!r}): {err}; run from the folder "
+            "that holds it or add that folder to PYTHONPATH"
+        ) from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ConfigError(
+                f"{module!r} has no attribute {attr!r} (named by {ref!r})"
+            )
+        obj = getattr(obj, part)
+    return obj
 
 
 # ------------------------------------------------------------------ value checks
@@ -150,6 +198,15 @@ DATA_SOURCES: dict[str, dict[str, Key]] = {
         "noise": Key(_NUM),
         "outlier_frac": Key(_NUM),
         "outlier_scale": Key(_NUM),
+    },
+    # A data function ``package.module:function(rng_key, [n=, d=,] **params)``;
+    # ``n`` and ``d`` (optional) are also what a dry run plans from.
+    "module": {
+        "function": Key((str,), True),
+        "n": Key((int,)),
+        "d": Key((int,)),
+        "seed": Key((int,), False, 0),
+        "params": Key((dict,)),
     },
 }
 #: Synthetic data kinds and their own keys.
@@ -255,6 +312,12 @@ def _resolve_data(raw: Mapping[str, Any]) -> dict[str, Any]:
                     "[data] features must be a non-empty list of feature names or "
                     f"column indices, got {feats!r}"
                 )
+    elif data["source"] == "module":
+        if not callable(resolve_reference(data["function"])):
+            raise ConfigError(f"[data] function {data['function']!r} is not callable")
+        for key in ("n", "d"):
+            if key in data and data[key] < 1:
+                raise ConfigError(f"[data] {key} must be >= 1, got {data[key]}")
     else:
         if data["kind"] not in SYNTHETIC_KINDS:
             raise choices("[data] kind", data["kind"], SYNTHETIC_KINDS)
