@@ -541,8 +541,9 @@ def write_outputs(
     _atomic_text(out / "summary.csv", summary.to_csv(index=False))
     _atomic_text(out / "slopes.csv", slopes.to_csv(index=False))
     figures = write_figures(fits, out / "figures", experiment=spec.name)
-    seconds = [r.get("seconds") for r in records.values()]
-    seconds = [s for s in seconds if isinstance(s, int | float)]
+    seconds: list[float] = [
+        s for r in records.values() if isinstance(s := r.get("seconds"), int | float)
+    ]
     finished = sum(r.get("status") == "ok" for r in records.values())
     facts = {
         "spec": f"`{spec.source}`" if spec.source else "(a dict)",
@@ -621,10 +622,10 @@ def run_sweep(
 
     def on_record(record: dict[str, Any]) -> None:
         counts["done" if record["status"] == "ok" else "failed"] += 1
-        bar.update(**counts)
+        bar.update(done=counts["done"], failed=counts["failed"])
 
     if plan.todo:
-        bar.update(**counts, force=True)
+        bar.update(done=counts["done"], failed=counts["failed"], force=True)
         try:
             if workers == 0 and client is None and address is None:
                 _run_inline(spec, plan.todo, cells_dir, on_record)

@@ -190,7 +190,7 @@ class Spec:
         Returns:
             One dict per point, sub-grid by sub-grid.
         """
-        out = []
+        out: list[dict[str, Any]] = []
         for sub, zipped in self._grid(smoke)[0]:
             names = list(sub)
             values = list(sub.values())

@@ -90,8 +90,9 @@ def observation(cell: Cell, record: Mapping[str, Any] | None) -> dict[str, Any]:
     """
     cfg = cell.config
     status = "missing" if record is None else str(record.get("status"))
-    ok = status == "ok"
-    problem = record["public"]["problem"] if ok else {}
+    ok = status == "ok" and record is not None
+    rec: Mapping[str, Any] = record if record is not None else {}
+    problem = rec["public"]["problem"] if ok else {}
     data = cfg.get("data", {})
     return {
         "cell": cell.key,
@@ -103,9 +104,9 @@ def observation(cell: Cell, record: Mapping[str, Any] | None) -> dict[str, Any]:
         "epsilon": cfg["privacy"]["epsilon"],
         "delta": cfg["privacy"]["delta"],
         "axes": dict(cell.axes),
-        "values": dict(record["measurements"]["values"]) if ok else {},
-        "guarantee_epsilon": record["guarantee"]["epsilon"] if ok else None,
-        "seconds": None if record is None else record.get("seconds"),
+        "values": dict(rec["measurements"]["values"]) if ok else {},
+        "guarantee_epsilon": rec["guarantee"]["epsilon"] if ok else None,
+        "seconds": rec.get("seconds"),
     }
 
 
