@@ -466,7 +466,7 @@ def test_difference_oracle_near_x_equals_y_audit():
     ``o2_near_x_equals_y``): the neighbour is the replacement whose computed statistic
     differs most from the dataset's (rounding, ~1000x the exact sensitivity). With the
     rounding floor the lower bound stays below the claim; on 5906716, whose noise was
-    proportional to ||x - y||, the same audit gives ~7 against a claim of 0.34. The
+    proportional to ||x - y||, the same audit gives 9.5 against a claim of 0.34. The
     floor is Higham's worst case over all data, ~1e5 x this pair's difference, so a
     twin with half the noise is not flagged either (the suite reports its bound)."""
     audit = CASES["o2_near_x_equals_y"].build()
