@@ -40,6 +40,7 @@ __all__ = [
 ALGORITHMS: tuple[str, ...] = (
     "dpsample.finders.dp_sgd:DPSGD",
     "dpsample.nets.mechanism:NetExponentialMechanism",
+    "dpsample.samplers.gibbs:Gibbs",
 )
 
 

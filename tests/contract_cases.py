@@ -75,6 +75,14 @@ def _net(rng_key, problem, budget, options):
     return exponential_mechanism(rng_key, problem, epsilon=budget.epsilon, **options)
 
 
+def _gibbs(rng_key, problem, budget, options):
+    from dpsample.samplers.gibbs import gibbs
+
+    return gibbs(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
 CASES: dict[str, Case] = {
     "dp_sgd": Case(
         quadratic_ball,
@@ -83,4 +91,10 @@ CASES: dict[str, Case] = {
         _dp_sgd,
     ),
     "net": Case(quadratic_ball, Budget(2.0, 1e-5), {"spacing": 0.25}, _net),
+    "gibbs": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {"method": "langevin", "max_steps": 20},
+        _gibbs,
+    ),
 }
