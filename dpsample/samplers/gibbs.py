@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -212,6 +212,10 @@ class Gibbs(PrivateAlgorithm):
         "sampler's TV slack, or projected Langevin's trajectory (Gaussian) bound"
     )
     summary = "one sample of the regularised Gibbs target (proximal, Langevin, MALA)"
+
+    #: A pipeline asks for ``psi`` at half its failure probability: the rest covers
+    #: the sampler's total-variation error (part of the bound's failure probability).
+    psi_failure_share: ClassVar[float] = 0.5
 
     def _plan(  # type: ignore[override]
         self,
