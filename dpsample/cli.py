@@ -44,13 +44,13 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "dry_run",
+    "dry_run_config",
     "list_algorithms",
     "main",
     "quickstart",
     "quickstart_config",
-    "run",
-    "sweep",
+    "run_config",
+    "run_sweep_spec",
 ]
 
 #: Publicly chosen features of the quickstart (no look at the data's statistics).
@@ -436,7 +436,7 @@ def _refuse(dest: Path) -> Exception:
     )
 
 
-def run(
+def run_config(
     config_path: str,
     *,
     output: str | None = None,
@@ -481,7 +481,7 @@ def run(
     return ex.report | {"output_dir": str(dest)}
 
 
-def dry_run(config_path: str, *, seed: int | None = None) -> dict[str, Any]:
+def dry_run_config(config_path: str, *, seed: int | None = None) -> dict[str, Any]:
     """Plan a configuration file without reading its data; the ``run --dry-run``.
 
     Args:
@@ -653,7 +653,7 @@ def _print_plan(plan: Any, *, smoke: bool) -> None:
         print(f"  {status:<7} {describe_cell(cell)}")
 
 
-def sweep(
+def run_sweep_spec(
     spec: str,
     *,
     out: str,
@@ -854,7 +854,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, os.getcwd())
     try:
         if args.command == "sweep":
-            return sweep(
+            return run_sweep_spec(
                 args.spec,
                 out=args.out,
                 address=args.address,
@@ -883,14 +883,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _print_list(listing)
             return 0
         if args.dry_run:
-            planned = dry_run(args.config, seed=args.seed)
+            planned = dry_run_config(args.config, seed=args.seed)
             if args.json:
                 planned.pop("text")
                 print(json.dumps(planned, indent=2, allow_nan=False))
             else:
                 _print_dry_run(planned)
             return 0
-        report = run(
+        report = run_config(
             args.config, output=args.output, overwrite=args.overwrite, seed=args.seed
         )
         if args.json:

@@ -358,7 +358,7 @@ def test_failed_write_leaves_no_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "to_toml", boom)
     out = tmp_path / "out"
     with pytest.raises(RuntimeError, match="disk full"):
-        cli.run(str(NET_IRIS), output=str(out))
+        cli.run_config(str(NET_IRIS), output=str(out))
     assert list(tmp_path.iterdir()) == []
 
 

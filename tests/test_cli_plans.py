@@ -186,7 +186,7 @@ def test_dry_run_reads_no_data_and_prints_the_guarantee_a_run_returns(
         assert planned["problem"]["n"] == 150 and planned["problem"]["dim"] == 2
         assert planned["plan"]["budget"]["max_evaluations"] == 20000
 
-    report = cli.run(str(path), output=str(out), seed=5)
+    report = cli.run_config(str(path), output=str(out), seed=5)
     assert report["privacy"]["epsilon"] == priv["epsilon"]
     assert report["privacy"]["assumptions"] == priv["assumptions"]
     assert report["privacy"]["verdict"] == priv["verdict"]
@@ -244,11 +244,11 @@ def test_a_module_source_is_dry_run_with_declared_shapes_and_run_without(
     assert cli.main(["run", "--dry-run", str(undeclared)]) == 2
     assert "declare [data] n and d" in capsys.readouterr().err
     # a real run reads the data first, then plans from their public shapes
-    report = cli.run(str(undeclared), output=str(tmp_path / "a"), seed=2)
+    report = cli.run_config(str(undeclared), output=str(tmp_path / "a"), seed=2)
     assert (report["problem"]["n"], report["problem"]["dim"]) == (50, 2)
     declared = _config(tmp_path, MODULE_DP_SGD.format(sizes="n = 50\nd = 2"), "b.toml")
     planned = _main_json(capsys, "run", "--dry-run", declared, "--seed", 2)
-    again = cli.run(str(declared), output=str(tmp_path / "b"), seed=2)
+    again = cli.run_config(str(declared), output=str(tmp_path / "b"), seed=2)
     assert again["privacy"]["epsilon"] == planned["privacy"]["epsilon"]
     assert again["plan"]["params"] == planned["plan"]["params"]
     assert again["released"] == report["released"]
@@ -270,7 +270,7 @@ def test_without_a_seed_the_key_comes_from_os_entropy_and_is_written_nowhere(
 
     monkeypatch.setattr(secrets, "randbits", randbits)
     out = tmp_path / "out"
-    report = cli.run(str(small), output=str(out))
+    report = cli.run_config(str(small), output=str(out))
     assert len(drawn) == 2  # both words of the threefry key
     key = jax.random.wrap_key_data(np.asarray(drawn, np.uint32))
     problem = config.build_problem(config.resolve_config(tomllib.loads(SMALL_DP_SGD)))
@@ -311,7 +311,7 @@ def test_a_given_seed_is_an_assumption_and_is_written_nowhere(where, tmp_path, c
         assert str(SECRET) not in (out / name).read_text(), name
     assert str(SECRET) not in printed
     # the same seed given again reproduces the run from the copied configuration
-    again = cli.run(
+    again = cli.run_config(
         str(out / "config.toml"), output=str(tmp_path / "again"), seed=SECRET
     )
     assert again["released"]["point"] == report["released"]["point"]

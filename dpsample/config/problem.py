@@ -55,9 +55,35 @@ def loss_names() -> tuple[str, ...]:
 
 
 def _loss_factory(name: str) -> Callable[..., Any]:
+    if ":" in name:
+        from dpsample.config.schema import resolve_reference
+
+        return resolve_reference(name)  # type: ignore[no-any-return]
     from dpsample import losses
 
-    return getattr(losses, name)
+    return getattr(losses, name)  # type: ignore[no-any-return]
+
+
+def _no_constants(*_: Any, **__: Any) -> Any:
+    from dpsample.losses import LossConstants
+
+    return LossConstants(None, None, None, None, None)
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+def _thawed(value: Any) -> Any:
+    if isinstance(value, tuple) and all(
+        isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str) for v in value
+    ):
+        return {k: _thawed(v) for k, v in value}
+    return value
 
 
 @functools.lru_cache(maxsize=64)
@@ -66,13 +92,35 @@ def _loss(name: str, params: tuple[tuple[str, Any], ...]) -> Any:
 
     The same configuration then gives the same ``loss_fn`` object, so a second
     run reuses the compiled cores (keyed on the loss function) and the cost
-    model's timing of the loss.
+    model's timing of the loss. A module factory (``"package.module:factory"``)
+    may return a :class:`~dpsample.losses.Loss` (its constants derived from the
+    assumptions) or a plain ``loss_fn(x, example)`` (every constant then has to be
+    declared in ``[loss]``).
     """
-    return _loss_factory(name)(**dict(params))
+    from dpsample.losses import Loss
+
+    kwargs = {k: _thawed(v) for k, v in params}
+    if ":" in name:
+        kwargs = kwargs.get("params", {})
+    made = _loss_factory(name)(**kwargs)
+    if isinstance(made, Loss):
+        return made
+    if not callable(made):
+        raise ConfigError(
+            f"[loss] {name} returned {type(made).__name__}: expected a "
+            "dpsample.losses.Loss or a callable loss_fn(x, example)"
+        )
+    return Loss(name.rpartition(":")[2], made, _no_constants)
 
 
 def loss_factory_parameters(name: str) -> tuple[str, ...]:
-    """The parameters of loss ``name``'s factory (``reg``, ``c``, ``scale``, ...)."""
+    """The parameters of loss ``name``'s factory (``reg``, ``c``, ``scale``, ...).
+
+    A module loss (``"package.module:factory"``) takes its keyword arguments from
+    the one table ``[loss] params``.
+    """
+    if ":" in name:
+        return ("params",)
     return tuple(inspect.signature(_loss_factory(name)).parameters)
 
 
@@ -229,7 +277,8 @@ def build_spec(
 
     params = loss_factory_parameters(loss_cfg["name"])
     loss = _loss(
-        loss_cfg["name"], tuple((k, loss_cfg[k]) for k in params if k in loss_cfg)
+        loss_cfg["name"],
+        tuple((k, _hashable(loss_cfg[k])) for k in params if k in loss_cfg),
     )
     max_norm = float(domain.max_norm)
     radius = loss_cfg.get("radius", max_norm if math.isfinite(max_norm) else None)

@@ -345,9 +345,16 @@ def _resolve_loss(raw: Mapping[str, Any]) -> dict[str, Any]:
 
     table = section(raw, "loss")
     name = _tag("loss", table, "name")
-    if name not in loss_names():
+    if ":" in name:
+        # A loss of the user's own: ``package.module:factory`` called with
+        # ``[loss] params``; its constants are declared here or derived by it.
+        if not callable(resolve_reference(name)):
+            raise ConfigError(f"[loss] name {name!r} does not name a callable")
+        params = {"params": Key((dict,))}
+    elif name not in loss_names():
         raise choices("loss", name, loss_names())
-    params = {p: Key(_NUM) for p in loss_factory_parameters(name)}  # reg, c, scale
+    else:
+        params = {p: Key(_NUM) for p in loss_factory_parameters(name)}  # reg, c
     loss = apply("loss", table, SCHEMA["loss"] | params)
     for key in (*ASSUMPTIONS, *CONSTANTS):
         if key in loss:
