@@ -83,6 +83,22 @@ def _gibbs(rng_key, problem, budget, options):
     )
 
 
+def _quasar_sgd(rng_key, problem, budget, options):
+    from dpsample.pipelines import dp_sgd_quasar
+
+    return dp_sgd_quasar(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
+def _warm_start(rng_key, problem, budget, options):
+    from dpsample.pipelines import warm_start
+
+    return warm_start(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
 CASES: dict[str, Case] = {
     "dp_sgd": Case(
         quadratic_ball,
@@ -96,5 +112,22 @@ CASES: dict[str, Case] = {
         Budget(2.0, 1e-5),
         {"method": "langevin", "max_steps": 20},
         _gibbs,
+    ),
+    "quasar_sgd": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {"quasar_convexity": 1.0, "failure_prob": 0.25, "num_steps": 5},
+        _quasar_sgd,
+    ),
+    "warm_start": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {
+            "sampler": "net",
+            "finder": "dp_sgd",
+            "sampler_options": {"spacing": 0.25},
+            "finder_options": {"num_steps": 6, "batch_size": 8},
+        },
+        _warm_start,
     ),
 }

@@ -26,7 +26,7 @@ from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import PRNGKey
 
-__all__ = ["LegacyDPSpider", "LegacyFinder", "LegacySpiderSOSP", "create"]
+__all__ = ["LegacyDPSpider", "LegacyFinder", "LegacySpiderSOSP", "create", "names"]
 
 _RESERVED = ("rng_key", "problem", "epsilon", "delta")
 _INTS = ("num_steps", "phase_length", "anchor_batch_size", "variation_batch_size")
@@ -142,6 +142,11 @@ class LegacySpiderSOSP(LegacyFinder):
 
 
 _LEGACY = {"dp_spider": LegacyDPSpider, "spider_sosp": LegacySpiderSOSP}
+
+
+def names(kind: str) -> tuple[str, ...]:
+    """The transitional stage names of ``kind`` not (yet) registered."""
+    return tuple(n for n in _LEGACY if kind == "finder" and n not in registry.names())
 
 
 def create(name: str, kind: str) -> PrivateAlgorithm:

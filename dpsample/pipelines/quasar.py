@@ -52,6 +52,7 @@ References:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -142,6 +143,16 @@ def quasar_schedule(
         "noise_std_estimate": sigma,
         "source": source,
     }
+
+
+@functools.partial(jax.jit, static_argnames=("loss_fn",))
+def _risks(xs: Any, data: Any, *, loss_fn: Any) -> Any:
+    """``F_D`` at each candidate (``Problem.empirical_risk_batch``), compiled once."""
+
+    def risk(x: Any) -> Any:
+        return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
+
+    return jax.vmap(risk)(xs)
 
 
 def _select(key: PRNGKey, risks: Any, *, epsilon: float, sensitivity: float) -> int:
@@ -396,7 +407,7 @@ class QuasarSGD(PrivateAlgorithm):
         xs = jnp.stack(
             [runner.run(keys[i], run_plan, problem.data).value for i in range(k)]
         )
-        risks = problem.empirical_risk_batch(xs)
+        risks = _risks(xs, problem.data, loss_fn=problem.loss_fn)
         # Pr[i] ∝ exp(eps_sel u_i / (2 Delta)) with Delta = osc/(2n) is exp(-k_sel F_D):
         # valid by the bounded-range argument (utilities may be shifted by a constant).
         osc = problem.spec.utility_oscillation()
