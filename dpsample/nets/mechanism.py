@@ -334,7 +334,7 @@ class NetExponentialMechanism(PrivateAlgorithm):
         warm = None
         g = spec.lipschitz
         # A grid of a smaller ball does not cover K: its radius bounds nothing there.
-        covers_k = not (grid and the_net.radius < ball.radius)
+        covers_k = not (isinstance(the_net, GridNet) and the_net.radius < ball.radius)
         if g is not None and covering is not None and covers_k:
             b = bounds.theorem_5_8_empirical_risk_bound(
                 lipschitz=g,

@@ -303,14 +303,14 @@ def _sampler_ball(spec: ProblemSpec, sampler_domain: Ball | None) -> Ball:
             )
         domain = sampler_domain
     else:
-        domain = spec.domain
-        if not isinstance(domain, Ball):
+        if not isinstance(spec.domain, Ball):
             raise ValueError(
                 "the warm start needs a public compact K: the problem is on "
-                f"{type(domain).__name__}, so pass sampler_domain=Ball(...) (the "
+                f"{type(spec.domain).__name__}, so pass sampler_domain=Ball(...) (the "
                 "declared constants must hold on it, and minimizer_gap must bound "
                 "min_K F - inf F)"
             )
+        domain = spec.domain
     if domain.dim is None:
         domain = domain.with_dim(spec.dim)
     if domain.dim != spec.dim:
@@ -1069,6 +1069,7 @@ def warm_start(
         ledger.charge(name, guarantee)
     with precision.float64():
         res = algorithm._run(rng_key, plan, problem)
+    assert isinstance(res.info, WarmStartInfo)
     info = dataclasses.replace(res.info, ledger_stages=[n for n, _ in ledger.stages])
     return PrivateResult(res.value, res.privacy, info)
 
