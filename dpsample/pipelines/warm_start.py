@@ -387,7 +387,9 @@ def choose_sampler(
         candidate = registry.create(name, "sampler", **options)
         label = " ".join([name, *map(str, options.values())])
         delta_a = 0.0 if getattr(candidate, "pure_dp", False) else delta_split
-        stage_budget = _stage_budgets(budget, split, delta_a)[0]
+        stage_budget = dataclasses.replace(
+            _stage_budgets(budget, split, delta_a)[0], max_evaluations=cap
+        )
         quick = getattr(candidate, "evaluations_bound", None)
         if quick is not None and quick(spec, stage_budget) > cap:
             skipped.append(f"{label} needs <= {quick(spec, stage_budget):.3g}")
