@@ -396,7 +396,7 @@ def sample(
     mean, std = proposal(target, y, step_size)
     prop_key, depth_key, idx_key, acc_key = jax.random.split(rng_key, 4)
 
-    draws = restricted_gaussian._draws(
+    draws = restricted_gaussian.sample_unchecked(
         prop_key, mean, std, problem.domain, 2 * num_trials
     )
     xs, zs = draws[:num_trials], draws[num_trials:]
