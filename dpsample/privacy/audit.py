@@ -264,9 +264,11 @@ def audit(
     outputs = []
     for data, k in ((dataset, key_d), (neighbour, key_n)):
         keys = jax.random.split(k, num_samples)
-        outputs.append(
-            _batched(lambda kk, data=data: _strip(mechanism_fn(kk, data)), keys, vmap)
-        )
+
+        def run_once(kk: PRNGKey, data: Any = data) -> Any:
+            return _strip(mechanism_fn(kk, data))
+
+        outputs.append(_batched(run_once, keys, vmap))
     n_sel = num_samples // 2
     n_eval = num_samples - n_sel
 
@@ -304,16 +306,16 @@ def audit(
     # Evaluation on the second half.
     ev = [s[n_sel:] for s in scores]
     ev_counts = [_counts(s, np.array([threshold]))[direction][0] for s in ev]
-    k_p, k_q = int(ev_counts[int(swapped)]), int(ev_counts[1 - int(swapped)])
-    value, p_lo, q_hi = _log_ratio(k_p, k_q, n_eval, delta, side_conf)
+    e_p, e_q = int(ev_counts[int(swapped)]), int(ev_counts[1 - int(swapped)])
+    value, p_lo, q_hi = _log_ratio(e_p, e_q, n_eval, delta, side_conf)
     return AuditResult(
         epsilon_lower_bound=max(0.0, float(value)),
         confidence=confidence,
         threshold=threshold,
         direction=direction,
         swapped=swapped,
-        count_p=k_p,
-        count_q=k_q,
+        count_p=e_p,
+        count_q=e_q,
         num_eval=n_eval,
         p_lower=float(p_lo),
         q_upper=float(q_hi),
