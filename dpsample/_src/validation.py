@@ -16,7 +16,7 @@ import numpy as np
 from dpsample.errors import MissingConstantError
 
 __all__ = [
-    "finite",
+    "finite_scalar",
     "positive",
     "nonnegative",
     "delta_in_open_unit",
@@ -41,7 +41,7 @@ def _as_float(name: str, value: Any) -> float:
     return out
 
 
-def finite(name: str, value: Any) -> float:
+def finite_scalar(name: str, value: Any) -> float:
     """Return ``float(value)`` after checking it is a finite number (any sign)."""
     out = _as_float(name, value)
     if not math.isfinite(out):

@@ -219,7 +219,7 @@ def above_threshold(
         Lyu, Su & Li, `Understanding the Sparse Vector Technique for Differential
         Privacy <https://arxiv.org/abs/1603.01699>`_, 2017.
     """
-    threshold = validation.finite("threshold", threshold)
+    threshold = validation.finite_scalar("threshold", threshold)
     epsilon = validation.positive("epsilon", epsilon)
     sensitivity = validation.positive("sensitivity", sensitivity)
     n = _count("num_queries", {"queries": queries}, num_queries)
