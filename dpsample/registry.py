@@ -37,7 +37,10 @@ __all__ = [
 ]
 
 #: Import paths of every registered algorithm class, in the order they are listed.
-ALGORITHMS: tuple[str, ...] = ("dpsample.finders.dp_sgd:DPSGD",)
+ALGORITHMS: tuple[str, ...] = (
+    "dpsample.finders.dp_sgd:DPSGD",
+    "dpsample.finders.dp_spider:DPSpider",
+)
 
 
 class UnknownAlgorithmError(ValueError):

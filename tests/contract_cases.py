@@ -69,11 +69,30 @@ def _dp_sgd(rng_key, problem, budget, options):
     )
 
 
+def _dp_spider(rng_key, problem, budget, options):
+    from dpsample.finders import dp_spider
+
+    return dp_spider(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
 CASES: dict[str, Case] = {
     "dp_sgd": Case(
         quadratic_ball,
         Budget(2.0, 1e-5),
         {"num_steps": 6, "batch_size": 8, "x0": [0.1, -0.2]},
         _dp_sgd,
+    ),
+    "dp_spider": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {
+            "num_steps": 6,
+            "phase_length": 3,
+            "variation_batch_size": 8,
+            "x0": [0.1, -0.2],
+        },
+        _dp_spider,
     ),
 }
