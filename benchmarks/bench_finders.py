@@ -277,8 +277,8 @@ def bench_stochastic_spider(prob, theta0, steps, **overrides):
     plan = plan_spider(prob, epsilon=1.0, delta=1e-5, num_iters=steps, **overrides)
 
     def run(key, x0):
-        xs, info, _ = stochastic_spider(key, prob, plan, x0=x0)
-        return xs, info
+        res = stochastic_spider(key, prob, plan, x0=x0)
+        return res.value, res.info
 
     xs, _ = run(jax.random.key(3), theta0)  # compile once; later calls reuse it
     return run, plan, np.asarray(xs)
@@ -520,9 +520,9 @@ def main(argv):
                 name: {
                     "ms_per_iteration": s_per_iter[name] * 1e3,
                     "ratio": s_per_iter[name] / full,
-                    "variant": plan.variant,
-                    "drift_threshold": plan.drift_threshold,
-                    "alpha_kick": plan.alpha_kick,
+                    "variant": plan["variant"],
+                    "drift_threshold": plan["drift_threshold"],
+                    "alpha_kick": plan["alpha_kick"],
                     "branch_counts": branches[name],
                 }
                 for name, (_, plan) in spiders.items()

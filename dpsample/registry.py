@@ -40,6 +40,7 @@ __all__ = [
 ALGORITHMS: tuple[str, ...] = (
     "dpsample.finders.dp_sgd:DPSGD",
     "dpsample.finders.dp_spider:DPSpider",
+    "dpsample.finders.spider_sosp:SpiderSOSP",
 )
 
 

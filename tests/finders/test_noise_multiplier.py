@@ -173,8 +173,8 @@ def _calibrated(name, small):
             num_iters=30,
             variant=name.rsplit("_", 1)[1],
         )
-        assert plan.noise_multiplier_o1 == plan.noise_multiplier_o2
-        return (_hex(plan.sigma1), _hex(plan.sigma2)), plan.noise_multiplier_o1
+        assert plan["noise_multiplier_o1"] == plan["noise_multiplier_o2"]
+        return (_hex(plan["sigma1"]), _hex(plan["sigma2"])), plan["noise_multiplier_o1"]
     unc = dpsample.Problem(
         p.loss_fn,
         p.data,
