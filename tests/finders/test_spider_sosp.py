@@ -192,6 +192,7 @@ def test_empirical_accounting_matches_independent_computation(case):
         x0=case.saddle,
         num_iters=120,
         alpha=0.05,
+        calibration="closed_form",
     )
     plan = res.info["plan"]
     n, g_c, m_c = case.problem.n, case.problem.lipschitz, case.problem.smoothness
