@@ -50,8 +50,6 @@ __all__ = [
 TRANSITIONAL: dict[str, tuple[str, str]] = {
     "net": ("sampler", "dpsample.nets:exponential_mechanism"),
     "gibbs": ("sampler", "dpsample.samplers.gibbs:gibbs"),
-    "dp_spider": ("finder", "dpsample.finders.dp_spider:dp_spider"),
-    "spider_sosp": ("finder", "dpsample.finders:spider_sosp"),
     "dp_trust_region": ("finder", "dpsample.finders.trust_region:dp_trust_region"),
     "dp_stochastic_trust_region": (
         "finder",
