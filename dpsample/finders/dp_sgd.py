@@ -176,7 +176,7 @@ def _sgd_iterates(
     return _sgd_scan_body(
         rng_key,
         x0,
-        learning_rate,
+        jnp.asarray(learning_rate, jnp.float64),
         projection_operands(oracle.spec.domain, project),
         o_ops,
         o_fn=o_fn,
@@ -839,9 +839,15 @@ def _transform_clip_scale(leaves: list[Any], batch: int, clip: float) -> Array:
     name = "float32" if "float32" in dtypes else "float64"
     bound = check_clip_bound(clip, name)
     dim = max(1, sum(math.prod(leaf.shape[1:]) for leaf in leaves))
-    sq = sum(jnp.sum(leaf.reshape(batch, -1) ** 2, axis=1) for leaf in leaves)
+    sq = jnp.sum(
+        jnp.stack([jnp.sum(leaf.reshape(batch, -1) ** 2, axis=1) for leaf in leaves]),
+        axis=0,
+    )
     coef, _ = clip_coefficients(
-        sq, jnp.ones(batch), bound / clip_margin(name, batch, dim), jnp.dtype(name)
+        sq,
+        jnp.ones(batch),
+        jnp.asarray(bound / clip_margin(name, batch, dim)),
+        jnp.dtype(name),
     )
     return coef
 
