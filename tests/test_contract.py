@@ -39,8 +39,6 @@ def test_every_algorithm_class_is_registered_once():
     for mod in pkgutil.walk_packages(dpsample.__path__, "dpsample."):
         if mod.name.startswith("dpsample.validation"):
             continue
-        if mod.name == "dpsample.pipelines.legacy":
-            continue  # TRANSITIONAL: stand-ins for finders registered on other branches
         module = __import__(mod.name, fromlist=["_"])
         for obj in vars(module).values():
             if (

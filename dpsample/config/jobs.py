@@ -49,8 +49,6 @@ __all__ = [
 #: TRANSITIONAL: name -> (kind, "module:function") of the algorithms not yet
 #: registered. Delete with the fallback once ``dpsample.registry`` lists them all.
 TRANSITIONAL: dict[str, tuple[str, str]] = {
-    "dp_spider": ("finder", "dpsample.finders.dp_spider:dp_spider"),
-    "spider_sosp": ("finder", "dpsample.finders:spider_sosp"),
     "dp_trust_region": ("finder", "dpsample.finders.trust_region:dp_trust_region"),
     "dp_stochastic_trust_region": (
         "finder",
@@ -378,14 +376,8 @@ def _check_transitional(job: Job, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def stage_names(kind: str) -> tuple[str, ...]:
-    """Names a pipeline's stage option of ``kind`` takes (``sampler``, ``finder``).
-
-    The registered algorithms of that kind, and (TRANSITIONAL) the finders the
-    pipelines still wrap (:mod:`dpsample.pipelines.legacy`).
-    """
-    from dpsample.pipelines import legacy
-
-    return tuple(dict.fromkeys(registry.names(kind) + legacy.names(kind)))
+    """Names a pipeline's stage option of ``kind`` takes: the registered ones."""
+    return registry.names(kind)
 
 
 def resolve_job(kind: str, name: str) -> Job:

@@ -62,7 +62,6 @@ from dpsample.bounds import (
 )
 from dpsample.domains import Ball
 from dpsample.errors import BudgetExceededError
-from dpsample.pipelines import legacy
 from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import BudgetLedger, PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec, check_problem
@@ -260,7 +259,7 @@ def _stage(algorithm: Any, kind: str) -> PrivateAlgorithm:
         return algorithm
     if not isinstance(algorithm, str):
         raise TypeError(f"Expected a {kind} name or object, got {algorithm!r}")
-    return legacy.create(algorithm, kind)
+    return registry.create(algorithm, kind)
 
 
 def _stage_options(

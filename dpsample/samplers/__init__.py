@@ -27,7 +27,7 @@ from dpsample.samplers import (
 from dpsample.samplers.diagnostics import run
 from dpsample.samplers.gibbs import (
     Gibbs,
-    calibrate,
+    calibrate_gibbs,
     gibbs,
     target_privacy,
 )
@@ -37,7 +37,7 @@ __all__ = [
     "Gibbs",
     "GibbsTarget",
     "chains",
-    "calibrate",
+    "calibrate_gibbs",
     "diagnostics",
     "gibbs",
     "langevin",

@@ -9,7 +9,7 @@ The target (seed 000 Sec. 5.1) is
 on a ball ``K``, for a ``G``-Lipschitz, possibly non-convex and non-smooth loss.
 :class:`Gibbs` (registry name ``"gibbs"``) plans the whole run from the public
 :class:`~dpsample.problem.ProblemSpec`: ``(beta, mu)`` by
-:func:`~dpsample.samplers.gibbs_calibration.calibrate`, the sampler's schedule
+:func:`~dpsample.samplers.gibbs_calibration.calibrate_gibbs`, the sampler's schedule
 (steps, step size, the RGO's fixed trial budget), the guarantee of what will run
 (with its assumptions), the cost in per-example evaluations, and the warm-start bound
 :func:`dpsample.bounds.gibbs_warm_start_bound`; its run draws the public initial point
@@ -42,7 +42,7 @@ from dpsample.samplers.gibbs_calibration import (
     C_GEN,
     PRESETS,
     GibbsCalibration,
-    calibrate,
+    calibrate_gibbs,
     default_mu,
     empirical_risk_bound,
     gaussian_noise_multiplier,
@@ -70,7 +70,7 @@ __all__ = [
     "GibbsCalibration",
     "GibbsInfo",
     "GibbsPrivacyReport",
-    "calibrate",
+    "calibrate_gibbs",
     "default_mu",
     "empirical_risk_bound",
     "gaussian_noise_multiplier",
@@ -283,7 +283,7 @@ class Gibbs(PrivateAlgorithm):
         if beta is None:
             if mu is not None:
                 raise ValueError("mu without beta: pass both, or neither (calibration)")
-            cal = calibrate(
+            cal = calibrate_gibbs(
                 spec,
                 epsilon=target_eps,
                 delta=delta_target,
@@ -625,7 +625,7 @@ def gibbs(
 ) -> PrivateResult:
     r"""Release one approximate sample of the regularised Gibbs target, privately.
 
-    1. ``(beta, mu)``: :func:`calibrate` at ``(epsilon, (1 - tv_fraction) delta)``
+    1. ``(beta, mu)``: :func:`calibrate_gibbs` at ``(epsilon, (1 - tv_fraction) delta)``
        (``mu = d/(D^2 beta)``), or the public ``beta`` / ``mu`` given.
     2. A public initial point :func:`initial_point`.
     3. The chosen sampler, run for a number of steps fixed by public values only:
@@ -670,8 +670,8 @@ def gibbs(
         delta: target delta, in (0, 1).
         method: ``"proximal"``, ``"langevin"`` or ``"mala"``.
         convex: public declaration that the losses are convex.
-        preset: calibration preset (:func:`calibrate`).
-        c_gen: calibration cap constant (:func:`calibrate`), or ``None``.
+        preset: calibration preset (:func:`calibrate_gibbs`).
+        c_gen: calibration cap constant (:func:`calibrate_gibbs`), or ``None``.
         beta: a public inverse temperature (skips calibration).
         mu: a public regularisation (default ``d/(D^2 beta)``).
         step_size: sampler step (default: the proximal schedule's, or

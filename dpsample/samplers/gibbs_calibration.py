@@ -1,8 +1,8 @@
 r"""Calibration of the regularised Gibbs target: ``(epsilon, delta)`` to ``(beta, mu)``.
 
 The target is ``pi_D(x) ∝ exp(-beta (F_D(x) + mu/2 ||x||^2))`` on a ball ``K``
-(seed 000 Sec. 5.1). :func:`calibrate` finds the largest ``beta`` (with Theorem 5.6's
-``mu = d/(D^2 beta)``) whose tightest valid bound
+(seed 000 Sec. 5.1). :func:`calibrate_gibbs` finds the largest ``beta`` (with
+Theorem 5.6's ``mu = d/(D^2 beta)``) whose tightest valid bound
 (:func:`~dpsample.samplers.gibbs_privacy.target_privacy`) meets ``(epsilon, delta)``,
 under the presets of spec 000 section 3.6 and the cap ``beta G D <= c_gen log n``;
 :func:`theorem_5_6` is the paper's setting with its constant named;
@@ -32,7 +32,7 @@ __all__ = [
     "C_GEN",
     "PRESETS",
     "GibbsCalibration",
-    "calibrate",
+    "calibrate_gibbs",
     "default_mu",
     "empirical_risk_bound",
     "gaussian_noise_multiplier",
@@ -123,13 +123,13 @@ def empirical_risk_bound(
 
 
 class GibbsCalibration(NamedTuple):
-    """The outcome of :func:`calibrate` / :func:`theorem_5_6`.
+    """The outcome of :func:`calibrate_gibbs` / :func:`theorem_5_6`.
 
     Attributes:
         beta: inverse temperature.
         mu: regularisation ``d / (D^2 beta)``.
         epsilon: the tightest valid epsilon of the exact target at ``delta``
-            (``<= `` the target epsilon for :func:`calibrate`).
+            (``<= `` the target epsilon for :func:`calibrate_gibbs`).
         delta: the delta it was computed at.
         bound: the name of the tightest valid bound.
         binding: ``"privacy"`` (the epsilon target limits beta) or ``"cap"`` (the
@@ -204,7 +204,7 @@ def _scale(problem: Problem | ProblemSpec) -> float:
     return problem.utility_oscillation() / 2.0
 
 
-def calibrate(
+def calibrate_gibbs(
     problem: Problem | ProblemSpec,
     *,
     epsilon: float,
@@ -250,13 +250,13 @@ def calibrate(
         >>> import jax.numpy as jnp
         >>> import dpsample
         >>> from dpsample import Ball, Problem
-        >>> from dpsample.samplers.gibbs_calibration import calibrate
+        >>> from dpsample.samplers.gibbs_calibration import calibrate_gibbs
         >>> p = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.zeros(1000),
         ...             Ball(1.0, dim=1), lipschitz=1.0)
-        >>> cal = calibrate(p, epsilon=1.0, delta=1e-6, c_gen=None)
+        >>> cal = calibrate_gibbs(p, epsilon=1.0, delta=1e-6, c_gen=None)
         >>> round(cal.beta, 3), cal.bound, cal.binding  # beta * 2GD / n = epsilon
         (250.0, 'pure', 'privacy')
-        >>> calibrate(p, epsilon=1.0, delta=1e-6).binding  # beta G D <= log(n) / 2
+        >>> calibrate_gibbs(p, epsilon=1.0, delta=1e-6).binding  # beta G D <= log(n)/2
         'cap'
     """
     target_eps = validation.positive("epsilon", epsilon)
@@ -335,7 +335,8 @@ def theorem_5_6(
 
     With ``c_beta=None`` (the defaults table's "paper" preset) ``c_beta`` is the largest
     value for which the printed Theorem 5.1 bound with the Holley–Stroock constant is
-    ``<= epsilon`` (and ``beta G D <= c_gen log n``): this is :func:`calibrate` with
+    ``<= epsilon`` (and ``beta G D <= c_gen log n``): this is
+    :func:`calibrate_gibbs` with
     ``preset="paper"``. With an explicit ``c_beta`` the resulting ``beta`` is used as
     is and the returned ``epsilon`` is the tightest *valid* bound at it, which may
     exceed the target (check it). The paper's risk bound is meaningful only for
@@ -353,7 +354,7 @@ def theorem_5_6(
         0.9292
     """
     if c_beta is None:
-        return calibrate(
+        return calibrate_gibbs(
             problem, epsilon=epsilon, delta=delta, preset="paper", c_gen=c_gen
         )
     eps = validation.positive("epsilon", epsilon)
