@@ -37,7 +37,11 @@ __all__ = [
 ]
 
 #: Import paths of every registered algorithm class, in the order they are listed.
-ALGORITHMS: tuple[str, ...] = ("dpsample.finders.dp_sgd:DPSGD",)
+ALGORITHMS: tuple[str, ...] = (
+    "dpsample.finders.dp_sgd:DPSGD",
+    "dpsample.finders.trust_region:DPTrustRegion",
+    "dpsample.finders.trust_region:DPStochasticTrustRegion",
+)
 
 
 class UnknownAlgorithmError(ValueError):

@@ -61,6 +61,44 @@ def quadratic_ball(seed: int, n: int, wrap: Callable[[Any], Any] = _identity):
     )
 
 
+def cosine_free(seed: int, n: int, wrap: Callable[[Any], Any] = _identity):
+    """Seed 000's cosine saddle ``sum_j s_j cos(x_j - z_j)``, ``s = (-1, 1)``, on R^2.
+
+    Constants exact on all of ``R^2``: ``G = sqrt(2)``, ``M = 1``, ``rho = 1``,
+    ``B = 4``.
+    """
+    rng = np.random.default_rng(seed)
+    z = rng.normal(0.0, 0.1, size=(n, 2))
+    s = jnp.array([-1.0, 1.0])
+
+    def loss(x, ex):
+        return jnp.sum(s * jnp.cos(x - ex["z"]))
+
+    return dpsample.Problem(
+        wrap(loss),
+        {"z": z},
+        dpsample.Unconstrained(2),
+        lipschitz=float(np.sqrt(2.0)),
+        smoothness=1.0,
+        hessian_lipschitz=1.0,
+        loss_range=4.0,
+    )
+
+
+def _convenience(name: str) -> Callable[..., Any]:
+    """``(rng_key, problem, budget, options)`` through the plain function ``name``."""
+
+    def call(rng_key, problem, budget, options):
+        import dpsample.finders as finders
+
+        fn = getattr(finders, name)
+        return fn(
+            rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+        )
+
+    return call
+
+
 def _dp_sgd(rng_key, problem, budget, options):
     from dpsample.finders import dp_sgd
 
@@ -75,5 +113,23 @@ CASES: dict[str, Case] = {
         Budget(2.0, 1e-5),
         {"num_steps": 6, "batch_size": 8, "x0": [0.1, -0.2]},
         _dp_sgd,
+    ),
+    "dp_trust_region": Case(
+        cosine_free,
+        Budget(2.0, 1e-5),
+        {"num_iters": 3, "x0": [0.1, -0.2]},
+        _convenience("dp_trust_region"),
+    ),
+    "dp_stochastic_trust_region": Case(
+        cosine_free,
+        Budget(2.0, 1e-5),
+        {
+            "num_iters": 3,
+            "x0": [0.1, -0.2],
+            "grad_batch_size": 16,
+            "hessian_batch_size": 16,
+            "accounting": "tight",
+        },
+        _convenience("dp_stochastic_trust_region"),
     ),
 }

@@ -519,3 +519,50 @@ def test_dp_tr_sosp_rate_over_seeds(case):
         if not ok:
             fails.append(msg)
     assert len(fails) <= 2, fails
+
+
+# ---------------------------------------------------------------- compute budget
+@pytest.mark.parametrize("algo", ["tr", "str"])
+def test_compute_budget_relaxes_alpha_and_refuses_a_fixed_schedule(case, algo):
+    from dpsample.finders.trust_region import DPStochasticTrustRegion, DPTrustRegion
+
+    spec = case.problem.spec
+    if algo == "tr":
+        obj = DPTrustRegion(x0=case.saddle, initial_gap=2.0)
+        per_iter = spec.n * (1 + spec.dim)
+    else:
+        obj = DPStochasticTrustRegion(
+            x0=case.saddle,
+            initial_gap=2.0,
+            grad_batch_size=200,
+            hessian_batch_size=100,
+            accounting="tight",
+        )
+        per_iter = 200 + 100 * spec.dim
+    free = obj.plan(spec, dpsample.Budget(2.0, DELTA))
+    assert free.cost.evaluations == free["num_iters"] * per_iter
+    cap = free.cost.evaluations // 4
+    capped = obj.plan(spec, dpsample.Budget(2.0, DELTA, max_evaluations=cap))
+    assert capped.cost.evaluations <= cap
+    assert capped["num_iters"] < free["num_iters"]
+    assert capped["alpha"] > free["alpha"]
+    assert "capped" in capped.params["num_iters"].note
+    # alpha is the smallest whose theorem schedule fits: a little less does not fit
+    t_less = tr_parameters(
+        alpha=capped["alpha"] * (1 - 1e-6), hessian_lipschitz=1.0, initial_gap=2.0
+    )[1]
+    assert t_less * per_iter > cap
+    # radius and threshold re-derived from the relaxed alpha (Theorem 15/18)
+    assert capped["radius"] == pytest.approx(math.sqrt(capped["alpha"]))
+    assert capped["stop_threshold"] == pytest.approx(math.sqrt(capped["alpha"]))
+    assert capped.spent_epsilon() <= 2.0
+    with pytest.raises(ValueError, match="max_evaluations"):
+        obj.plan(
+            spec,
+            dpsample.Budget(2.0, DELTA, max_evaluations=cap),
+            num_iters=free["num_iters"],
+        )
+    with pytest.raises(ValueError, match="max_evaluations"):
+        obj.plan(spec, dpsample.Budget(2.0, DELTA, max_evaluations=cap), alpha=0.1)
+    with pytest.raises(ValueError, match="below one iteration"):
+        obj.plan(spec, dpsample.Budget(2.0, DELTA, max_evaluations=per_iter - 1))
