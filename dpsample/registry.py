@@ -41,6 +41,8 @@ ALGORITHMS: tuple[str, ...] = (
     "dpsample.finders.dp_sgd:DPSGD",
     "dpsample.finders.trust_region:DPTrustRegion",
     "dpsample.finders.trust_region:DPStochasticTrustRegion",
+    "dpsample.finders.goldstein.algorithms:GoldsteinZeroOrder",
+    "dpsample.finders.goldstein.algorithms:GoldsteinFirstOrder",
 )
 
 

@@ -132,4 +132,21 @@ CASES: dict[str, Case] = {
         },
         _convenience("dp_stochastic_trust_region"),
     ),
+    "goldstein_zero_order": Case(
+        cosine_free,
+        Budget(2.0, 1e-5),
+        {
+            "alpha": 0.2,
+            "num_directions": 2,
+            "enforce_sensitivity": True,
+            "x0": [0.1, -0.2],
+        },
+        _convenience("goldstein_zero_order"),
+    ),
+    "goldstein_first_order": Case(
+        cosine_free,
+        Budget(2.0, 1e-5),
+        {"alpha": 0.2, "num_directions": 2, "x0": [0.1, -0.2]},
+        _convenience("goldstein_first_order"),
+    ),
 }
