@@ -25,7 +25,7 @@ from dpsample.base import (
 from dpsample.domains import Unconstrained
 from dpsample.finders.goldstein.guarantee import goldstein_guarantee
 from dpsample.finders.goldstein.o2nc import o2nc_run, scalars_of, structure_of
-from dpsample.finders.goldstein.schedule import plan_goldstein
+from dpsample.finders.goldstein.schedule import default_alpha, plan_goldstein
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -143,8 +143,18 @@ def _plan_goldstein_run(
             "domain: without enforce_sensitivity=True its privacy needs lipschitz on "
             "all of R^d, so declare the Problem on Unconstrained(d)"
         )
-    if opts.get("alpha") is None:
-        raise TypeError(f"{name} needs alpha= (the smoothing radius)")
+    calibration = opts.pop("calibration")
+    alpha_given = opts.get("alpha") is not None
+    if not alpha_given:
+        opts["alpha"] = default_alpha(
+            n=spec.n,
+            dim=spec.dim,
+            epsilon=epsilon,
+            lipschitz=big_l,
+            initial_gap=phi,
+            passes=opts.get("passes", "single"),
+            preset=opts.get("preset", "corrected"),
+        )
     schedule = plan_goldstein(
         n=spec.n,
         dim=spec.dim,
@@ -157,7 +167,7 @@ def _plan_goldstein_run(
         max_evaluations=budget.max_evaluations,
         **opts,
     )
-    noise, guarantee = goldstein_guarantee(schedule)
+    noise, guarantee = goldstein_guarantee(schedule, calibration=calibration)
     params: dict[str, Param] = {
         "x0": x0_param,
         "initial_gap": Param(
@@ -175,7 +185,17 @@ def _plan_goldstein_run(
         if capped
         else ""
     )
-    for key in ("alpha", "passes", "preset", "estimator", "beta"):
+    params["alpha"] = Param(
+        schedule["alpha"],
+        "user" if alpha_given else "default",
+        ""
+        if alpha_given
+        else "default_alpha: 2 alpha L / Phi = beta(alpha) / L (the theorem's rate)",
+    )
+    params["calibration"] = Param(
+        calibration, "default" if calibration == "tight" else "user"
+    )
+    for key in ("passes", "preset", "estimator", "beta"):
         if key not in schedule or schedule[key] is None:
             continue
         given = opts.get(key) is not None if key != "estimator" else False
@@ -303,7 +323,7 @@ class GoldsteinZeroOrder(PrivateAlgorithm):
         spec: ProblemSpec,
         budget: Budget,
         *,
-        alpha: float,
+        alpha: float | None = None,
         x0: ArrayLike | None = None,
         passes: str = "single",
         preset: str = "corrected",
@@ -322,6 +342,7 @@ class GoldsteinZeroOrder(PrivateAlgorithm):
         c_m: float = 1.0,
         c_g: float = 1.0,
         c_t: float = 1.0,
+        calibration: str = "tight",
         return_iterates: bool = False,
     ) -> Plan:
         options = dict(locals())
@@ -362,7 +383,7 @@ class GoldsteinFirstOrder(PrivateAlgorithm):
         spec: ProblemSpec,
         budget: Budget,
         *,
-        alpha: float,
+        alpha: float | None = None,
         x0: ArrayLike | None = None,
         preset: str = "corrected",
         enforce_sensitivity: bool = False,
@@ -378,6 +399,7 @@ class GoldsteinFirstOrder(PrivateAlgorithm):
         c_sigma: float = 1.0,
         c_m: float = 1.0,
         c_g: float = 1.0,
+        calibration: str = "tight",
         return_iterates: bool = False,
     ) -> Plan:
         options = dict(locals())
@@ -398,7 +420,7 @@ def goldstein_zero_order(
     epsilon: float,
     delta: float,
     x0: ArrayLike,
-    alpha: float,
+    alpha: float | None = None,
     passes: str = "single",
     preset: str = "corrected",
     enforce_sensitivity: bool = False,
@@ -416,6 +438,7 @@ def goldstein_zero_order(
     c_m: float = 1.0,
     c_g: float = 1.0,
     c_t: float = 1.0,
+    calibration: str = "tight",
     return_iterates: bool = False,
 ) -> PrivateResult:
     r"""Private zero-order Goldstein-stationary point (seed 004 Alg. 2 + Alg. 3 or 4).
@@ -437,7 +460,9 @@ def goldstein_zero_order(
         epsilon: Target epsilon.
         delta: Target delta in ``(0, 1)``.
         x0: Public starting point in the problem's domain.
-        alpha: Smoothing radius; the certified Goldstein radius is ``2 alpha``.
+        alpha: Smoothing radius; the certified Goldstein radius is ``2 alpha``
+            (default :func:`~dpsample.finders.goldstein.default_alpha`: the radius
+            and the norm target balanced, ``2 alpha L / Phi = beta(alpha) / L``).
         passes: ``"single"`` (stochastic, tree mechanism) or ``"multi"`` (ERM).
         preset: ``"corrected"`` (default) or ``"paper"`` (printed theorem).
         enforce_sensitivity: Clip to enforce the sensitivity (Mode B, spec §3.5).
@@ -455,6 +480,9 @@ def goldstein_zero_order(
         c_m: O(.) multiplier of ``m``.
         c_g: ``G1 = c_g L``.
         c_t: O(.) multiplier of ``T`` (multi pass).
+        calibration: ``"tight"`` (default: the smallest noise the returned
+            guarantee certifies, so the run spends its budget) or ``"rdp"`` (the
+            smallest dp_accounting's RDP accountant certifies; spends less).
         return_iterates: Put the window means and ``z`` iterates in ``info``.
 
     Returns:
@@ -518,6 +546,7 @@ def goldstein_zero_order(
         c_m=c_m,
         c_g=c_g,
         c_t=c_t,
+        calibration=calibration,
         return_iterates=return_iterates,
     )
 
@@ -529,7 +558,7 @@ def goldstein_first_order(
     epsilon: float,
     delta: float,
     x0: ArrayLike,
-    alpha: float,
+    alpha: float | None = None,
     preset: str = "corrected",
     enforce_sensitivity: bool = False,
     initial_gap: float | None = None,
@@ -544,6 +573,7 @@ def goldstein_first_order(
     c_sigma: float = 1.0,
     c_m: float = 1.0,
     c_g: float = 1.0,
+    calibration: str = "tight",
     return_iterates: bool = False,
 ) -> PrivateResult:
     r"""Private first-order single-pass Goldstein finder (seed 004 Alg. 2 + Alg. 5).
@@ -561,7 +591,8 @@ def goldstein_first_order(
         epsilon: Target epsilon.
         delta: Target delta in ``(0, 1)``.
         x0: Public starting point in the problem's domain.
-        alpha: Smoothing radius (certified radius ``2 alpha``).
+        alpha: Smoothing radius (certified radius ``2 alpha``; default
+            :func:`~dpsample.finders.goldstein.default_alpha`).
         preset: ``"corrected"`` (default) or ``"paper"``.
         enforce_sensitivity: Clip gradients to ``L`` and differences to ``C_D(t)``.
         initial_gap: Public ``Phi`` (default ``loss_range``).
@@ -576,6 +607,8 @@ def goldstein_first_order(
         c_sigma: O(.) multiplier of ``Sigma``.
         c_m: O(.) multiplier of ``m``.
         c_g: ``G1 = c_g L``.
+        calibration: ``"tight"`` (default) or ``"rdp"``, as for
+            :func:`goldstein_zero_order`.
         return_iterates: Put the window means and iterates in ``info``.
 
     Returns:
@@ -629,6 +662,7 @@ def goldstein_first_order(
         c_sigma=c_sigma,
         c_m=c_m,
         c_g=c_g,
+        calibration=calibration,
         return_iterates=return_iterates,
     )
 

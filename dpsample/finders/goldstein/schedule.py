@@ -20,6 +20,7 @@ __all__ = [
     "ESTIMATORS",
     "PASSES",
     "PRESETS",
+    "default_alpha",
     "evaluations",
     "plan_goldstein",
     "rate",
@@ -161,6 +162,81 @@ def rate(
         + (phi * d * big_l / (n_ * a * eps)) ** 0.5
         + (phi**2 * big_l**3 * d**1.5 / (n_**2 * a**2 * eps)) ** 0.2
     )
+
+
+def default_alpha(
+    *,
+    n: int,
+    dim: int,
+    epsilon: float,
+    lipschitz: float,
+    initial_gap: float,
+    passes: str = "single",
+    preset: str = "corrected",
+) -> float:
+    r"""The default smoothing radius: balance the radius and the norm targets.
+
+    A run at smoothing radius :math:`\alpha` certifies
+    :math:`(2\alpha, \beta(\alpha))`-Goldstein stationarity with :math:`\beta` the
+    theorem's rate (:func:`rate`), decreasing in :math:`\alpha`. Both targets are
+    made relative to their trivial scales: the radius to :math:`\Phi/L` (the largest
+    the theorems allow, :math:`\alpha \le \Phi/L`) and the norm to :math:`L` (every
+    subgradient's bound). The default is the :math:`\alpha` that makes them equal,
+
+    .. math::
+
+        \frac{2\alpha L}{\Phi} = \frac{\beta(\alpha)}{L},
+
+    (unique: the left side increases and the right side decreases), capped at
+    :math:`\Phi/L`. Public inputs only; scale-invariant (domain times ``c``:
+    :math:`\alpha` times ``c``). Pass ``alpha`` for a target radius ``r``: ``alpha =
+    r / 2``.
+
+    Examples:
+        >>> from dpsample.finders.goldstein import default_alpha, rate
+        >>> a = default_alpha(n=4000, dim=2, epsilon=10.0, lipschitz=2**0.5,
+        ...                   initial_gap=4.0)
+        >>> b = rate(n=4000, dim=2, epsilon=10.0, lipschitz=2**0.5, initial_gap=4.0,
+        ...          alpha=a)
+        >>> round(2 * a * 2**0.5 / 4.0 - b / 2**0.5, 9), round(a, 3)
+        (0.0, 0.256)
+    """
+    n = validation.positive_int("n", n)
+    d = validation.positive_int("dim", dim)
+    eps = validation.positive("epsilon", epsilon)
+    big_l = validation.positive("lipschitz", lipschitz)
+    phi = validation.positive("initial_gap", initial_gap)
+    passes = _choice("passes", passes, PASSES)
+    preset = _choice("preset", preset, PRESETS)
+
+    def excess(a: float) -> float:
+        beta = rate(
+            n=n,
+            dim=d,
+            epsilon=eps,
+            lipschitz=big_l,
+            initial_gap=phi,
+            alpha=a,
+            passes=passes,
+            preset=preset,
+        )
+        return 2.0 * a * big_l / phi - beta / big_l
+
+    hi = phi / big_l
+    if excess(hi) <= 0.0:
+        return hi
+    lo = hi / 2.0
+    while excess(lo) > 0.0:
+        hi, lo = lo, lo / 2.0
+    for _ in range(200):
+        if hi / lo - 1.0 <= 1e-12:
+            break
+        mid = math.sqrt(lo * hi)
+        if excess(mid) > 0.0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def evaluations(schedule: dict[str, Any]) -> tuple[int, int]:
