@@ -31,6 +31,7 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check dpsample tests benchmarks experiments
 	$(VENV)/bin/ruff format --check dpsample tests benchmarks experiments
+	$(VENV)/bin/mypy
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format dpsample tests benchmarks experiments

@@ -128,6 +128,27 @@ class AlgorithmInfo(Mapping[str, Any]):
         return out
 
 
+def _data_of(data: Any, plan: Plan) -> Any:
+    """The data to run on: ``data`` itself, or a planned problem's data."""
+    from dpsample.problem import CONSTANTS, Problem
+
+    if not isinstance(data, Problem):
+        return data
+    spec = plan.spec
+    same = (
+        data.loss_fn is spec.loss_fn
+        and data.domain == spec.domain
+        and all(getattr(data, c) == getattr(spec, c) for c in CONSTANTS)
+    )
+    if not same:
+        raise ValueError(
+            "this Problem differs from the spec the plan was made for (loss, domain "
+            "or declared constants): plan its own spec (problem.spec), or pass only "
+            "the data"
+        )
+    return data.data
+
+
 class PrivateAlgorithm(abc.ABC):
     """A private algorithm: ``plan`` in public, ``run`` in private.
 
@@ -229,7 +250,10 @@ class PrivateAlgorithm(abc.ABC):
             rng_key: A JAX PRNG key (split internally, never reused).
             plan: A plan made by this algorithm's :meth:`plan`.
             data: The private data: a pytree whose leaves have leading axis
-                ``plan.spec.n`` and whose examples have the spec's shapes.
+                ``plan.spec.n`` and whose examples have the spec's shapes; or the
+                :class:`~dpsample.problem.Problem` whose spec was planned (its data
+                are used; a problem with another loss, domain or declared
+                constants is refused).
 
         Returns:
             ``PrivateResult(value, privacy, info)`` with ``privacy`` the plan's
@@ -249,7 +273,7 @@ class PrivateAlgorithm(abc.ABC):
             )
         with precision.float64():
             rng_key = validation.check_key(rng_key)
-            problem = plan.spec.with_data(data)
+            problem = plan.spec.with_data(_data_of(data, plan))
             return self._run(rng_key, plan, problem)
 
     def solve(
@@ -288,8 +312,13 @@ class PrivateAlgorithm(abc.ABC):
 
     # ---------------------------------------------------------------- to implement
     @abc.abstractmethod
-    def _plan(self, spec: Any, budget: Budget, **options: Any) -> Plan:
-        """Resolve the run in public (keyword-only options)."""
+    def _plan(self, spec: Any, budget: Budget, *args: Any, **options: Any) -> Plan:
+        """Resolve the run in public (keyword-only options).
+
+        Subclasses declare their options as keyword-only parameters with
+        annotations and defaults (``*, num_steps: int | None = None, ...``); the
+        ``*args, **options`` here let a type checker accept any such override.
+        """
 
     @abc.abstractmethod
     def _run(self, rng_key: Any, plan: Plan, problem: Any) -> PrivateResult:

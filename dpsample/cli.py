@@ -1,4 +1,4 @@
-"""The ``dpsample`` command: ``dpsample quickstart`` and ``dpsample run CONFIG.toml``.
+"""The ``dpsample`` command: ``quickstart``, ``list``, ``run``, ``sweep``.
 
 ``dpsample quickstart`` is the main job behind ``make demo``: the warm-start pipeline
 of seed 003 (the exponential mechanism over a net of a ball, then DP-SPIDER from its
@@ -7,13 +7,27 @@ with the privacy report (every stage, the composed total and the ledger), the pu
 warm-start bound ``psi``, the theorem's stationarity bound against the cold start's,
 the dispatcher's decision and clearly labelled non-private diagnostics.
 
+``dpsample list`` prints every registered algorithm (:mod:`dpsample.registry`): its
+name, kind, guarantee and source (seed paper and theorem).
+
 ``dpsample run CONFIG.toml`` runs any registered sampler, finder or pipeline on a
 named dataset and loss (:mod:`dpsample.config`) and writes ``released.json``,
-``report.json`` and ``config.toml`` to an output folder.
+``report.json`` and ``config.toml`` to an output folder; ``--dry-run`` prints the
+plan (parameters with their sources, the guarantee against the budget, the cost and
+an estimated time) without reading the data.
+
+The key of a private run comes from OS entropy unless a seed is given (``[job] seed``
+or ``--seed``); a given seed makes the guarantee conditional on keeping it secret
+(the verdict says so) and is never written to the output folder.
+
+``dpsample sweep SPEC.toml --out DIR`` runs a grid of such runs on Dask and writes
+their tables, figures and report (:mod:`dpsample.validation`, ``docs/validation.md``).
 
 Exit status: ``0`` success; ``2`` a usage, configuration or privacy-parameter error,
 an infeasible budget or an existing output folder (``dpsample: error: ...`` on
-stderr, no traceback); ``1`` an unexpected internal error (with its traceback).
+stderr, no traceback); ``3`` a sweep finished with failed cells (named on stderr);
+``130`` a sweep interrupted (rerun the same command to resume); ``1`` an unexpected
+internal error (with its traceback).
 """
 
 from __future__ import annotations
@@ -29,7 +43,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "quickstart", "quickstart_config", "run"]
+__all__ = [
+    "dry_run_config",
+    "list_algorithms",
+    "main",
+    "quickstart",
+    "quickstart_config",
+    "run_config",
+    "run_sweep_spec",
+]
 
 #: Publicly chosen features of the quickstart (no look at the data's statistics).
 QUICKSTART_FEATURES = ("mean concave points", "mean fractal dimension")
@@ -40,7 +62,7 @@ def quickstart_config(
     epsilon: float = 2.0,
     delta: float = 1e-6,
     radius: float = 8.0,
-    seed: int = 0,
+    seed: int | None = None,
     features: Sequence[str] = QUICKSTART_FEATURES,
 ) -> dict[str, Any]:
     """The quickstart job as a ``dpsample run`` configuration (unresolved).
@@ -49,7 +71,8 @@ def quickstart_config(
         epsilon: Total epsilon of the warm-start pipeline.
         delta: Total delta.
         radius: Radius of the ball ``K`` centred at the origin (public).
-        seed: Seed of the private run's PRNG key.
+        seed: Seed of the private run's PRNG key (default: none, a fresh key from
+            OS entropy; a seed must be kept secret).
         features: Breast-cancer feature names (chosen publicly).
 
     Returns:
@@ -62,8 +85,11 @@ def quickstart_config(
         >>> cfg["job"]["name"], cfg["options"]["sampler"], cfg["options"]["finder"]
         ('warm_start', 'net', 'dp_spider')
     """
+    job: dict[str, Any] = {"kind": "pipeline", "name": "warm_start"}
+    if seed is not None:
+        job["seed"] = seed
     return {
-        "job": {"kind": "pipeline", "name": "warm_start", "seed": seed},
+        "job": job,
         "data": {
             "source": "sklearn",
             "name": "breast_cancer",
@@ -82,7 +108,7 @@ def quickstart(
     epsilon: float = 2.0,
     delta: float = 1e-6,
     radius: float = 8.0,
-    seed: int = 0,
+    seed: int | None = None,
     features: Sequence[str] = QUICKSTART_FEATURES,
 ) -> dict[str, Any]:
     """Run the quickstart job and return its report (a JSON-serialisable dict).
@@ -97,7 +123,9 @@ def quickstart(
         epsilon: Total epsilon (split evenly between the two stages).
         delta: Total delta (all of it goes to the finder: the warm start is pure).
         radius: Radius of the ball ``K`` centred at the origin (public).
-        seed: Seed of the PRNG key of the private run.
+        seed: Seed of the PRNG key of the private run (default: a fresh key from OS
+            entropy). A seed makes the run reproducible and its guarantee
+            conditional on keeping the seed secret (the verdict says so).
         features: Breast-cancer feature names (chosen publicly).
 
     Returns:
@@ -122,15 +150,9 @@ def quickstart(
             epsilon=epsilon, delta=delta, radius=radius, seed=seed, features=features
         )
     )
-    ex = execute(cfg)
-    rep, info = ex.report, ex.report["info"]
-    finder_info, sampler_info = info["finder_info"], info["sampler_info"]
-    psi_terms = info["psi_terms"]
-    decision, reason = info["dispatcher"]
-    total = rep["privacy"]
-    sampler_report = info["privacy_sampler"]
-    finder_report = info["privacy_finder"]
-    diag = rep[NON_PRIVATE_KEY]
+    rep = execute(cfg).report
+    total, diag = rep["privacy"], rep[NON_PRIVATE_KEY]
+    pipeline = _warm_start_sections(rep["info"])
     return {
         "problem": {
             "dataset": "breast_cancer (scikit-learn, bundled)",
@@ -147,23 +169,7 @@ def quickstart(
         "privacy": {
             "relation": total["relation"],
             "budget": {"epsilon": epsilon, "delta": delta},
-            "stages": {
-                "sampler": {
-                    "mechanism": "exponential mechanism over a grid net "
-                    "(seed 003 Def. 4.1)",
-                    "epsilon_share": info["epsilon_split"][0],
-                    "pure_epsilon": sampler_report["pure_epsilon"],
-                    "epsilon_at_delta": sampler_report["epsilon"],
-                },
-                "finder": {
-                    "mechanism": "DP-SPIDER (seed 003 Thm 3.2)",
-                    "epsilon_share": info["epsilon_split"][1],
-                    "delta_share": info["delta_split"][1],
-                    "epsilon_at_delta": finder_report["epsilon"],
-                    "tightest_route": finder_report["tightest"],
-                    "routes": finder_report["routes"],
-                },
-            },
+            "stages": pipeline["stages"],
             "total": {
                 "epsilon": total["epsilon"],
                 "delta": total["delta"],
@@ -175,6 +181,55 @@ def quickstart(
                 "verdict": total["verdict"],
             },
             "ledger": total["ledger"],
+        },
+        "warm_start_bound": pipeline["warm_start_bound"],
+        "stationarity_bound": pipeline["stationarity_bound"],
+        "dispatcher": pipeline["dispatcher"],
+        "schedule": pipeline["schedule"],
+        NON_PRIVATE_KEY: {
+            "label": diag["label"],
+            "warm_start": diag["warm_start"],
+            "output": diag["output"],
+            "gap_over_net_minimum": diag.get("from_job", {}).get(
+                "gap_over_net_minimum"
+            ),
+        },
+        "run": {
+            "seconds": rep["seconds"],
+            "dpsample_version": rep["dpsample_version"],
+            "rng_key": rep["job"]["rng_key"],
+        },
+    }
+
+
+def _warm_start_sections(info: dict[str, Any]) -> dict[str, Any]:
+    """The quickstart's pipeline-specific sections, from the warm start's info.
+
+    The one place that reads the (transitional, untyped) ``warm_start`` info by
+    its keys; when the pipeline is an algorithm object with a typed info and a
+    plan with stages, this reads those instead.
+    """
+    finder_info, sampler_info = info["finder_info"], info["sampler_info"]
+    psi_terms = info["psi_terms"]
+    decision, reason = info["dispatcher"]
+    sampler_report, finder_report = info["privacy_sampler"], info["privacy_finder"]
+    return {
+        "stages": {
+            "sampler": {
+                "mechanism": "exponential mechanism over a grid net "
+                "(seed 003 Def. 4.1)",
+                "epsilon_share": info["epsilon_split"][0],
+                "pure_epsilon": sampler_report["pure_epsilon"],
+                "epsilon_at_delta": sampler_report["epsilon"],
+            },
+            "finder": {
+                "mechanism": "DP-SPIDER (seed 003 Thm 3.2)",
+                "epsilon_share": info["epsilon_split"][1],
+                "delta_share": info["delta_split"][1],
+                "epsilon_at_delta": finder_report["epsilon"],
+                "tightest_route": finder_report["tightest"],
+                "routes": finder_report["routes"],
+            },
         },
         "warm_start_bound": {
             "psi": info["psi"],
@@ -208,15 +263,6 @@ def quickstart(
                 )
             },
         },
-        NON_PRIVATE_KEY: {
-            "label": diag["label"],
-            "warm_start": diag["warm_start"],
-            "output": diag["output"],
-            "gap_over_net_minimum": diag.get("from_job", {}).get(
-                "gap_over_net_minimum"
-            ),
-        },
-        "run": {"seconds": rep["seconds"], "dpsample_version": rep["dpsample_version"]},
     }
 
 
@@ -331,11 +377,18 @@ def _print_quickstart(r: dict[str, Any]) -> None:
         f"{_g(diag['gap_over_net_minimum'], '.5f')}"
     )
     print()
-    print(f"({r['run']['seconds']:.1f} s, dpsample {r['run']['dpsample_version']})")
+    print(f"({r['run']['seconds']:.1f} s, dpsample {r['run']['dpsample_version']}; key")
+    print(f" {r['run']['rng_key']})")
 
 
 # ------------------------------------------------------------------------- run
-def _write_outputs(dest: Path, ex: Any, *, overwrite: bool) -> None:
+_SEED_OMITTED = (
+    "seed omitted: a seed was given for this run ([job] seed or --seed), and whoever\n"
+    "knows it can redraw the noise. Keep it secret; give it again to reproduce the run."
+)
+
+
+def _write_outputs(dest: Path, ex: Any, *, overwrite: bool, seeded: bool) -> None:
     """Write the three files to a temporary folder, then move it into place."""
     from dpsample.config import jsonable, to_toml
 
@@ -358,7 +411,7 @@ def _write_outputs(dest: Path, ex: Any, *, overwrite: bool) -> None:
         )
         (tmp / "config.toml").write_text(
             "# Written by `dpsample run`: the resolved configuration of this run.\n"
-            + to_toml(ex.config)
+            + to_toml(ex.config, comments={"job": _SEED_OMITTED} if seeded else None)
         )
         if dest.exists():
             if not overwrite:
@@ -383,7 +436,7 @@ def _refuse(dest: Path) -> Exception:
     )
 
 
-def run(
+def run_config(
     config_path: str,
     *,
     output: str | None = None,
@@ -396,7 +449,9 @@ def run(
         config_path: The TOML configuration (see :mod:`dpsample.config`).
         output: The output folder (default ``[output] dir``).
         overwrite: Replace an existing output folder (also ``[output] overwrite``).
-        seed: Override ``[job] seed``.
+        seed: Override ``[job] seed``. With a seed (here or in the file) the
+            guarantee assumes it is kept secret; without one the key comes from OS
+            entropy. The seed is written to none of the files.
 
     Returns:
         The report written to ``report.json``, with ``output_dir`` added.
@@ -420,16 +475,59 @@ def run(
     if dest.exists() and not overwrite:
         raise _refuse(dest)
     cfg["output"]["dir"] = str(out)
+    seeded = cfg["job"].get("seed") is not None
     ex = execute(cfg)
-    _write_outputs(dest, ex, overwrite=overwrite)
+    _write_outputs(dest, ex, overwrite=overwrite, seeded=seeded)
     return ex.report | {"output_dir": str(dest)}
+
+
+def dry_run_config(config_path: str, *, seed: int | None = None) -> dict[str, Any]:
+    """Plan a configuration file without reading its data; the ``run --dry-run``.
+
+    Args:
+        config_path: The TOML configuration.
+        seed: Override ``[job] seed`` (it only adds the secret-seed assumption).
+
+    Returns:
+        The plan's description (:func:`dpsample.config.dry_run`): ``job``,
+        ``problem``, ``privacy`` (the guarantee the run will have against the
+        budget, per stage) and ``plan`` (parameters with sources, cost with the
+        estimated time).
+
+    Raises:
+        dpsample.config.ConfigError: A bad configuration, or a job with no plan.
+        ValueError: The algorithm refused to plan.
+    """
+    from dpsample.config import dry_run as plan_only
+    from dpsample.config import load_config, resolve_config
+
+    cfg = resolve_config(load_config(config_path))
+    if seed is not None:
+        cfg["job"]["seed"] = seed
+    planned = plan_only(cfg)
+    return planned.report | {"text": str(planned.plan)}
+
+
+def _print_dry_run(report: dict[str, Any]) -> None:
+    job, priv = report["job"], report["privacy"]
+    print(
+        f"dpsample run --dry-run: {job['kind']} {job['name']}: the plan, made from "
+        "public facts only (no data read, nothing run)"
+    )
+    print(report["text"])
+    print(
+        f"VERDICT (epsilon = {priv['epsilon']:.6g} at delta = {priv['delta']:g}; "
+        f"budget {priv['budget']['epsilon']:g}, {priv['budget']['delta']:g})"
+    )
+    _print_verdict("  ", priv)
+    print(f"key: {job['rng_key']}")
 
 
 def _print_run(report: dict[str, Any]) -> None:
     job, priv, prob = report["job"], report["privacy"], report["problem"]
     print(
-        f"dpsample run: {job['kind']} {job['name']} (seed {job['seed']}), "
-        f"n={prob['n']}, d={prob['dim']}"
+        f"dpsample run: {job['kind']} {job['name']}, n={prob['n']}, d={prob['dim']} "
+        f"(key {job['rng_key']})"
     )
     print(f"RELEASED POINT  x = {_fmt_point(report['released']['point'])}")
     print(
@@ -439,6 +537,12 @@ def _print_run(report: dict[str, Any]) -> None:
         f"{priv['relation']})"
     )
     _print_verdict("                ", priv)
+    if "plan" in report:
+        cost = report["plan"]["cost"]
+        print(
+            f"COST            {cost['evaluations']:,} per-example evaluations, "
+            f"{cost['steps']:,} steps, {report['seconds']:.2f} s"
+        )
     from dpsample.privacy import NON_PRIVATE_KEY
 
     diag = report.get(NON_PRIVATE_KEY)
@@ -451,7 +555,180 @@ def _print_run(report: dict[str, Any]) -> None:
     print(f"wrote {report['output_dir']}/{{released.json, report.json, config.toml}}")
 
 
+# ------------------------------------------------------------------------- list
+def list_algorithms() -> dict[str, Any]:
+    """Every registered algorithm, as ``dpsample list --json`` prints it.
+
+    Returns:
+        ``{"algorithms": [...], "transitional": [...]}``: each registered
+        algorithm's name, kind, seed, theorem, guarantee type, summary and options
+        (name, type, default, required); and (issue 12, until every family is
+        converted) the names ``dpsample run`` still runs through their old
+        functions, which have no plan.
+
+    Examples:
+        >>> from dpsample.cli import list_algorithms
+        >>> [a["name"] for a in list_algorithms()["algorithms"]][:1]
+        ['dp_sgd']
+    """
+    from dpsample import registry
+    from dpsample.config import TRANSITIONAL, jsonable
+
+    algorithms = [
+        {
+            "name": e.name,
+            "kind": e.kind,
+            "seed": e.seed,
+            "theorem": e.theorem,
+            "guarantee_type": e.guarantee_type,
+            "summary": e.summary,
+            "options": [
+                {
+                    "name": o.name,
+                    "type": o.annotation,
+                    "default": o.default,
+                    "required": o.required,
+                }
+                for o in e.options()
+            ],
+        }
+        for e in registry.entries()
+    ]
+    registered = set(registry.names())
+    transitional = [
+        {"name": name, "kind": kind, "function": function}
+        for name, (kind, function) in TRANSITIONAL.items()
+        if name not in registered
+    ]
+    return jsonable({"algorithms": algorithms, "transitional": transitional})
+
+
+def _print_list(listing: dict[str, Any]) -> None:
+    rows = [
+        (a["name"], a["kind"], a["guarantee_type"], f"seed {a['seed']}, {a['theorem']}")
+        for a in listing["algorithms"]
+    ]
+    header = ("NAME", "KIND", "GUARANTEE", "SOURCE")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    for row in [header, *rows]:
+        cells = [c.ljust(w) for c, w in zip(row[:3], widths, strict=True)]
+        print("  ".join([*cells, row[3]]))
+    if listing["transitional"]:
+        names = ", ".join(f"{t['name']} ({t['kind']})" for t in listing["transitional"])
+        print()
+        print(
+            "Not yet converted to the plan/run contract (dpsample run runs them "
+            f"through their old functions; no --dry-run): {names}"
+        )
+
+
+# ------------------------------------------------------------------------- sweep
+def _print_plan(plan: Any, *, smoke: bool) -> None:
+    from dpsample.validation.engine import describe_cell
+
+    spec, cells = plan.spec, plan.cells
+    todo = {c.key for c in plan.todo}
+    failed = set(plan.failed)
+    print(
+        f"dpsample sweep {spec.name} ({'smoke' if smoke else 'full'} grid): "
+        f"{len(cells)} cells, {len(plan.done)} done, {len(plan.failed)} failed, "
+        f"{len(plan.todo)} to run"
+    )
+    if plan.estimate_seconds is None:
+        cost = "unknown: no cell of this sweep has run yet" + (
+            "" if smoke else " (a --smoke run times a few)"
+        )
+    else:
+        cost = (
+            f"{len(plan.todo)} cells x ~{plan.seconds_per_cell:.2f} s (mean of the "
+            f"cells already run) = {plan.estimate_seconds:.0f} cell-seconds, about "
+            f"{plan.estimate_wall_seconds:.0f} s wall-clock on {plan.workers} "
+            "worker(s) plus start-up"
+        )
+    print(f"cost: {cost}")
+    for cell in cells:
+        status = (
+            "failed" if cell.key in failed else "to run" if cell.key in todo else "done"
+        )
+        print(f"  {status:<7} {describe_cell(cell)}")
+
+
+def run_sweep_spec(
+    spec: str,
+    *,
+    out: str,
+    address: str | None = None,
+    workers: int | None = None,
+    smoke: bool = False,
+    dry_run: bool = False,
+    retry_failed: bool = True,
+) -> int:
+    """Run (or with ``dry_run`` list) a validation sweep; the ``sweep`` subcommand.
+
+    Args:
+        spec: The spec file (see :mod:`dpsample.validation.spec`).
+        out: The sweep's folder.
+        address: A Dask scheduler; default an embedded ``LocalCluster``.
+        workers: Local worker processes (default one per core; 0: in this process).
+        smoke: Run the spec's smoke grid.
+        dry_run: Print the cells and the estimated cost; run nothing.
+        retry_failed: Rerun cells whose last run failed.
+
+    Returns:
+        The exit status: ``0``, ``3`` when cells failed, ``130`` when interrupted.
+    """
+    from dpsample.validation.engine import failed_summary, plan_sweep, run_sweep
+
+    if dry_run:
+        plan = plan_sweep(
+            spec, out, smoke=smoke, workers=workers, retry_failed=retry_failed
+        )
+        _print_plan(plan, smoke=smoke)
+        return 0
+    try:
+        outcome = run_sweep(
+            spec,
+            out,
+            smoke=smoke,
+            address=address,
+            workers=workers,
+            retry_failed=retry_failed,
+        )
+    except KeyboardInterrupt:
+        print(
+            f"dpsample sweep: interrupted; finished cells are in {out}/cells, run the "
+            "same command to resume",
+            file=sys.stderr,
+        )
+        return 130
+    print(
+        f"dpsample sweep: {outcome.cells} cells ({outcome.ran} run now, "
+        f"{outcome.skipped} already done), {len(outcome.failed)} failed"
+    )
+    print(
+        f"wrote {outcome.out}/{{summary.csv, slopes.csv, report.md}}, "
+        f"{len(outcome.figures)} figure(s) in {outcome.out}/figures, one file per "
+        f"cell in {outcome.out}/cells"
+    )
+    if outcome.failed:
+        print(f"dpsample sweep: {len(outcome.failed)} cell(s) failed:", file=sys.stderr)
+        for line in failed_summary(outcome.failed, outcome.out):
+            print(f"  {line}", file=sys.stderr)
+        return 3
+    return 0
+
+
 # ------------------------------------------------------------------------ parser
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
+    return value
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -491,7 +768,12 @@ def _build_parser() -> argparse.ArgumentParser:
     qs.add_argument("--epsilon", type=_positive_float, default=2.0)
     qs.add_argument("--delta", type=_unit_interval, default=1e-6)
     qs.add_argument("--radius", type=_positive_float, default=8.0)
-    qs.add_argument("--seed", type=int, default=0)
+    qs.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the run's key (default: fresh OS entropy); the guarantee then "
+        "assumes the seed is kept secret",
+    )
     qs.add_argument("--json", action="store_true", help="print the report as JSON")
     rn = sub.add_parser(
         "run",
@@ -504,8 +786,55 @@ def _build_parser() -> argparse.ArgumentParser:
     rn.add_argument(
         "--overwrite", action="store_true", help="replace an existing output folder"
     )
-    rn.add_argument("--seed", type=int, help="override [job] seed")
+    rn.add_argument(
+        "--seed",
+        type=int,
+        help="override [job] seed (default: fresh OS entropy); the guarantee then "
+        "assumes the seed is kept secret, and it is written to no file",
+    )
+    rn.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan (parameters and sources, guarantee, cost and estimated "
+        "time) without reading the data; run nothing, write nothing",
+    )
     rn.add_argument("--json", action="store_true", help="print the report as JSON")
+    ls = sub.add_parser(
+        "list",
+        help="list every registered algorithm",
+        description="Every registered algorithm, one a line: name, kind, guarantee "
+        "and source (seed paper and theorem).",
+    )
+    ls.add_argument("--json", action="store_true", help="print the list as JSON")
+    sw = sub.add_parser(
+        "sweep",
+        help="run a validation sweep: a grid of dpsample run cells, on Dask",
+        description="Run every cell of SPEC.toml (resuming: finished cells are "
+        "skipped) and write cells/, summary.csv, slopes.csv, figures and report.md "
+        "to DIR (see docs/validation.md).",
+    )
+    sw.add_argument("spec", metavar="SPEC.toml")
+    sw.add_argument("--out", "-o", metavar="DIR", required=True, help="sweep folder")
+    sw.add_argument(
+        "--address",
+        metavar="tcp://HOST:PORT",
+        help="run on an existing Dask cluster (default: an embedded LocalCluster)",
+    )
+    sw.add_argument(
+        "--workers",
+        type=_nonnegative_int,
+        metavar="N",
+        help="local worker processes (default: one per core; 0: in this process)",
+    )
+    sw.add_argument(
+        "--dry-run", action="store_true", help="print the cells and the cost; run none"
+    )
+    sw.add_argument("--smoke", action="store_true", help="run the spec's smoke grid")
+    sw.add_argument(
+        "--skip-failed",
+        action="store_true",
+        help="do not rerun cells whose last run failed",
+    )
     return parser
 
 
@@ -519,7 +848,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         The process exit status (``0``, or ``2`` for a reported error).
     """
     args = _build_parser().parse_args(argv)
+    if args.command in ("run", "sweep") and os.getcwd() not in sys.path:
+        # data functions and hooks ("package.module:function") import from the
+        # current folder, as under `python -m`
+        sys.path.insert(0, os.getcwd())
     try:
+        if args.command == "sweep":
+            return run_sweep_spec(
+                args.spec,
+                out=args.out,
+                address=args.address,
+                workers=args.workers,
+                smoke=args.smoke,
+                dry_run=args.dry_run,
+                retry_failed=not args.skip_failed,
+            )
         if args.command == "quickstart":
             report = quickstart(
                 epsilon=args.epsilon,
@@ -532,7 +875,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 _print_quickstart(report)
             return 0
-        report = run(
+        if args.command == "list":
+            listing = list_algorithms()
+            if args.json:
+                print(json.dumps(listing, indent=2))
+            else:
+                _print_list(listing)
+            return 0
+        if args.dry_run:
+            planned = dry_run_config(args.config, seed=args.seed)
+            if args.json:
+                planned.pop("text")
+                print(json.dumps(planned, indent=2, allow_nan=False))
+            else:
+                _print_dry_run(planned)
+            return 0
+        report = run_config(
             args.config, output=args.output, overwrite=args.overwrite, seed=args.seed
         )
         if args.json:

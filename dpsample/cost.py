@@ -93,7 +93,7 @@ def unit_times(spec: Any) -> UnitTimes:
     shapes = tuple(
         (leaf.shape, str(leaf.dtype)) for leaf in jax.tree.leaves(spec.example)
     )
-    key = (spec.loss_fn, spec.dim, jax.tree.structure(spec.example), shapes)
+    key: Any = (spec.loss_fn, spec.dim, jax.tree.structure(spec.example), shapes)
     try:
         if key in _CACHE:
             return _CACHE[key]

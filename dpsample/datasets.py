@@ -1,6 +1,7 @@
 """Data loaders returning ``{"x": float64 (n, p), "y": float64 (n,)}``.
 
-* :func:`load_sklearn`: scikit-learn's **bundled** datasets (never a download).
+* :func:`load_sklearn`: scikit-learn's **bundled** datasets (never a download);
+  :func:`sklearn_shape` gives their public shapes without loading them.
 * :func:`make_classification`, :func:`make_regression`: synthetic data from an explicit
   JAX PRNG key, with every feature row of norm at most 1.
 
@@ -15,6 +16,7 @@ knowledge only.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -23,12 +25,95 @@ import numpy as np
 from dpsample._src import precision, validation
 from dpsample.types import Array, PRNGKey
 
-__all__ = ["load_sklearn", "make_classification", "make_regression", "SKLEARN_DATASETS"]
+__all__ = [
+    "SKLEARN_DATASETS",
+    "SKLEARN_METADATA",
+    "SklearnMetadata",
+    "load_sklearn",
+    "make_classification",
+    "make_regression",
+    "sklearn_shape",
+]
 
 SKLEARN_DATASETS = ("breast_cancer", "iris", "wine", "diabetes", "digits")
 """Names accepted by :func:`load_sklearn` (all shipped inside scikit-learn)."""
 
-_REGRESSION = ("diabetes",)
+
+class SklearnMetadata(NamedTuple):
+    """Public facts of a bundled dataset, recorded so that nothing is loaded for them.
+
+    They are what scikit-learn documents for each dataset (its size, its feature
+    names, its classes); ``tests/test_datasets.py`` checks them against the loaders.
+
+    Attributes:
+        n: Number of examples.
+        feature_names: The columns, in order.
+        class_names: The classes (``()`` for a regression task).
+    """
+
+    n: int
+    feature_names: tuple[str, ...]
+    class_names: tuple[str, ...]
+
+    @property
+    def regression(self) -> bool:
+        """Whether the task is regression (no classes)."""
+        return not self.class_names
+
+
+_MEASURES = (
+    "radius", "texture", "perimeter", "area", "smoothness", "compactness",
+    "concavity", "concave points", "symmetry", "fractal dimension",
+)  # fmt: skip
+SKLEARN_METADATA: dict[str, SklearnMetadata] = {
+    "breast_cancer": SklearnMetadata(
+        569,
+        tuple(
+            [f"mean {m}" for m in _MEASURES]
+            + [f"{m} error" for m in _MEASURES]
+            + [f"worst {m}" for m in _MEASURES]
+        ),
+        ("malignant", "benign"),
+    ),
+    "iris": SklearnMetadata(
+        150,
+        (
+            "sepal length (cm)",
+            "sepal width (cm)",
+            "petal length (cm)",
+            "petal width (cm)",
+        ),
+        ("setosa", "versicolor", "virginica"),
+    ),
+    "wine": SklearnMetadata(
+        178,
+        (
+            "alcohol",
+            "malic_acid",
+            "ash",
+            "alcalinity_of_ash",
+            "magnesium",
+            "total_phenols",
+            "flavanoids",
+            "nonflavanoid_phenols",
+            "proanthocyanins",
+            "color_intensity",
+            "hue",
+            "od280/od315_of_diluted_wines",
+            "proline",
+        ),  # fmt: skip
+        ("class_0", "class_1", "class_2"),
+    ),
+    "diabetes": SklearnMetadata(
+        442, ("age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"), ()
+    ),
+    "digits": SklearnMetadata(
+        1797,
+        tuple(f"pixel_{r}_{c}" for r in range(8) for c in range(8)),
+        tuple(str(k) for k in range(10)),
+    ),
+}
+"""Public shapes, feature names and classes of :data:`SKLEARN_DATASETS`."""
 
 
 def _bunch(name: str):
@@ -40,9 +125,8 @@ def _bunch(name: str):
     return getattr(skd, f"load_{name}")()
 
 
-def _select_features(x: np.ndarray, names: Sequence[str], features) -> np.ndarray:
-    if features is None:
-        return x
+def _feature_indices(names: Sequence[str], features: Sequence[int | str]) -> list[int]:
+    """Column indices of ``features`` (names or indices), checked against ``names``."""
     names = [str(n) for n in names]
     idx = []
     for f in features:
@@ -52,12 +136,59 @@ def _select_features(x: np.ndarray, names: Sequence[str], features) -> np.ndarra
             idx.append(names.index(f))
         else:
             i = int(f)
-            if not -x.shape[1] <= i < x.shape[1]:
-                raise ValueError(f"Feature index {i} out of range for {x.shape[1]}")
+            if not -len(names) <= i < len(names):
+                raise ValueError(f"Feature index {i} out of range for {len(names)}")
             idx.append(i)
     if not idx:
         raise ValueError("Expected at least one feature")
-    return x[:, idx]
+    return idx
+
+
+def _select_features(x: np.ndarray, names: Sequence[str], features) -> np.ndarray:
+    if features is None:
+        return x
+    return x[:, _feature_indices(names, features)]
+
+
+def sklearn_shape(
+    name: str,
+    *,
+    features: Sequence[int | str] | None = None,
+    add_bias: bool = False,
+) -> tuple[int, int]:
+    """``(n, p)`` of :func:`load_sklearn`'s features, without loading the data.
+
+    The shapes come from :data:`SKLEARN_METADATA` (public facts) and the same feature
+    selection rule as :func:`load_sklearn`: the chosen columns (all by default), plus
+    one for ``add_bias``. Feature names and indices are checked here.
+
+    Args:
+        name: One of :data:`SKLEARN_DATASETS`.
+        features: Column indices or feature names (default all).
+        add_bias: Whether a constant column is appended.
+
+    Returns:
+        ``(n, p)``.
+
+    Raises:
+        ValueError: An unknown dataset or feature.
+
+    Examples:
+        >>> from dpsample.datasets import sklearn_shape
+        >>> sklearn_shape("iris", features=[0, "petal length (cm)"])
+        (150, 2)
+        >>> sklearn_shape("breast_cancer", add_bias=True)
+        (569, 31)
+    """
+    if name not in SKLEARN_METADATA:
+        raise ValueError(f"Unknown dataset {name!r}; choose one of {SKLEARN_DATASETS}")
+    meta = SKLEARN_METADATA[name]
+    p = (
+        len(meta.feature_names)
+        if features is None
+        else len(_feature_indices(meta.feature_names, features))
+    )
+    return meta.n, p + int(bool(add_bias))
 
 
 def _normalize_rows(x: np.ndarray) -> np.ndarray:
@@ -114,7 +245,7 @@ def load_sklearn(
     x = np.asarray(bunch.data, np.float64)
     x = _select_features(x, bunch.feature_names, features)
     target = np.asarray(bunch.target)
-    if name in _REGRESSION:
+    if SKLEARN_METADATA[name].regression:
         if positive_class is not None:
             raise ValueError(f"positive_class does not apply to regression ({name})")
         y = target.astype(np.float64)

@@ -225,6 +225,11 @@ def _seconds(s: float) -> str:
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple) and len(shape) == 1 and hasattr(value, "tolist"):
+        value = value.tolist()  # a vector prints as a list of its entries
+        if len(value) <= 6:
+            return "[" + ", ".join(_fmt(v) for v in value) + "]"
     if isinstance(value, tuple | list) and len(value) > 6:
         return f"<{type(value).__name__} of {len(value)}>"
     text = repr(value)
@@ -329,8 +334,13 @@ class Plan:
         return dataclasses.replace(self, params=params)
 
     # ------------------------------------------------------------------ printing
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly description (values as given; see ``config.jsonable``)."""
+    def to_dict(self, *, estimate: bool = True) -> dict[str, Any]:
+        """A JSON-friendly description (values as given; see ``config.jsonable``).
+
+        Args:
+            estimate: Include the forecast wall time (``cost.estimated_seconds``,
+                a short timing on this machine).
+        """
         delta = self.budget.delta
         spent = self.spent_epsilon()
         out: dict[str, Any] = {
@@ -351,16 +361,19 @@ class Plan:
             "cost": {
                 **dataclasses.asdict(self.cost),
                 "evaluations": self.cost.evaluations,
-                "estimated_seconds": self.estimated_seconds(),
             },
         }
+        if estimate:
+            out["cost"]["estimated_seconds"] = self.estimated_seconds()
         if self.warm_start is not None:
             ws = self.warm_start
             out["warm_start"] = ws._asdict() if hasattr(ws, "_asdict") else ws
         if self.notes:
             out["notes"] = list(self.notes)
         if self.stages:
-            out["stages"] = {name: plan.to_dict() for name, plan in self.stages}
+            out["stages"] = {
+                name: plan.to_dict(estimate=estimate) for name, plan in self.stages
+            }
         return out
 
     def describe(self, indent: str = "") -> str:

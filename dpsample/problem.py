@@ -42,6 +42,7 @@ __all__ = [
     "Problem",
     "ProblemSpec",
     "check_problem",
+    "data_shapes",
 ]
 
 #: The declared public constants, in the order they are printed.
@@ -310,7 +311,8 @@ class ProblemSpec:
         if n != self.n:
             raise ValueError(f"the plan is for n={self.n} examples, got {n}")
         got = _example_struct(data)
-        same = jax.tree.structure(got) == jax.tree.structure(self.example) and all(
+        tree: Any = jax.tree.structure(got)
+        same = tree == jax.tree.structure(self.example) and all(
             a.shape == b.shape and a.dtype == b.dtype
             for a, b in zip(
                 jax.tree.leaves(got), jax.tree.leaves(self.example), strict=True
@@ -324,6 +326,24 @@ class ProblemSpec:
             self.loss_fn, data, self.domain, **{c: getattr(self, c) for c in CONSTANTS}
         )
         return problem
+
+
+def data_shapes(data: ArrayLikeTree) -> tuple[int, Any]:
+    """``(n, example)`` of ``data``: public facts of the data, not their values.
+
+    The number of examples and the shapes and dtypes of one example, as the
+    :class:`ProblemSpec` of a :class:`Problem` on ``data`` holds them (the data are
+    checked as :class:`Problem` checks them).
+
+    Examples:
+        >>> import numpy as np
+        >>> from dpsample.problem import data_shapes
+        >>> n, example = data_shapes({"x": np.zeros((5, 3)), "y": np.ones(5)})
+        >>> n, example["x"].shape, example["y"].shape, str(example["x"].dtype)
+        (5, (3,), (), 'float64')
+    """
+    data = Problem._validate_data(data)
+    return int(jax.tree.leaves(data)[0].shape[0]), _example_struct(data)
 
 
 def check_problem(problem: Any) -> Problem:
@@ -413,13 +433,13 @@ class Problem:
         self.data = self._validate_data(data)
         self.n = int(jax.tree.leaves(self.data)[0].shape[0])
 
-        if dim is None and domain.dim is None:
+        if dim is not None:
+            domain = domain.with_dim(dim)
+        if domain.dim is None:
             raise ValueError(
                 "The dimension of x is unknown: pass dim=... to Problem or give the "
                 "domain a dimension (e.g. Ball(1.0, dim=d))"
             )
-        if dim is not None:
-            domain = domain.with_dim(dim)
         self.domain = domain
         self.dim = int(domain.dim)
 
@@ -501,7 +521,9 @@ class Problem:
             )
         return xs
 
-    def replace(self, *, data: ArrayLikeTree = None, domain: Domain = None) -> Problem:
+    def replace(
+        self, *, data: ArrayLikeTree = None, domain: Domain | None = None
+    ) -> Problem:
         """The same declared loss and constants on other data and/or another domain.
 
         The constants are declarations about the loss, so they carry over; the new

@@ -20,6 +20,8 @@ import dataclasses
 import functools
 import importlib
 import inspect
+import sys
+import typing
 from typing import Any
 
 from dpsample._src import precision
@@ -59,12 +61,15 @@ class Option:
         annotation: Its type, as written in the signature.
         default: Its default (``None``: resolved by the plan's rule).
         required: Whether the plan needs it.
+        type: The annotation evaluated (``typing.Any`` where there is none or it
+            cannot be evaluated): what the TOML ``[options]`` are checked against.
     """
 
     name: str
     annotation: str
     default: Any
     required: bool
+    type: Any = Any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,17 +101,45 @@ class Entry:
 
     def options(self) -> tuple[Option, ...]:
         """The plan options, from the class's ``_plan`` signature."""
+        hints = _hints(self.cls)
         out = []
         for name, p in self.cls.option_parameters().items():
             ann = p.annotation
+            if ann is inspect.Parameter.empty:
+                ann = ""
             ann = ann if isinstance(ann, str) else getattr(ann, "__name__", repr(ann))
             required = p.default is inspect.Parameter.empty
-            out.append(Option(name, ann, None if required else p.default, required))
+            out.append(
+                Option(
+                    name,
+                    ann,
+                    None if required else p.default,
+                    required,
+                    hints.get(name, Any),
+                )
+            )
         return tuple(out)
 
     def create(self, **options: Any) -> PrivateAlgorithm:
         """An instance with ``options`` bound."""
         return self.cls(**options)
+
+
+def _hints(cls: type[PrivateAlgorithm]) -> dict[str, Any]:
+    """The evaluated annotations of ``cls._plan`` (one by one where some fail)."""
+    fn = cls._plan
+    try:
+        return typing.get_type_hints(fn)
+    except Exception:  # an annotation the module cannot evaluate
+        pass
+    namespace = vars(sys.modules[fn.__module__])
+    out: dict[str, Any] = {}
+    for name, ann in getattr(fn, "__annotations__", {}).items():
+        try:
+            out[name] = eval(ann, namespace) if isinstance(ann, str) else ann
+        except Exception:
+            out[name] = Any
+    return out
 
 
 @functools.cache

@@ -1,34 +1,24 @@
 """Tests for dpsample.privacy.audit: valid lower bounds, and power against bugs."""
 
+import importlib.util
+import json
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from audit_cases import GAUSSIAN_DELTA, GAUSSIAN_NOISE
+from audit_cases import gaussian_mechanism as _gaussian_mech
+from audit_cases import laplace_mechanism as _laplace_mech
 from scipy import stats
 
-from dpsample.mechanisms import gaussian, laplace
+from dpsample.mechanisms import laplace
 from dpsample.privacy import PrivacyGuarantee
 from dpsample.privacy.audit import AuditResult, audit, clopper_pearson
 
 SEED = 7
 NUM_SAMPLES = 100_000
-
-
-def _laplace_mech(noise_fraction=1.0, epsilon=1.0):
-    def mech(key, x):
-        res = laplace(key, x, l1_sensitivity=noise_fraction, epsilon=epsilon)
-        return res.value
-
-    return mech
-
-
-def _gaussian_mech(noise_to_sensitivity):
-    def mech(key, x):
-        return gaussian(
-            key, x, l2_sensitivity=1.0, noise_to_sensitivity=noise_to_sensitivity
-        ).value
-
-    return mech
 
 
 # ------------------------------------------------------------- clopper_pearson
@@ -97,7 +87,7 @@ def test_audit_laplace_failure_rate_over_seeds():
 
 
 # ------------------------------------------------------------------- Gaussian
-NOISE, DELTA = 2.0, 1e-3
+NOISE, DELTA = GAUSSIAN_NOISE, GAUSSIAN_DELTA
 
 
 def test_audit_gaussian_with_delta():
@@ -194,3 +184,34 @@ def test_audit_identical_datasets_give_zero_ish():
 def test_audit_bad_input(kwargs):
     with pytest.raises(ValueError):
         audit(jax.random.key(0), _laplace_mech(), 0.0, 1.0, **kwargs)
+
+
+# ------------------------------------------------------------ the audit suite
+@pytest.mark.slow
+def test_audit_suite_script_runs_and_tabulates(tmp_path):
+    """experiments/audit_suite.py on two cases, with this checkout as "before" too
+    (the subprocess path that audits an older checkout)."""
+    path = Path(__file__).resolve().parents[1] / "experiments" / "audit_suite.py"
+    spec = importlib.util.spec_from_file_location("audit_suite", path)
+    suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(suite)
+    out = tmp_path / "suite.json"
+    names = ["laplace", "from_event_laplace"]
+    argv = [
+        "--quick",
+        "--only",
+        *names,
+        "--out",
+        str(out),
+        "--before",
+        str(path.parents[1]),
+    ]
+    assert suite.main(argv) == 0
+    result = json.loads(out.read_text())
+    assert [r["name"] for r in result["after"]] == names
+    assert [r["name"] for r in result["before"]["rows"]] == names
+    for after, before in zip(result["after"], result["before"]["rows"], strict=True):
+        assert after["lower_bound"] <= after["claim"] and not after["violation"]
+        assert before["lower_bound"] == after["lower_bound"]  # same code, same keys
+        assert after["num_samples"] == 10_000  # 100k / 10
+    assert result["table"].count("\n") == 1 + len(names)

@@ -65,7 +65,9 @@ def _check_output_folder(folder, budget):
     assert priv["routes"] and priv["tightest_route"] in priv["routes"]
     assert "NOT PRIVATE" in report["non_private_diagnostics"]["label"]
     assert resolved["resolved"]["dpsample_version"] == report["dpsample_version"]
-    assert set(resolved["resolved"]["constants"]) <= set(config._CONSTANTS)
+    assert set(resolved["resolved"]["constants"]) <= set(config.CONSTANTS)
+    # the run's key is written nowhere (whoever knows it can redraw the noise)
+    assert "seed" not in report["job"] and "seed" not in resolved["job"]
     return released, report, resolved
 
 
@@ -156,20 +158,25 @@ def test_run_writes_the_folder_then_refuses_it(tmp_path):
 @pytest.mark.slow
 def test_run_overwrite_replaces_and_config_copy_reproduces(tmp_path):
     out = tmp_path / "net"
-    first = _run("run", NET_IRIS, "-o", out)
+    first = _run("run", NET_IRIS, "-o", out, "--seed", "12345")
     assert first.returncode == 0, first.stderr
     point = json.loads((out / "released.json").read_text())["point"]
     (out / "stale.txt").write_text("from an earlier run")
-    # The written config.toml is itself a valid configuration: same seed, same point.
+    # The written config.toml is itself a valid configuration; the seed is not in
+    # it (a comment says so): given again, it reproduces the point.
     copy = tmp_path / "copy.toml"
     shutil.copy(out / "config.toml", copy)
-    second = _run("run", copy, "--overwrite")  # [output] dir of the copy is `out`
+    assert "seed omitted" in copy.read_text()
+    assert "seed" not in tomllib.loads(copy.read_text())["job"]
+    second = _run("run", copy, "--overwrite", "--seed", "12345")  # [output] dir: out
     assert second.returncode == 0, second.stderr
     assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
     assert json.loads((out / "released.json").read_text())["point"] == point
-    third = _run("run", copy, "--overwrite", "--seed", "12345", "--json")
+    third = _run("run", copy, "--overwrite", "--seed", "54321", "--json")
     assert third.returncode == 0, third.stderr
-    assert json.loads(third.stdout)["job"]["seed"] == 12345
+    report = json.loads(third.stdout)
+    assert "seed" not in report["job"]
+    assert config.SEED_ASSUMPTION in report["privacy"]["assumptions"]
     assert json.loads((out / "released.json").read_text())["point"] != point
     assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.toml", "net"]
 
@@ -183,7 +190,7 @@ def test_every_example_config_runs(example, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "RELEASED POINT" in proc.stdout and "NON-PRIVATE" in proc.stdout
     _, report, resolved = _check_output_folder(tmp_path / "out", raw["privacy"])
-    assert resolved["job"] == {"seed": 0} | raw["job"]
+    assert resolved["job"] == {k: v for k, v in raw["job"].items() if k != "seed"}
     for key, value in raw.get("options", {}).items():
         assert resolved["options"][key] == value
     if raw["job"]["kind"] == "finder":
@@ -268,7 +275,7 @@ def _net_config(**sections):
 @pytest.mark.parametrize(
     ("sections", "expected"),
     [
-        ({"job": {"kind": "optimizer"}}, "valid choices: 'pipeline', 'sampler'"),
+        ({"job": {"kind": "optimizer"}}, "valid choices: 'sampler', 'finder'"),
         ({"job": {"seed": 1.5}}, "[job] seed must be an integer"),
         ({"job": {"seed": True}}, "[job] seed must be an integer"),
         ({"job": {"colour": "red"}}, "unknown key 'colour' in [job]"),
@@ -304,8 +311,10 @@ def test_options_checked_against_the_function():
         "domain": {"kind": "unconstrained"},
         "privacy": {"epsilon": 1.0, "delta": 1e-6},
     }
-    with pytest.raises(ConfigError, match="needs the option 'alpha'"):
-        config.resolve_config(finder)
+    # alpha has a default since issue 16 (default_alpha): no longer required
+    assert config.resolve_config(finder)["options"] == {}
+    with pytest.raises(ConfigError, match="alpha must be a number"):
+        config.resolve_config(finder | {"options": {"alpha": "big"}})
     assert config.resolve_config(finder | {"options": {"alpha": 0.1}})["options"] == {
         "alpha": 0.1
     }
@@ -345,13 +354,13 @@ def test_declared_constants_override_derived_ones():
 
 
 def test_failed_write_leaves_no_folder(tmp_path, monkeypatch):
-    def boom(doc):
+    def boom(doc, **kwargs):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(config, "to_toml", boom)
     out = tmp_path / "out"
     with pytest.raises(RuntimeError, match="disk full"):
-        cli.run(str(NET_IRIS), output=str(out))
+        cli.run_config(str(NET_IRIS), output=str(out))
     assert list(tmp_path.iterdir()) == []
 
 

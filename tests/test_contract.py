@@ -130,6 +130,18 @@ def test_mismatched_data_and_foreign_plans_are_refused(name):
         algo.run(0, plan, problem.data)
 
 
+def test_run_accepts_the_planned_problem_and_refuses_another():
+    case, problem, algo, plan = _plan("dp_sgd")
+    key = jax.random.key(4)
+    np.testing.assert_array_equal(
+        np.asarray(algo.run(key, plan, problem).value),
+        np.asarray(algo.run(key, plan, problem.data).value),
+    )
+    other = dataclasses.replace(problem.spec, lipschitz=problem.lipschitz * 2)
+    with pytest.raises(ValueError, match="differs from the spec"):
+        algo.run(key, plan, other.with_data(problem.data))
+
+
 class _CountingLoss:
     """Wraps a loss and counts its traces (calls with a JAX tracer)."""
 

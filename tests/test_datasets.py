@@ -32,6 +32,24 @@ def test_load_sklearn_shapes_norms_labels(name):
         assert set(np.unique(np.asarray(data["y"]))) == {-1.0, 1.0}
 
 
+@pytest.mark.parametrize("name", datasets.SKLEARN_DATASETS)
+def test_recorded_metadata_match_the_loaders(name):
+    """The public facts a dry run plans from are those of the data a run loads."""
+    from sklearn import datasets as skd
+
+    meta = datasets.SKLEARN_METADATA[name]
+    bunch = getattr(skd, f"load_{name}")()
+    assert bunch.data.shape == (meta.n, len(meta.feature_names))
+    assert tuple(map(str, bunch.feature_names)) == meta.feature_names
+    classes = () if name == "diabetes" else tuple(map(str, bunch.target_names))
+    assert classes == meta.class_names
+    for kw in ({}, {"features": [1, meta.feature_names[0]]}, {"add_bias": True}):
+        loaded = datasets.load_sklearn(name, **kw)["x"].shape
+        assert datasets.sklearn_shape(name, **kw) == loaded
+    with pytest.raises(ValueError, match="Unknown feature"):
+        datasets.sklearn_shape(name, features=["no such column"])
+
+
 def test_binary_label_mapping():
     from sklearn.datasets import load_breast_cancer, load_iris
 

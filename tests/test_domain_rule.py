@@ -12,16 +12,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from audit_cases import (
+    CASES,
+    DOMAIN_LR,
+    DOMAIN_STEPS,
+    OUTSIDE_K,
+    cubic_problem,
+)
 
 import dpsample
-from dpsample.finders import dp_sgd, dp_spider, oracles
-from dpsample.finders.dp_sgd import _sgd_iterates
+from dpsample.finders import dp_sgd, dp_spider
 from dpsample.finders.goldstein import goldstein_first_order, goldstein_zero_order
 from dpsample.finders.spider_sosp import plan_spider, stochastic_spider
 from dpsample.pipelines import warm_start
 from dpsample.pipelines.quasar import dp_sgd_quasar
 from dpsample.pipelines.warm_start import _check_finder_options
-from dpsample.privacy import BudgetLedger, audit
+from dpsample.privacy import BudgetLedger
 from dpsample.samplers import langevin, mala, proximal
 from dpsample.samplers.target import GibbsTarget
 
@@ -178,51 +184,8 @@ def test_warm_start_refuses_an_unprojected_finder_before_stage_a():
 
 
 # ------------------------------------------------------------------ the audit
-def _cubic_problem(sign):
-    """``f(x, z) = z x^3 / 3`` on ``K = [-1, 1]``: ``|f'| = |z| x^2 <= 1 = G`` on ``K``
-    only (``100`` at ``x = 10``). Worst-case replace-one neighbours: the first
-    example's ``z`` is ``+1`` in one dataset and ``-1`` in the other, the rest 0."""
-    z = np.zeros((4, 1))
-    z[0, 0] = sign
-    return dpsample.Problem(
-        lambda x, ex: ex["z"][0] * x[0] ** 3 / 3.0,
-        {"z": z},
-        dpsample.Ball(1.0, dim=1),
-        lipschitz=1.0,
-    )
-
-
-_STEPS, _LR = 1, 0.4
-
-
-def _claim():
-    """dp_sgd without clipping, full batch, from the boundary of K (worst case)."""
-    res = dp_sgd(
-        jax.random.key(5),
-        _cubic_problem(1.0),
-        epsilon=1.0,
-        delta=DELTA,
-        x0=jnp.ones(1),
-        num_steps=_STEPS,
-        learning_rate=_LR,
-        sampling="full_batch",
-        output="last",
-    )
-    return res
-
-
-def _mechanism(x0, z):
-    """The released point of dp_sgd's loop (as dp_sgd runs it) at noise multiplier z."""
-
-    def run(key, prob):
-        o1 = oracles.first_kind(prob, noise_multiplier=z)
-        k_run = jax.random.split(key)[0]  # dp_sgd's split of its key
-        xs = _sgd_iterates(k_run, o1, x0, num_steps=_STEPS, learning_rate=_LR)
-        return xs[-1, 0]
-
-    return run
-
-
+# The pair (f(x, z) = z x^3 / 3 on K = [-1, 1], |f'| <= G = 1 on K only), the claim
+# and dp_sgd's loop are defined once in tests/audit_cases.py, shared with the suite.
 def test_audit_start_outside_k_leaks_far_beyond_the_claim_and_is_refused():
     """The review's finding: claimed epsilon 1, audited lower bound above 5.
 
@@ -232,33 +195,21 @@ def test_audit_start_outside_k_leaks_far_beyond_the_claim_and_is_refused():
     from a start in ``K``); on the code before the domain rule, dp_sgd ran it from
     ``x0 = 10`` and claimed epsilon 1. Now the same call is refused.
     """
-    d_plus, d_minus = _cubic_problem(1.0), _cubic_problem(-1.0)
-    res = _claim()
-    assert res.privacy.epsilon(DELTA) <= 1.0
-    z = res.info["noise_multiplier"]
-    # The audited function is what dp_sgd computes (same key, same result).
-    assert float(_mechanism(jnp.ones(1), z)(jax.random.key(5), d_plus)) == float(
-        res.value[0]
-    )
-    outside = jnp.array([10.0])
-    leak = audit(
-        jax.random.key(6),
-        _mechanism(outside, z),
-        d_plus,
-        d_minus,
-        num_samples=10_000,
-        delta=DELTA,
-    )
+    audit = CASES["dp_sgd_outside_k"].build()
+    assert audit.claim <= 1.0
+    assert audit.check().startswith("dp_sgd(x0=10) refused")  # and loop == dp_sgd
+    assert not audit.released()
+    leak = audit.run()
     assert leak.epsilon_lower_bound > 5.0, leak  # claim 1: the guarantee was false
     with pytest.raises(ValueError, match="domain K"):
         dp_sgd(
             jax.random.key(5),
-            d_plus,
+            cubic_problem(1.0),
             epsilon=1.0,
             delta=DELTA,
-            x0=outside,
-            num_steps=_STEPS,
-            learning_rate=_LR,
+            x0=jnp.array([OUTSIDE_K]),
+            num_steps=DOMAIN_STEPS,
+            learning_rate=DOMAIN_LR,
             sampling="full_batch",
             output="last",
         )
@@ -267,24 +218,8 @@ def test_audit_start_outside_k_leaks_far_beyond_the_claim_and_is_refused():
 @pytest.mark.slow
 def test_audit_start_in_k_stays_below_the_claim_and_flags_half_the_noise():
     """From the worst start in K (the boundary) the claim holds; the audit has power."""
-    d_plus, d_minus = _cubic_problem(1.0), _cubic_problem(-1.0)
-    z = _claim().info["noise_multiplier"]
-    inside = jnp.ones(1)
-    honest = audit(
-        jax.random.key(7),
-        _mechanism(inside, z),
-        d_plus,
-        d_minus,
-        num_samples=200_000,
-        delta=DELTA,
-    )
-    assert 0.2 < honest.epsilon_lower_bound <= 1.0, honest
-    twin = audit(
-        jax.random.key(8),
-        _mechanism(inside, z / 2.0),
-        d_plus,
-        d_minus,
-        num_samples=200_000,
-        delta=DELTA,
-    )
+    audit = CASES["dp_sgd_boundary_of_k"].build()
+    honest = audit.run()
+    assert 0.2 < honest.epsilon_lower_bound <= audit.claim <= 1.0, honest
+    twin = audit.run(twin=True)  # z / 2
     assert twin.epsilon_lower_bound > 1.0, twin

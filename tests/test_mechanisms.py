@@ -6,6 +6,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from audit_cases import (
+    CASES,
+    SOSP,
+    WORK,
+    WORK_T,
+    observed_work,
+    sosp_output_audit,
+    work_neighbours,
+)
 from scipy import special, stats
 
 from dpsample.mechanisms import (
@@ -109,6 +118,16 @@ def test_exponential_logits_span_matches_exact_gap():
         jnp.array([1e308, -1e308, 0.0]), epsilon=2.0, sensitivity=1e308
     )
     np.testing.assert_allclose(lp, special.log_softmax([0.0, -2.0, -1.0]), rtol=1e-12)
+
+
+def test_exponential_audit_below_claim_and_flags_half_noise_twin():
+    """Worst-case pair of tests/audit_cases.py (``exponential``): utilities (1, 0, ...)
+    vs (0, 1, ...) over 10 candidates; the event "candidate 0" has exact log-ratio
+    0.90 at epsilon 1 and 1.78 at epsilon 2 (the twin); 100k runs per dataset."""
+    audit = CASES["exponential"].build()
+    assert audit.claim == pytest.approx(1.0)
+    assert 0.5 < audit.run().epsilon_lower_bound <= 1.0
+    assert audit.run(twin=True).epsilon_lower_bound > 1.0
 
 
 def test_exponential_jit_and_privacy():
@@ -226,14 +245,14 @@ def test_above_threshold_audit_below_epsilon():
         assert 0.1 < res.epsilon_lower_bound <= 1.0
 
 
-SOSP = {
-    "alpha": 0.1,
-    "hessian_lipschitz": 4.0,
-    "epsilon": 2.0,
-    "grad_sensitivity": 0.01,
-    "eig_sensitivity": 0.02,
-    "failure_prob": 0.1,
-}
+def test_above_threshold_audit_flags_half_noise_twin():
+    """Worst-case pair of tests/audit_cases.py (``above_threshold_pair``): the event
+    "output 4" has exact log-ratio 0.81 at epsilon 1 and 1.60 for the twin at epsilon
+    2 (half of both noise scales); 100k runs per dataset."""
+    audit = CASES["above_threshold"].build()
+    assert audit.claim == pytest.approx(1.0)
+    assert 0.5 < audit.run().epsilon_lower_bound <= 1.0
+    assert audit.run(twin=True).epsilon_lower_bound > 1.0
 
 
 def test_above_threshold_sosp_info():
@@ -310,93 +329,38 @@ def test_above_threshold_sosp_lazy_evaluates_both_queries():
     assert int(eager.value) == 3
 
 
-# Worst-case neighbours for the work done: every eigenvalue test fails (the output is
-# always ⊥), and the gradient norms sit at the public threshold, moved by -+Delta_G/2
-# on D and +-Delta_G/2 on D' on alternate candidates (|g_i(D) - g_i(D')| = Delta_G).
-# Which candidates pass the gradient test then depends on the data, and so did the
-# set of candidates whose eigenvalue the pre-fix lazy path evaluated.
-WORK = {**SOSP, "epsilon": 1.0, "eig_sensitivity": 0.01}
-WORK_T = 256
-WORK_SIGN = np.where(np.arange(WORK_T) % 2 == 0, 1.0, -1.0)
-
-
-def _work_neighbours():
-    info = above_threshold_sosp(
-        jax.random.key(0), np.zeros(WORK_T), np.zeros(WORK_T), **WORK
-    ).info
-    shift = WORK_SIGN * WORK["grad_sensitivity"] / 2
-    lam = np.full(WORK_T, info["eig_threshold"] - 1e3)
-    return info, info["grad_threshold"] - shift, info["grad_threshold"] + shift, lam
-
-
-def _observed_work(key, grad_norms, lam):
-    """Run the lazy path; observable: (output, which eigenvalues were evaluated)."""
-    calls = []
-
-    def grad(i):
-        calls.append(("g", i))
-        return grad_norms[i]
-
-    def eig(i):
-        calls.append(("m", i))
-        return lam[i]
-
-    res = above_threshold_sosp(key, grad, eig, num_candidates=WORK_T, **WORK)
-    evaluated = np.zeros(WORK_T)
-    evaluated[[i for q, i in calls if q == "m"]] = 1.0
-    return int(res.value), calls, evaluated, int(res.info["num_examined"])
-
-
+# The worst-case neighbours for the work done (tests/audit_cases.py, WORK): every
+# eigenvalue test fails, and the gradient norms sit at the public threshold, moved by
+# -+Delta_G/2 on D and +-Delta_G/2 on D' on alternate candidates.
 def test_above_threshold_sosp_work_is_the_same_on_neighbours():
     """Constant work per examined candidate: the call sequences on D and D' agree."""
-    _, d, d_prime, lam = _work_neighbours()
+    _, d, d_prime, lam = work_neighbours()
     for key in _keys(5):
-        runs = [_observed_work(key, g, lam) for g in (d, d_prime)]
+        runs = [observed_work(key, g, lam) for g in (d, d_prime)]
         for value, calls, _, examined in runs:
             assert value == -1
             assert calls == [(q, i) for i in range(examined) for q in ("g", "m")]
         # fails before the fix: only the candidates passing the gradient test
         # had their eigenvalue evaluated, and they differ between D and D'
         assert runs[0][1] == runs[1][1]
+    assert len(d) == WORK_T
 
 
 @pytest.mark.slow
 def test_above_threshold_sosp_work_audit():
     """Audit of the observable (output, evaluated eigenvalues) on worst-case pairs.
 
-    Score: evaluated eigenvalues on even candidates minus on odd ones (the pattern
-    by which D and D' differ). The library's lazy path evaluates every eigenvalue it
-    examines, so the observable is the same on both datasets and the bound is 0
-    (claim 1); the pre-fix evaluation order (re-implemented below from the public
-    thresholds and noise scales: eigenvalue only after a passed gradient test) is
-    flagged. Statistics: 4000 runs per dataset, one-sided Clopper-Pearson bounds at
-    joint confidence 0.95.
+    tests/audit_cases.py (``above_threshold_sosp_work``): the library's lazy path
+    evaluates every eigenvalue it examines, so the observable is the same on both
+    datasets and the bound is 0 (claim 1); the pre-fix evaluation order
+    (re-implemented from the public thresholds and noise scales: eigenvalue only
+    after a passed gradient test) is flagged. Statistics: 4000 runs per dataset,
+    one-sided Clopper-Pearson bounds at joint confidence 0.95.
     """
-    info, d, d_prime, lam = _work_neighbours()
-
-    def score(out):
-        return float(out[1:] @ WORK_SIGN)
-
-    def library(key, g):
-        value, _, evaluated, _ = _observed_work(key, g, lam)
-        return np.concatenate([[value], evaluated])
-
-    def lazy_twin(key, g):  # the evaluation order before the fix
-        rng = np.random.default_rng(np.asarray(jax.random.key_data(key)))
-        t1 = info["grad_threshold"] + rng.laplace(0, info["grad_threshold_noise_scale"])
-        t2 = info["eig_threshold"] + rng.laplace(0, info["eig_threshold_noise_scale"])
-        g_ok = g + rng.laplace(0, info["grad_query_noise_scale"], WORK_T) <= t1
-        m_ok = lam + rng.laplace(0, info["eig_query_noise_scale"], WORK_T) >= t2
-        both = np.flatnonzero(g_ok & m_ok)
-        examined = both[0] + 1 if both.size else WORK_T
-        evaluated = np.where(np.arange(WORK_T) < examined, g_ok, False)
-        value = both[0] if both.size else -1
-        return np.concatenate([[value], evaluated.astype(float)])
-
-    kw = {"num_samples": 4000, "score_fn": score, "vmap": False}
-    fixed = audit(jax.random.key(SEED), library, d, d_prime, **kw)
+    audit = CASES["above_threshold_sosp_work"].build()
+    fixed = audit.run()
     assert fixed.epsilon_lower_bound <= WORK["epsilon"]
-    leaky = audit(jax.random.key(SEED), lazy_twin, d, d_prime, **kw)
+    leaky = audit.run(twin=True)
     assert leaky.epsilon_lower_bound > 2.0 * WORK["epsilon"]
 
 
@@ -404,52 +368,14 @@ def test_above_threshold_sosp_work_audit():
 def test_above_threshold_sosp_audit_flags_half_noise_twin():
     """The output audit has power: a twin with half of every noise is flagged.
 
-    After the fix the work done is a function of the output (2 evaluations per
-    examined candidate, examined = output + 1), so auditing the output audits the
-    work observable too; the array path (same output as the lazy path per key) keeps
-    400k runs per dataset cheap. Neighbours (m = 4): candidates 0-3 can fail only
-    the gradient test, 4-7 only the eigenvalue test, 8 must pass both; on D the
-    first eight are Delta/2 closer to failing and candidate 8 Delta/2 closer to
-    passing, on D' the reverse, all at the public thresholds. The twin runs at
-    epsilon 2 (half of every Laplace scale) with alpha and rho moved so that its
-    public thresholds equal the claim's; its true epsilon on the event "output 8"
-    is 1.62, the claim's 0.81 (numerical integration).
+    The case (tests/audit_cases.py, ``sosp_output_audit``) says why the output audit
+    covers the work done after the fix, and how the pair and the twin are built.
     """
-    m, delta = 4, WORK["grad_sensitivity"]
-    num = 2 * m + 1
-    info = above_threshold_sosp(
-        jax.random.key(0), np.zeros(num), np.zeros(num), **WORK
-    ).info
-    t_grad, t_eig = info["grad_threshold"], info["eig_threshold"]
-    offset = 16 * math.log(2 * num / WORK["failure_prob"]) * delta / 2
-    alpha = t_grad - offset  # the twin's alpha and rho give the same thresholds
-    twin = {
-        **WORK,
-        "epsilon": 2 * WORK["epsilon"],
-        "alpha": alpha,
-        "hessian_lipschitz": (t_eig + offset) ** 2 / alpha,
-    }
-    twin_info = above_threshold_sosp(
-        jax.random.key(0), np.zeros(num), np.zeros(num), **twin
-    ).info
-    assert twin_info["grad_threshold"] == pytest.approx(t_grad)
-    assert twin_info["eig_threshold"] == pytest.approx(t_eig)
-    assert twin_info["grad_query_noise_scale"] == info["grad_query_noise_scale"] / 2
-
-    def data(sign):
-        grad = np.r_[np.full(m, t_grad + sign * delta / 2), np.full(m, -1e3), t_grad]
-        eig = np.r_[np.full(m, 1e3), np.full(m, t_eig - sign * delta / 2), t_eig]
-        grad[-1] -= sign * delta / 2
-        eig[-1] += sign * delta / 2
-        return jnp.asarray(np.stack([grad, eig]))
-
-    def mech(kwargs):
-        return lambda key, x: above_threshold_sosp(key, x[0], x[1], **kwargs).value
-
-    kw = {"num_samples": 400_000}
-    real = audit(jax.random.key(SEED), mech(WORK), data(1), data(-1), **kw)
+    audit = sosp_output_audit()
+    audit.check()  # the twin has the claim's public thresholds and half the noise
+    real = audit.run()
     assert real.epsilon_lower_bound <= WORK["epsilon"]
-    flagged = audit(jax.random.key(SEED), mech(twin), data(1), data(-1), **kw)
+    flagged = audit.run(twin=True)
     assert flagged.epsilon_lower_bound > WORK["epsilon"]
 
 

@@ -5,6 +5,7 @@ import math
 import dp_accounting
 import numpy as np
 import pytest
+from audit_cases import CASES
 from dp_accounting import pld as dp_pld
 from dp_accounting import rdp as dp_rdp
 from hypothesis import given, settings
@@ -112,6 +113,20 @@ def test_gaussian_relation_does_not_change_unit_sensitivity_accounting():
     a = PrivacyGuarantee.gaussian(1.5, relation=REPLACE_ONE)
     b = PrivacyGuarantee.gaussian(1.5, relation=ADD_REMOVE)
     assert a.epsilon(1e-5) == pytest.approx(b.epsilon(1e-5))
+
+
+def test_from_event_laplace_replace_one_audit():
+    """A sum of per-example terms in [-1, 1] plus Laplace noise of scale 1 (noise
+    multiplier 1 in dp_accounting's convention), on replace-one neighbours that move
+    one term from +1 to -1 (tests/audit_cases.py, ``from_event_laplace``): the true
+    epsilon is 2, which from_event now reports; the audit's lower bound exceeds 1
+    (the value the pure route printed before it read the relation) and stays below
+    2, and the twin at half the noise (true epsilon 4) is flagged."""
+    audit = CASES["from_event_laplace"].build()
+    assert audit.claim == pytest.approx(2.0)
+    honest = audit.run().epsilon_lower_bound
+    assert 1.0 < honest <= audit.claim
+    assert audit.run(twin=True).epsilon_lower_bound > audit.claim
 
 
 def test_from_event_replace_one_uses_dp_accounting_convention():

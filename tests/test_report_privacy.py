@@ -18,6 +18,7 @@ equal. In the report written for each:
   ...") and the ledger carries the same ones.
 """
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -25,7 +26,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpsample import cli, config
+from dpsample import cli, config, registry
+from dpsample.base import AlgorithmInfo, NonPrivateDiagnostics, PrivateAlgorithm
+from dpsample.config import execution as config_execution
+from dpsample.config import problem as config_problem
+from dpsample.config import report as config_report
+from dpsample.plan import Cost, Param, Plan
 from dpsample.privacy import NON_PRIVATE_KEY
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,11 +75,14 @@ def _run_all(tmp: Path, tag: str) -> dict[str, dict]:
     reports = {}
     for path in EXAMPLES:
         out = tmp / f"{path.stem}-{tag}"
-        assert cli.main(["run", str(path), "--output", str(out)]) == 0
+        # the same key on D and D' (a given seed: its report is conditional on it)
+        assert cli.main(["run", str(path), "--output", str(out), "--seed", "0"]) == 0
         reports[path.stem] = json.loads((out / "report.json").read_text())
     # `dpsample quickstart --json` prints json.dumps(cli.quickstart()); the CLI adds
     # nothing to it, so the dict is checked directly.
-    reports[QUICKSTART] = json.loads(json.dumps(cli.quickstart(), allow_nan=False))
+    reports[QUICKSTART] = json.loads(
+        json.dumps(cli.quickstart(seed=0), allow_nan=False)
+    )
     return reports
 
 
@@ -83,8 +92,8 @@ def reports(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("reports")
     on_d = _run_all(tmp, "d")
     with pytest.MonkeyPatch.context() as mp:
-        load = config._load_data
-        mp.setattr(config, "_load_data", lambda cfg: _other_data(load(cfg)))
+        load = config_problem.load_data
+        mp.setattr(config_problem, "load_data", lambda cfg: _other_data(load(cfg)))
         on_other = _run_all(tmp, "other")
     return {name: (on_d[name], on_other[name]) for name in on_d}
 
@@ -163,6 +172,7 @@ def test_the_verdict_states_the_guarantees_assumptions(reports, name):
         privacy, ledger = report["privacy"], report["privacy"].get("ledger")
     assert privacy["within_budget"]
     assumed = privacy["assumptions"]
+    assert config.SEED_ASSUMPTION in assumed  # the runs were given a seed
     if assumed:
         assert privacy["verdict"] == "within budget, assuming: " + "; ".join(assumed)
     else:
@@ -190,24 +200,74 @@ _GOLDSTEIN = {
 }
 
 
+@dataclasses.dataclass(frozen=True)
+class _FakeDiagnostics(NonPrivateDiagnostics):
+    count: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _FakeInfo(AlgorithmInfo):
+    plan: dict
+    finder_info: dict
+    diagnostics: _FakeDiagnostics | None = None
+
+
+class _FakeFinder(PrivateAlgorithm):
+    """A registered finder whose typed info has diagnostics, also nested."""
+
+    name = "goldstein_zero_order"
+    kind = "finder"
+    seed = "test"
+    theorem = "none"
+    guarantee_type = "pure epsilon (test double)"
+    summary = "a test double"
+
+    def _plan(self, spec, budget, *, x0=None):
+        from dpsample.privacy import PrivacyGuarantee
+
+        return Plan(
+            self.name,
+            spec,
+            budget,
+            {"x0": Param(spec.domain.center_point, "default")},
+            PrivacyGuarantee.pure(budget.epsilon),
+            Cost(loss_evaluations=spec.n),
+        )
+
+    def _run(self, rng_key, plan, problem):
+        from dpsample.privacy import PrivateResult
+
+        info = _FakeInfo(
+            plan={"n": problem.n},
+            finder_info={"noise": 0.5, NON_PRIVATE_KEY: {"count": 2}},
+            diagnostics=_FakeDiagnostics(count=1),
+        )
+        return PrivateResult(np.asarray(plan["x0"]), plan.guarantee, info)
+
+
+class _FakeEntry(registry.Entry):
+    @property
+    def cls(self):
+        return _FakeFinder
+
+
 @pytest.mark.parametrize("diagnostics", [True, False])
 def test_a_jobs_own_diagnostics_leave_the_public_info(diagnostics, monkeypatch):
     """At any depth of ``info`` (a pipeline nests its stages), reported or not."""
-    from dpsample.privacy import PrivacyGuarantee, PrivateResult
-
-    def job(rng_key, problem, *, epsilon, delta, x0):
-        info = {
-            "plan": {"n": problem.n},
-            NON_PRIVATE_KEY: {"count": 1},
-            "finder_info": {"noise": 0.5, NON_PRIVATE_KEY: {"count": 2}},
-        }
-        return PrivateResult(np.asarray(x0), PrivacyGuarantee.pure(epsilon), info)
-
-    monkeypatch.setattr(config, "resolve_callable", lambda kind, name: job)
+    entry = _FakeEntry("goldstein_zero_order", "finder", "", "", "", "", "test")
+    names, get = registry.names, registry.get
+    monkeypatch.setattr(registry, "names", lambda kind=None: (*names(kind), entry.name))
+    monkeypatch.setattr(
+        registry, "get", lambda n, kind=None: entry if n == entry.name else get(n, kind)
+    )
     # the CLI's own diagnostics at the output are not what is tested here
-    monkeypatch.setattr(config, "non_private_diagnostics", lambda problem, x: {})
+    monkeypatch.setattr(
+        config_execution, "non_private_diagnostics", lambda problem, x: {}
+    )
     cfg = config.resolve_config(_GOLDSTEIN | {"options": {}})
-    report = config.execute(cfg, diagnostics=diagnostics).report
+    ex = config.execute(cfg, diagnostics=diagnostics)
+    assert isinstance(ex.result.info, _FakeInfo) and ex.plan is not None
+    report = ex.report
     assert not _misfiled(report)
     assert report["info"] == {"plan": {"n": 100}, "finder_info": {"noise": 0.5}}
     if diagnostics:
@@ -234,7 +294,7 @@ def test_job_diagnostics_leave_info_at_any_depth_even_when_not_reported():
         "finder_info": {"noise": 0.5, NON_PRIVATE_KEY: {"count": 2}},
         "stages": [{NON_PRIVATE_KEY: {"count": 3}}],
     }
-    moved = config._pop_non_private(info)
+    moved = config_report.pop_non_private(info)
     assert moved == {
         "count": 1,
         "finder_info": {"count": 2},

@@ -49,81 +49,37 @@ for this suite.
 import jax
 import jax.numpy as jnp
 import pytest
+from audit_cases import WS_BREAK, warm_start_audit, warm_start_claim, warm_start_problem
 
 import dpsample
 from dpsample.finders import accounting, dp_spider
-from dpsample.pipelines import warm_start
 from dpsample.privacy import calibration as privacy_calibrate
-from dpsample.privacy.audit import audit
 
+# The pair, the release and the claim are defined once in tests/audit_cases.py
+# (warm_start_*), shared with experiments/audit_suite.py.
 EPSILON, DELTA = 1.0, 1e-5
 NUM_SAMPLES = 400
-CONFIDENCE = 0.95
-AUDIT_SEED = 11
-SPACING = 1.0  # public grid net {-1, 0, 1} of K = [-1, 1]
-BREAK_FACTOR = 8.0
-
-
-def _loss(x, z):
-    return -z["z"] * x[0]
-
-
-def _problem(z, *, scale=1.0):
-    """Declared constants divided by ``scale`` (``scale > 1``: false declarations)."""
-    return dpsample.Problem(
-        _loss,
-        {"z": jnp.asarray(z)},
-        dpsample.Ball(1.0, dim=1),
-        lipschitz=1.0 / scale,
-        smoothness=1.0 / scale,
-        loss_range=2.0 / scale,
-    )
-
-
-def _pipeline(key, problem):
-    res = warm_start(key, problem, epsilon=EPSILON, delta=DELTA, spacing=SPACING)
-    return jnp.concatenate([res.info["warm_start"], res.value])
-
-
-def _claim(problem):
-    res = warm_start(
-        jax.random.key(0), problem, epsilon=EPSILON, delta=DELTA, spacing=SPACING
-    )
-    return res.privacy.epsilon(DELTA)
-
-
-def _audit(scale):
-    d = _problem([-1.0, 1.0, -1.0], scale=scale)
-    d_prime = _problem([1.0, 1.0, -1.0], scale=scale)
-    claim = _claim(d)
-    result = audit(
-        jax.random.key(AUDIT_SEED),
-        _pipeline,
-        d,
-        d_prime,
-        num_samples=NUM_SAMPLES,
-        delta=DELTA,
-        confidence=CONFIDENCE,
-        vmap=False,  # warm_start calibrates on the host: one call per key
-    )
-    return claim, result
+BREAK_FACTOR = WS_BREAK
 
 
 @pytest.mark.slow
 def test_whole_pipeline_passes_audit_on_worst_case_neighbours():
-    claim, res = _audit(scale=1.0)
-    assert claim <= EPSILON
+    audit = warm_start_audit(scale=1.0, num_samples=NUM_SAMPLES)
+    res = audit.run()
+    assert audit.claim <= EPSILON
     assert res.num_eval == NUM_SAMPLES // 2
-    assert res.epsilon_lower_bound <= claim, res
+    assert res.epsilon_lower_bound <= audit.claim, res
 
 
 @pytest.mark.slow
 def test_audit_flags_a_pipeline_spending_8x_its_claimed_budget():
-    claim, res = _audit(scale=BREAK_FACTOR)
+    audit = warm_start_audit(scale=BREAK_FACTOR, num_samples=NUM_SAMPLES)
+    res = audit.run()
     # The broken pipeline reports the same guarantee as the correct one ...
-    assert claim == pytest.approx(_claim(_problem([-1.0, 1.0, -1.0])), rel=1e-9)
+    honest = warm_start_claim(warm_start_problem([-1.0, 1.0, -1.0]))
+    assert audit.claim == pytest.approx(honest, rel=1e-9)
     # ... and the audit refutes it.
-    assert res.epsilon_lower_bound > claim, res
+    assert res.epsilon_lower_bound > audit.claim, res
 
 
 # ---- the public calibration memo (dpsample.finders.accounting) -----------------

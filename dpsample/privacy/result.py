@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from dpsample._src import precision
@@ -37,7 +38,7 @@ class PrivateResult(NamedTuple):
 
     value: Any
     privacy: PrivacyGuarantee
-    info: dict[str, Any]
+    info: Mapping[str, Any]
 
 
 precision.scope_public(globals())

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from audit_cases import CASES
 from dp_accounting import pld, rdp
 from saddles import quartic_case
 from scipy import stats
@@ -458,6 +459,18 @@ def test_unclipped_difference_noise_covers_rounding_near_x_equals_y():
     y1 = x.copy()
     y1[3] = np.nextafter(x[3], -np.inf)
     assert float(o2.noise_std(x, y1)) >= float(o2.noise_std(x, y)) * (1 - 1e-6)
+
+
+def test_difference_oracle_near_x_equals_y_audit():
+    """Audit of O2(x, y) at y one ulp from x (tests/audit_cases.py,
+    ``o2_near_x_equals_y``): the neighbour is the replacement whose computed statistic
+    differs most from the dataset's (rounding, ~1000x the exact sensitivity). With the
+    rounding floor the lower bound stays below the claim; on 5906716, whose noise was
+    proportional to ||x - y||, the same audit gives 9.5 against a claim of 0.34. The
+    floor is Higham's worst case over all data, ~1e5 x this pair's difference, so a
+    twin with half the noise is not flagged either (the suite reports its bound)."""
+    audit = CASES["o2_near_x_equals_y"].build()
+    assert audit.run().epsilon_lower_bound <= audit.claim
 
 
 def test_difference_oracle_at_x_equals_y_is_exactly_zero():

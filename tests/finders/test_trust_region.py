@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from _saddles_b import cosine_case, sosp_measures
+from audit_cases import CASES
 from dp_accounting import pld as dp_pld
 from dp_accounting import rdp as dp_rdp
 from scipy import stats
@@ -645,3 +646,17 @@ def test_dp_str_default_batch_sizes_follow_theorem_18(case):
         num_iters=2,
     )
     assert res.info["grad_batch_size"] == plan["grad_batch_size"]
+
+
+@pytest.mark.slow
+def test_audit_stays_below_the_claim_and_flags_half_the_noise():
+    """One DP-TR iteration on worst-case neighbours (tests/audit_cases.py,
+    ``dp_trust_region``): the first example moves both the mean gradient (by 2G/n)
+    and the mean Hessian (by 2M/n), and the released step -g~/H~ carries both, to
+    first order, as the composition the claim charges. 200k runs per dataset; the
+    twin has half of both noise stds."""
+    audit = CASES["dp_trust_region"].build()
+    audit.check()  # the audited step is dp_trust_region's release
+    assert audit.claim <= 1.0
+    assert audit.run().epsilon_lower_bound <= audit.claim
+    assert audit.run(twin=True).epsilon_lower_bound > audit.claim

@@ -3,14 +3,14 @@
 import importlib
 import math
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from audit_cases import CASES, LANGEVIN, LANGEVIN_D, langevin_claim, langevin_loss
 
 from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
-from dpsample.privacy import PrivacyGuarantee, audit, lsi
+from dpsample.privacy import PrivacyGuarantee, lsi
 from dpsample.problem import Problem
 from dpsample.samplers import langevin
 from dpsample.samplers.target import GibbsTarget
@@ -246,54 +246,27 @@ def test_gaussian_noise_multiplier_is_tight():
 
 
 # ------------------------------------------------------------------ audit
-def _linear_loss(x, z):
-    return -z * x[0]
-
-
-def _langevin_mechanism(beta, step, steps):
-    """Projected Langevin on f(x; z) = -z x, K = [-50, 50] (G = 1), n = 4."""
-
-    def mech(key, data):
-        p = Problem(_linear_loss, data, Ball(50.0, dim=1), lipschitz=1.0)
-        t = GibbsTarget.create(p, beta=beta, mu=0.0)
-        kernel = langevin.build_kernel(clip_norm=1.0)
-        state = langevin.init(jnp.zeros(1), t)
-
-        def body(s, k):
-            return kernel(k, s, t, step)[0], None
-
-        return jax.lax.scan(body, state, jax.random.split(key, steps))[0].position[0]
-
-    return mech
-
-
 def test_audit_langevin_release_stays_below_claim_and_detects_false_claim():
-    """Worst case: the drift gap 2 beta G h / n is the same at every x, so the last
-    iterate is exactly the composed Gaussian mechanism (noise multiplier 1 here).
-    The audit lower bound must stay below the computed claim (4.38 at 1e-5) and
-    exceed the claim computed with a false G/2 (1.99)."""
-    n, beta, step, steps = 4, 1.0, 0.5, 16  # nm = n / (beta G sqrt(2 h K)) = 1
-    d = jnp.array([1.0, -1.0, -1.0, -1.0])
-    d_prime = jnp.array([-1.0, -1.0, -1.0, -1.0])
-    p = Problem(_linear_loss, d, Ball(50.0, dim=1), lipschitz=1.0)
-    t = GibbsTarget.create(p, beta=beta, mu=0.0)
-    claim = langevin.trajectory_guarantee(t, step_size=step, num_steps=steps)
-    assert langevin.trajectory_noise_multiplier(
-        t, step_size=step, num_steps=steps
-    ) == pytest.approx(1.0)
-    p_false = Problem(_linear_loss, d, Ball(50.0, dim=1), lipschitz=0.5)
-    t_false = GibbsTarget.create(p_false, beta=beta, mu=0.0)
-    false_claim = langevin.trajectory_guarantee(
-        t_false, step_size=step, num_steps=steps
-    )
-    res = audit(
-        jax.random.key(2024),
-        _langevin_mechanism(beta, step, steps),
-        d,
-        d_prime,
-        num_samples=200_000,
-        delta=1e-5,
-    )
-    del n
-    assert res.epsilon_lower_bound < claim.epsilon(1e-5)
-    assert res.epsilon_lower_bound > false_claim.epsilon(1e-5)
+    """Worst case (tests/audit_cases.py, ``langevin``): the drift gap 2 beta G h / n
+    is the same at every x, so the last iterate is exactly the composed Gaussian
+    mechanism (noise multiplier 1 here). The audit lower bound must stay below the
+    computed claim (4.38 at 1e-5) and exceed the claim computed with a false G/2
+    (1.99)."""
+    b, h, k = LANGEVIN["beta"], LANGEVIN["step"], LANGEVIN["steps"]
+    p = Problem(langevin_loss, LANGEVIN_D, Ball(50.0, dim=1), lipschitz=1.0)
+    t = GibbsTarget.create(p, beta=b, mu=0.0)
+    nm = langevin.trajectory_noise_multiplier(t, step_size=h, num_steps=k)
+    assert nm == pytest.approx(1.0)  # nm = n / (beta G sqrt(2 h K))
+    audit = CASES["langevin"].build()
+    assert audit.claim == langevin_claim().epsilon(1e-5)
+    res = audit.run()
+    assert res.epsilon_lower_bound < audit.claim
+    assert res.epsilon_lower_bound > langevin_claim(lipschitz=0.5).epsilon(1e-5)
+
+
+@pytest.mark.slow
+def test_audit_langevin_flags_half_noise_twin():
+    """The twin doubles beta (twice the drift gap for the same noise: half the noise
+    relative to the sensitivity) and keeps the claim; 200k runs per dataset."""
+    audit = CASES["langevin"].build()
+    assert audit.run(twin=True).epsilon_lower_bound > audit.claim

@@ -1,0 +1,543 @@
+"""The TOML schema of ``dpsample run``: reading, checking and writing configurations.
+
+:func:`load_config` reads a file, :func:`resolve_config` checks it against the
+schema and fills in the defaults (nothing here reads the data), :func:`to_toml`
+writes a configuration back (``config.toml`` of an output folder). The sections and
+their keys are documented in ``docs/cli.md``; the job's ``[options]`` are checked
+against the algorithm's own options (:mod:`dpsample.config.jobs`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from dpsample._src import precision
+
+__all__ = [
+    "CONSTANTS",
+    "ConfigError",
+    "INFO_SECTION",
+    "SECTIONS",
+    "load_config",
+    "resolve_config",
+    "resolve_reference",
+    "to_toml",
+]
+
+
+class ConfigError(ValueError):
+    """A configuration is invalid (unknown name, missing key, wrong type, ...)."""
+
+
+ConfigError.__module__ = "dpsample.config"  # where users import it from
+
+
+#: Declared constants a ``[loss]`` section may set (they override derived ones).
+CONSTANTS = (
+    "lipschitz",
+    "smoothness",
+    "hessian_lipschitz",
+    "loss_range",
+    "oscillation",
+)
+#: Public assumptions the loss's constants are derived from.
+ASSUMPTIONS = ("feature_bound", "radius", "label_bound")
+#: The sections of a configuration, in the order they are written.
+SECTIONS = ("job", "data", "loss", "domain", "privacy", "options", "output")
+#: Written by ``dpsample run`` into the copy of the configuration; ignored on input.
+INFO_SECTION = "resolved"
+
+
+# -------------------------------------------------------------------- references
+def resolve_reference(ref: str) -> Any:
+    """The object a reference ``"package.module:attribute"`` names (imported).
+
+    ``[data] source = "module"`` names its data function this way, and so do the
+    measurement hooks of a sweep spec (:mod:`dpsample.validation`). The module is
+    imported from ``sys.path`` as it stands.
+
+    Args:
+        ref: ``"module:attribute"``; the attribute may be dotted (``"mod:Cls.make"``).
+
+    Returns:
+        The object.
+
+    Raises:
+        ConfigError: A malformed reference, a module that cannot be imported or a
+            missing attribute.
+
+    Examples:
+        >>> from dpsample.config import resolve_reference
+        >>> resolve_reference("dpsample.bounds:theorem_5_8_radius").__name__
+        'theorem_5_8_radius'
+        >>> resolve_reference("dpsample.bounds")
+        Traceback (most recent call last):
+        ...
+        dpsample.config.ConfigError: expected a reference 'module:attribute', got ...
+    """
+    module, sep, attr = ref.partition(":") if isinstance(ref, str) else ("", "", "")
+    if not (sep and module and attr):
+        raise ConfigError(f"expected a reference 'module:attribute', got {ref!r}")
+    try:
+        obj = importlib.import_module(module)
+    except ImportError as err:
+        raise ConfigError(
+            f"cannot import {module!r} (named by {ref!r}): {err}; run from the folder "
+            "that holds it or add that folder to PYTHONPATH"
+        ) from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ConfigError(
+                f"{module!r} has no attribute {attr!r} (named by {ref!r})"
+            )
+        obj = getattr(obj, part)
+    return obj
+
+
+# ------------------------------------------------------------------ value checks
+def choices(what: str, value: Any, valid: Any) -> ConfigError:
+    """The error for an unknown name, listing the valid ones."""
+    listed = ", ".join(repr(v) for v in valid)
+    return ConfigError(f"unknown {what} {value!r}; valid choices: {listed}")
+
+
+def type_name(types: tuple[type, ...]) -> str:
+    """``"an integer or a number"`` for ``(int, float)``."""
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    names |= {list: "a list", dict: "a table"}
+    return " or ".join(names.get(t, t.__name__) for t in types)
+
+
+def check_type(where: str, value: Any, types: tuple[type, ...]) -> Any:
+    """``value`` if it has one of ``types`` (an integer is a valid float).
+
+    Raises:
+        ConfigError: Naming ``where`` and the expected type.
+    """
+    if float in types and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, bool) and bool not in types:
+        raise ConfigError(f"{where} must be {type_name(types)}, got {value!r}")
+    if not isinstance(value, types):
+        raise ConfigError(f"{where} must be {type_name(types)}, got {value!r}")
+    return value
+
+
+def finite(where: str, value: float, *, positive: bool = False) -> float:
+    """``value`` if finite (and ``> 0`` with ``positive``), else a ConfigError."""
+    if not math.isfinite(value) or (positive and not value > 0):
+        cond = "a finite number > 0" if positive else "a finite number"
+        raise ConfigError(f"{where} must be {cond}, got {value!r}")
+    return value
+
+
+def number_list(where: str, value: Any) -> list[float]:
+    """A list of numbers as floats, else a ConfigError."""
+    if not isinstance(value, list) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value
+    ):
+        raise ConfigError(f"{where} must be a list of numbers, got {value!r}")
+    return [float(v) for v in value]
+
+
+class Key(NamedTuple):
+    """One key of a section: its types, whether it is required, its default."""
+
+    types: tuple[type, ...]
+    required: bool = False
+    default: Any = None
+
+
+_NUM = (float,)
+#: Keys of the sections with a fixed schema.
+SCHEMA: dict[str, dict[str, Key]] = {
+    "job": {
+        "kind": Key((str,), True),
+        "name": Key((str,), True),
+        # No default: without a seed the run's key comes from OS entropy.
+        "seed": Key((int,)),
+    },
+    "loss": {
+        "name": Key((str,), True),
+        **{a: Key(_NUM) for a in ASSUMPTIONS},
+        **{c: Key(_NUM) for c in CONSTANTS},
+    },
+    "privacy": {
+        "epsilon": Key(_NUM, True),
+        "delta": Key(_NUM, True),
+        "max_evaluations": Key((int,)),
+    },
+    "output": {
+        "dir": Key((str,)),
+        "overwrite": Key((bool,), False, False),
+        "diagnostics": Key((bool,), False, True),
+    },
+}
+#: ``[data]`` keys, by ``source``.
+DATA_SOURCES: dict[str, dict[str, Key]] = {
+    "sklearn": {
+        "name": Key((str,), True),
+        "features": Key((list,)),
+        "normalize_rows": Key((bool,), False, True),
+        "add_bias": Key((bool,), False, False),
+        "positive_class": Key((int, str)),
+        "label_scale": Key(_NUM),
+    },
+    "synthetic": {
+        "kind": Key((str,), True),
+        "n": Key((int,), True),
+        "d": Key((int,), True),
+        "seed": Key((int,), False, 0),
+        "margin": Key(_NUM),
+        "flip_prob": Key(_NUM),
+        "noise": Key(_NUM),
+        "outlier_frac": Key(_NUM),
+        "outlier_scale": Key(_NUM),
+    },
+    # A data function ``package.module:function(rng_key, [n=, d=,] **params)``;
+    # ``n`` and ``d`` (optional) are also what a dry run plans from.
+    "module": {
+        "function": Key((str,), True),
+        "n": Key((int,)),
+        "d": Key((int,)),
+        "seed": Key((int,), False, 0),
+        "params": Key((dict,)),
+    },
+}
+#: Synthetic data kinds and their own keys.
+SYNTHETIC_KINDS = {
+    "classification": ("margin", "flip_prob"),
+    "regression": ("noise", "outlier_frac", "outlier_scale"),
+}
+#: ``[domain]`` keys, by ``kind``.
+DOMAINS: dict[str, dict[str, Key]] = {
+    "ball": {"radius": Key(_NUM, True), "center": Key((list,))},
+    "unconstrained": {},
+}
+
+
+def section(raw: Mapping[str, Any], name: str, required: bool = True) -> dict:
+    """Section ``name`` of ``raw`` as a dict (``{}`` when optional and absent)."""
+    if name not in raw:
+        if required:
+            raise ConfigError(f"missing section [{name}]")
+        return {}
+    value = raw[name]
+    if not isinstance(value, dict):
+        raise ConfigError(f"[{name}] must be a table (a [{name}] section)")
+    return dict(value)
+
+
+def apply(section: str, table: Mapping[str, Any], schema: Mapping[str, Key]) -> dict:
+    """``table`` checked against ``schema``, defaults filled in."""
+    unknown = [k for k in table if k not in schema]
+    if unknown:
+        raise ConfigError(
+            f"unknown key {unknown[0]!r} in [{section}]; valid keys: "
+            + ", ".join(schema)
+        )
+    out: dict[str, Any] = {}
+    for key, spec in schema.items():
+        if key in table:
+            out[key] = check_type(f"[{section}] {key}", table[key], spec.types)
+        elif spec.required:
+            raise ConfigError(f"missing key {key!r} in [{section}]")
+        elif spec.default is not None:
+            out[key] = spec.default
+    return out
+
+
+def _tag(section: str, table: Mapping[str, Any], key: str) -> str:
+    if key not in table:
+        raise ConfigError(f"missing key {key!r} in [{section}]")
+    return check_type(f"[{section}] {key}", table[key], (str,))
+
+
+def tagged(
+    raw: Mapping[str, Any], name: str, key: str, variants: Mapping[str, Any]
+) -> dict:
+    """A section whose ``key`` picks the schema of its other keys from ``variants``."""
+    table = section(raw, name)
+    tag = _tag(name, table, key)
+    if tag not in variants:
+        raise choices(f"[{name}] {key}", tag, variants)
+    rest = {k: v for k, v in table.items() if k != key}
+    return {key: tag} | apply(name, rest, variants[tag])
+
+
+# ---------------------------------------------------------------------- reading
+def load_config(path: str) -> dict[str, Any]:
+    """Read a TOML configuration file (not yet checked; see :func:`resolve_config`).
+
+    Args:
+        path: The file.
+
+    Returns:
+        The parsed document.
+
+    Raises:
+        ConfigError: The file cannot be read or is not valid TOML.
+    """
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"configuration file {path!r} not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path!r} is a folder, not a configuration file") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: invalid TOML: {err}") from None
+
+
+def _resolve_data(raw: Mapping[str, Any]) -> dict[str, Any]:
+    from dpsample.config.problem import dataset_names
+
+    data = tagged(raw, "data", "source", DATA_SOURCES)
+    if data["source"] == "sklearn":
+        if data["name"] not in dataset_names():
+            raise choices("dataset", data["name"], dataset_names())
+        if "features" in data:
+            feats = data["features"]
+            if not feats or not all(
+                isinstance(f, str | int) and not isinstance(f, bool) for f in feats
+            ):
+                raise ConfigError(
+                    "[data] features must be a non-empty list of feature names or "
+                    f"column indices, got {feats!r}"
+                )
+    elif data["source"] == "module":
+        if not callable(resolve_reference(data["function"])):
+            raise ConfigError(f"[data] function {data['function']!r} is not callable")
+        for key in ("n", "d"):
+            if key in data and data[key] < 1:
+                raise ConfigError(f"[data] {key} must be >= 1, got {data[key]}")
+    else:
+        if data["kind"] not in SYNTHETIC_KINDS:
+            raise choices("[data] kind", data["kind"], SYNTHETIC_KINDS)
+        other = [
+            k
+            for kind, keys in SYNTHETIC_KINDS.items()
+            if kind != data["kind"]
+            for k in keys
+            if k in data
+        ]
+        if other:
+            raise ConfigError(
+                f"[data] {other[0]} does not apply to kind = {data['kind']!r}; valid "
+                f"keys: source, kind, n, d, seed, "
+                + ", ".join(SYNTHETIC_KINDS[data["kind"]])
+            )
+        for key in ("n", "d"):
+            if data[key] < 1:
+                raise ConfigError(f"[data] {key} must be >= 1, got {data[key]}")
+    return data
+
+
+def _resolve_loss(raw: Mapping[str, Any]) -> dict[str, Any]:
+    from dpsample.config.problem import loss_factory_parameters, loss_names
+
+    table = section(raw, "loss")
+    name = _tag("loss", table, "name")
+    if ":" in name:
+        # A loss of the user's own: ``package.module:factory`` called with
+        # ``[loss] params``; its constants are declared here or derived by it.
+        if not callable(resolve_reference(name)):
+            raise ConfigError(f"[loss] name {name!r} does not name a callable")
+        params = {"params": Key((dict,))}
+    elif name not in loss_names():
+        raise choices("loss", name, loss_names())
+    else:
+        params = {p: Key(_NUM) for p in loss_factory_parameters(name)}  # reg, c
+    loss = apply("loss", table, SCHEMA["loss"] | params)
+    for key in (*ASSUMPTIONS, *CONSTANTS):
+        if key in loss:
+            finite(f"[loss] {key}", loss[key], positive=key != "label_bound")
+    if loss.get("label_bound", 0.0) < 0:
+        raise ConfigError(f"[loss] label_bound must be >= 0, got {loss['label_bound']}")
+    return loss
+
+
+def _resolve_privacy(raw: Mapping[str, Any]) -> dict[str, Any]:
+    privacy = apply("privacy", section(raw, "privacy"), SCHEMA["privacy"])
+    if not (math.isfinite(privacy["epsilon"]) and privacy["epsilon"] > 0):
+        raise ConfigError(
+            f"[privacy] epsilon must be a finite number > 0, got {privacy['epsilon']!r}"
+        )
+    if not 0 < privacy["delta"] < 1:
+        raise ConfigError(f"[privacy] delta must lie in (0, 1), got {privacy['delta']}")
+    cap = privacy.get("max_evaluations")
+    if cap is not None and cap < 1:
+        raise ConfigError(f"[privacy] max_evaluations must be >= 1, got {cap}")
+    return privacy
+
+
+def resolve_config(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Check a configuration against the schema and fill in its defaults.
+
+    Checks names (job, dataset, loss, domain kind), keys and types; the job's
+    ``[options]`` are checked against the algorithm's options (names, required
+    ones and, where annotated, types: :mod:`dpsample.config.jobs`). Nothing here
+    reads the data.
+
+    Args:
+        raw: The parsed TOML document.
+
+    Returns:
+        The resolved configuration: one dict per section, defaults filled in.
+        ``[job] seed`` stays absent when not given (the run's key then comes from
+        OS entropy).
+
+    Raises:
+        ConfigError: The first problem found, naming the key and the valid choices.
+
+    Examples:
+        >>> from dpsample.config import resolve_config
+        >>> cfg = resolve_config({
+        ...     "job": {"kind": "finder", "name": "dp_sgd"},
+        ...     "data": {"source": "sklearn", "name": "iris", "features": [0, 1]},
+        ...     "loss": {"name": "sigmoid"},
+        ...     "domain": {"kind": "ball", "radius": 2},
+        ...     "privacy": {"epsilon": 1, "delta": 1e-6, "max_evaluations": 10_000},
+        ...     "options": {"num_steps": 50}})
+        >>> "seed" in cfg["job"], cfg["domain"]["radius"], cfg["privacy"]["epsilon"]
+        (False, 2.0, 1.0)
+        >>> resolve_config({**cfg, "options": {"num_steps": 2.5}})
+        Traceback (most recent call last):
+        ...
+        dpsample.config.ConfigError: [options] num_steps must be an integer, got 2.5
+        >>> resolve_config({**cfg, "loss": {"name": "hinge"}})
+        Traceback (most recent call last):
+        ...
+        dpsample.config.ConfigError: unknown loss 'hinge'; valid choices: ...
+    """
+    from dpsample.config.jobs import resolve_job
+
+    if not isinstance(raw, Mapping):
+        raise ConfigError("the configuration must be a TOML table")
+    unknown = [k for k in raw if k not in SECTIONS and k != INFO_SECTION]
+    if unknown:
+        raise ConfigError(
+            f"unknown section [{unknown[0]}]; valid sections: "
+            + ", ".join(f"[{s}]" for s in SECTIONS)
+        )
+    cfg: dict[str, Any] = {}
+    job_table = apply("job", section(raw, "job"), SCHEMA["job"])
+    job = resolve_job(job_table["kind"], job_table["name"])
+    cfg["job"] = job_table
+    cfg["data"] = _resolve_data(raw)
+    loss = _resolve_loss(raw)
+    domain = tagged(raw, "domain", "kind", DOMAINS)
+    if domain["kind"] == "ball":
+        finite("[domain] radius", domain["radius"], positive=True)
+        if "center" in domain:
+            domain["center"] = number_list("[domain] center", domain["center"])
+    elif "radius" in loss:
+        raise ConfigError(
+            "[loss] radius cannot be assumed on an unconstrained domain (nothing "
+            "keeps the iterates there); declare the constants themselves in [loss]"
+        )
+    cfg["loss"] = loss
+    cfg["domain"] = domain
+    cfg["privacy"] = _resolve_privacy(raw)
+    if "max_evaluations" in cfg["privacy"] and not job.registered:
+        raise ConfigError(
+            f"[privacy] max_evaluations needs an algorithm with a plan; "
+            f"{job.name!r} is not yet converted to the plan/run contract"
+        )
+    cfg["options"] = job.check_options(section(raw, "options", required=False))
+    cfg["output"] = apply(
+        "output", section(raw, "output", required=False), SCHEMA["output"]
+    )
+    return cfg
+
+
+# ---------------------------------------------------------------------- writing
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE.match(key) else json.dumps(key)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value if v is not None) + "]"
+    if isinstance(value, Mapping):
+        items = (
+            f"{_toml_key(str(k))} = {_toml_value(v)}"
+            for k, v in value.items()
+            if v is not None
+        )
+        return "{" + ", ".join(items) + "}"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def to_toml(
+    doc: Mapping[str, Mapping[str, Any]],
+    *,
+    comments: Mapping[str, str] | None = None,
+) -> str:
+    """Write a configuration (tables of scalars, lists and sub-tables) as TOML.
+
+    ``None`` values are left out (TOML has no null).
+
+    Args:
+        doc: ``{section: {key: value}}``.
+        comments: ``{section: text}``: comment lines written under a section's
+            header (e.g. that a secret seed was left out).
+
+    Returns:
+        The TOML text (``tomllib.loads`` reads it back).
+
+    Examples:
+        >>> import tomllib
+        >>> from dpsample.config import to_toml
+        >>> doc = {"job": {"name": "net"}, "options": {"f": {"k": 1.5}}}
+        >>> text = to_toml(doc, comments={"job": "seed omitted"})
+        >>> tomllib.loads(text) == doc, text.splitlines()[1]
+        (True, '# seed omitted')
+    """
+    lines: list[str] = []
+    notes = dict(comments or {})
+
+    def table(path: list[str], body: Mapping[str, Any]) -> None:
+        lines.append(f"[{'.'.join(_toml_key(p) for p in path)}]")
+        if len(path) == 1 and path[0] in notes:
+            lines.extend(f"# {line}" for line in notes[path[0]].splitlines())
+        subs = []
+        for key, value in body.items():
+            if value is None:
+                continue
+            if isinstance(value, Mapping):
+                subs.append((key, value))
+            else:
+                lines.append(f"{_toml_key(str(key))} = {_toml_value(value)}")
+        lines.append("")
+        for key, value in subs:
+            table([*path, str(key)], value)
+
+    for name, body in doc.items():
+        table([name], body)
+    return "\n".join(lines)
+
+
+precision.scope_public(globals())

@@ -1,0 +1,150 @@
+"""Log-log figures of a sweep: one PNG per prediction and slope variable.
+
+Each figure shows, for every group of grid points of a :class:`SlopeFit`, the
+measured mean with standard-error bars, the theorem's bound (dashed), the fitted line
+(solid) and a line of the theory slope through the points' centre (dotted). Drawn
+with :class:`matplotlib.figure.Figure` and the Agg canvas directly: no pyplot, no
+global backend or style change.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dpsample._src import precision
+from dpsample.validation.tables import SlopeFit
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["figure_name", "plot_fits", "write_figures"]
+
+
+def figure_name(prediction: str, variable: str) -> str:
+    """The file name of a figure: ``<prediction>__<variable>.png``, made safe.
+
+    Args:
+        prediction: The prediction's name.
+        variable: The slope variable.
+
+    Returns:
+        The file name.
+
+    Examples:
+        >>> from dpsample.validation.figures import figure_name
+        >>> figure_name("risk vs n", "data.n")
+        'risk_vs_n__data.n.png'
+    """
+    safe = re.compile(r"[^A-Za-z0-9_.-]+")
+    return f"{safe.sub('_', prediction)}__{safe.sub('_', variable)}.png"
+
+
+def plot_fits(fits: Sequence[SlopeFit], *, experiment: str) -> Figure:
+    """One figure for the fits of one prediction and variable (several groups).
+
+    Args:
+        fits: Fits that share a prediction and a variable.
+        experiment: The experiment's name (title).
+
+    Returns:
+        A :class:`matplotlib.figure.Figure`.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    pred, var = fits[0].prediction, fits[0].variable
+    fig = Figure(figsize=(6.0, 4.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    colors = [f"C{i % 10}" for i in range(len(fits))]
+    for fit, color in zip(fits, colors, strict=True):
+        label = fit.at or pred.measurement
+        ok = np.isfinite(fit.mean) & (fit.mean > 0)
+        if ok.any():
+            se = np.where(np.isfinite(fit.se), fit.se, 0.0)[ok]
+            lower = np.minimum(se, 0.999 * fit.mean[ok])  # stay above 0 on a log axis
+            ax.errorbar(
+                fit.x[ok],
+                fit.mean[ok],
+                yerr=np.vstack([lower, se]),
+                fmt="o",
+                color=color,
+                capsize=3,
+                label=f"measured: {label}",
+            )
+        bound_ok = np.isfinite(fit.bound) & (fit.bound > 0)
+        if bound_ok.any():
+            ax.plot(
+                fit.x[bound_ok],
+                fit.bound[bound_ok],
+                "--",
+                color=color,
+                label=f"bound ({pred.bound})",
+            )
+        if math.isfinite(fit.slope):
+            xs = np.geomspace(fit.x.min(), fit.x.max(), 50)
+            ax.plot(
+                xs,
+                np.exp(fit.intercept) * xs**fit.slope,
+                "-",
+                color=color,
+                alpha=0.8,
+                label=f"fit: slope {fit.slope:.3g} "
+                f"[{fit.ci_low:.3g}, {fit.ci_high:.3g}]",
+            )
+            lx = np.log(fit.x[ok])
+            cx, cy = lx.mean(), np.log(fit.mean[ok]).mean()
+            ax.plot(
+                xs,
+                np.exp(cy + fit.theory * (np.log(xs) - cx)),
+                ":",
+                color="0.3",
+                label=f"theory slope {fit.theory:g}",
+            )
+    ax.set_xlabel(var)
+    ax.set_ylabel(f"{pred.measurement}\n(non-private diagnostic)")
+    ax.set_title(f"{experiment}: {pred.name}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    return fig
+
+
+def write_figures(
+    fits: Sequence[SlopeFit], folder: str | os.PathLike[str], *, experiment: str
+) -> list[Path]:
+    """Write one PNG per prediction and variable into ``folder``.
+
+    Args:
+        fits: From :func:`~dpsample.validation.tables.slope_fits`.
+        folder: The output folder (created if missing).
+        experiment: The experiment's name.
+
+    Returns:
+        The files written, in order.
+    """
+    folder = Path(folder)
+    groups: dict[tuple[str, str], list[SlopeFit]] = {}
+    for fit in fits:
+        groups.setdefault((fit.prediction.name, fit.variable), []).append(fit)
+    paths = []
+    for (pred, var), members in groups.items():
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / figure_name(pred, var)
+        fig = plot_fits(members, experiment=experiment)
+        tmp = path.with_name(f".{path.name}.tmp")
+        fig.savefig(tmp, format="png", dpi=120)
+        os.replace(tmp, path)
+        paths.append(path)
+    return paths
+
+
+precision.scope_public(globals())
