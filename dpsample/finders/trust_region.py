@@ -1026,7 +1026,10 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
     per-example Hessian of ``|B_H|`` examples (``|B_H| d`` Hessian-vector
     products).
 
-    Compute budget: see :func:`tr_schedule`.
+    Compute budget: see :func:`tr_schedule` (``alpha`` relaxed to the smallest
+    value whose schedule fits); batch sizes left to their default are re-derived
+    by :func:`str_batch_sizes` at the relaxed ``alpha``, so the per-iteration cost
+    shrinks with ``T``.
 
     Examples:
         >>> import jax, jax.numpy as jnp

@@ -660,3 +660,38 @@ def test_audit_stays_below_the_claim_and_flags_half_the_noise():
     assert audit.claim <= 1.0
     assert audit.run().epsilon_lower_bound <= audit.claim
     assert audit.run(twin=True).epsilon_lower_bound > audit.claim
+
+
+@pytest.mark.slow  # ~23 s: three tight DP-STR calibrations
+def test_dp_str_compute_budget_rederives_default_batches(case):
+    """With default batches the cap relaxes alpha and Theorem 18's batch sizes are
+    re-derived at the relaxed alpha (smaller batches, fewer iterations)."""
+    from dpsample.finders.trust_region import DPStochasticTrustRegion, str_batch_sizes
+
+    spec = case.problem.spec
+    obj = DPStochasticTrustRegion(x0=case.saddle, initial_gap=2.0)
+    free = obj.plan(spec, dpsample.Budget(2.0, DELTA))
+    cap = free.cost.evaluations // 4
+    capped = obj.plan(spec, dpsample.Budget(2.0, DELTA, max_evaluations=cap))
+    assert capped.cost.evaluations <= cap < free.cost.evaluations
+    assert capped["alpha"] > free["alpha"]
+
+    def sizes(alpha):
+        return str_batch_sizes(
+            n=spec.n,
+            dim=spec.dim,
+            alpha=alpha,
+            lipschitz=spec.lipschitz,
+            smoothness=spec.smoothness,
+            hessian_lipschitz=1.0,
+        )
+
+    b_g, b_h = sizes(capped["alpha"])
+    assert (capped["grad_batch_size"], capped["hessian_batch_size"]) == (b_g, b_h)
+    assert capped.cost.evaluations == capped["num_iters"] * (b_g + b_h * spec.dim)
+    # the smallest alpha that fits: a little less does not
+    a_less = capped["alpha"] * (1 - 1e-6)
+    t_less = tr_parameters(alpha=a_less, hessian_lipschitz=1.0, initial_gap=2.0)[1]
+    g_less, h_less = sizes(a_less)
+    assert t_less * (g_less + h_less * spec.dim) > cap
+    assert 0.98 * 2.0 <= capped.spent_epsilon() <= 2.0
