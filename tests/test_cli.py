@@ -311,8 +311,10 @@ def test_options_checked_against_the_function():
         "domain": {"kind": "unconstrained"},
         "privacy": {"epsilon": 1.0, "delta": 1e-6},
     }
-    with pytest.raises(ConfigError, match="needs the option 'alpha'"):
-        config.resolve_config(finder)
+    # alpha has a default since issue 16 (default_alpha): no longer required
+    assert config.resolve_config(finder)["options"] == {}
+    with pytest.raises(ConfigError, match="alpha must be a number"):
+        config.resolve_config(finder | {"options": {"alpha": "big"}})
     assert config.resolve_config(finder | {"options": {"alpha": 0.1}})["options"] == {
         "alpha": 0.1
     }

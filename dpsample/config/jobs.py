@@ -48,21 +48,7 @@ __all__ = [
 
 #: TRANSITIONAL: name -> (kind, "module:function") of the algorithms not yet
 #: registered. Delete with the fallback once ``dpsample.registry`` lists them all.
-TRANSITIONAL: dict[str, tuple[str, str]] = {
-    "dp_trust_region": ("finder", "dpsample.finders.trust_region:dp_trust_region"),
-    "dp_stochastic_trust_region": (
-        "finder",
-        "dpsample.finders.trust_region:dp_stochastic_trust_region",
-    ),
-    "goldstein_zero_order": (
-        "finder",
-        "dpsample.finders.goldstein:goldstein_zero_order",
-    ),
-    "goldstein_first_order": (
-        "finder",
-        "dpsample.finders.goldstein:goldstein_first_order",
-    ),
-}
+TRANSITIONAL: dict[str, tuple[str, str]] = {}
 
 #: Names ``dpsample run`` sets itself, never from ``[options]``.
 RESERVED = {
