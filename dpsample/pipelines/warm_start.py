@@ -725,6 +725,10 @@ class WarmStart(PrivateAlgorithm):
 
         # ---- stage B: the finder, configured from psi only -----------------------
         plan_b = finder_obj.plan(spec_b, budget_b, initial_gap=finder_gap, **f_options)
+        if "initial_gap" in plan_b.params:  # set by this pipeline, not by the user
+            plan_b = plan_b.with_params(
+                initial_gap=Param(finder_gap, "pipeline", "the warm start's psi")
+            )
         guarantee = plan_a.guarantee.compose(plan_b.guarantee)
         if not guarantee.epsilon(delta) <= epsilon * (1.0 + 1e-9):
             raise RuntimeError("internal error: the stages overspend the budget")
