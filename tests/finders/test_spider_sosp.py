@@ -217,6 +217,53 @@ def test_empirical_accounting_matches_independent_computation(case):
     )
 
 
+@pytest.mark.parametrize("share", [0.1, 0.8])
+def test_selection_share_splits_the_budget_and_matches_dp_accounting(case, share):
+    """``selection_share`` s: (1-s)phi/2 per oracle kind, s phi for Algorithm 2."""
+    eps = 3.0
+    plan = plan_spider(
+        case.problem,
+        epsilon=eps,
+        delta=DELTA,
+        num_iters=120,
+        selection_share=share,
+        calibration="closed_form",
+    )
+    n, g_c, m_c = case.problem.n, case.problem.lipschitz, case.problem.smoothness
+    phi = phi_of(eps, DELTA)
+    rho_o1 = plan["max_o1_calls"] * (2 * g_c / n) ** 2 / (2 * plan["sigma1"] ** 2)
+    rho_o2 = plan["num_iters"] * (2 * m_c / n) ** 2 / (2 * plan["sigma2"] ** 2)
+    assert math.isclose(rho_o1, (1 - share) * phi / 2, rel_tol=1e-12)
+    assert math.isclose(rho_o2, (1 - share) * phi / 2, rel_tol=1e-12)
+    assert math.isclose(plan["epsilon_select"] ** 2 / 2, share * phi, rel_tol=1e-12)
+    assert math.isclose(plan.guarantee.zcdp_rho(), phi, rel_tol=1e-12)
+    # The composed guarantee against dp_accounting's PLDs, built independently:
+    # each Gaussian release is noise z/2 over its replace-one sensitivity, and
+    # Algorithm 2 the worst-case PLD of a pure eps_AT mechanism.
+    from dp_accounting.pld import common as pld_common
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    def gaussian(z, count):
+        one = pld_lib.from_gaussian_mechanism(z / 2, value_discretization_interval=1e-4)
+        return one.self_compose(count)
+
+    total = (
+        gaussian(plan["noise_multiplier_o1"], plan["max_o1_calls"])
+        .compose(gaussian(plan["noise_multiplier_o2"], 120))
+        .compose(
+            pld_lib.from_privacy_parameters(
+                pld_common.DifferentialPrivacyParameters(plan["epsilon_select"], 0.0),
+                value_discretization_interval=1e-4,
+            )
+        )
+    )
+    assert math.isclose(
+        plan.guarantee.epsilon(DELTA), total.get_epsilon_for_delta(DELTA), rel_tol=5e-3
+    )
+    with pytest.raises(ValueError, match="selection_share"):
+        plan_spider(case.problem, epsilon=eps, delta=DELTA, selection_share=1.0)
+
+
 def test_algorithm_1_guarantee_against_dp_accounting(case):
     plan = plan_spider(case.problem, epsilon=2.0, delta=DELTA, num_iters=60)
     g = stochastic_spider(jax.random.key(6), case.problem, plan, x0=case.saddle).privacy
