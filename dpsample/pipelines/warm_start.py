@@ -52,7 +52,7 @@ from dpsample._src import precision, validation
 from dpsample.bounds import WarmStartBound, net_warm_start_bound
 from dpsample.domains import Ball
 from dpsample.errors import BudgetExceededError, MissingConstantError
-from dpsample.finders.dp_sgd import dp_sgd
+from dpsample.finders.dp_sgd import OUTPUT_RULES, dp_sgd
 from dpsample.finders.dp_spider import dp_spider
 from dpsample.finders.spider_sosp import spider_sosp
 from dpsample.pipelines.quasar import dp_sgd_quasar
@@ -439,10 +439,9 @@ def _check_finder_options(
     for key in _FLOAT_OPTIONS:
         if options.get(key) is not None:
             options[key] = validation.positive(key, options[key])
-    if "output" in options and options["output"] not in ("random", "last"):
-        raise ValueError(
-            f"Expected output in ('random', 'last'), got {options['output']!r}"
-        )
+    outputs = OUTPUT_RULES if finder == "dp_sgd" else ("random", "last")
+    if "output" in options and options["output"] not in outputs:
+        raise ValueError(f"Expected output in {outputs}, got {options['output']!r}")
     return options
 
 
