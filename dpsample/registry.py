@@ -49,6 +49,8 @@ ALGORITHMS: tuple[str, ...] = (
     "dpsample.finders.trust_region:DPStochasticTrustRegion",
     "dpsample.finders.goldstein.algorithms:GoldsteinZeroOrder",
     "dpsample.finders.goldstein.algorithms:GoldsteinFirstOrder",
+    "dpsample.pipelines.quasar:QuasarSGD",
+    "dpsample.pipelines.warm_start:WarmStart",
 )
 
 

@@ -129,10 +129,26 @@ def _dp_spider(rng_key, problem, budget, options):
     )
 
 
+def _quasar_sgd(rng_key, problem, budget, options):
+    from dpsample.pipelines import dp_sgd_quasar
+
+    return dp_sgd_quasar(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
 def _spider_sosp(rng_key, problem, budget, options):
     from dpsample.finders import spider_sosp
 
     return spider_sosp(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
+def _warm_start(rng_key, problem, budget, options):
+    from dpsample.pipelines import warm_start
+
+    return warm_start(
         rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
     )
 
@@ -202,5 +218,22 @@ CASES: dict[str, Case] = {
         Budget(2.0, 1e-5),
         {"alpha": 0.2, "num_directions": 2, "x0": [0.1, -0.2]},
         _convenience("goldstein_first_order"),
+    ),
+    "quasar_sgd": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {"quasar_convexity": 1.0, "failure_prob": 0.25, "num_steps": 5},
+        _quasar_sgd,
+    ),
+    "warm_start": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {
+            "sampler": "net",
+            "finder": "dp_sgd",
+            "sampler_options": {"spacing": 0.25},
+            "finder_options": {"num_steps": 6, "batch_size": 8},
+        },
+        _warm_start,
     ),
 }

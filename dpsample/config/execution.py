@@ -231,6 +231,19 @@ class Execution(NamedTuple):
     plan: Any = None
 
 
+def _stage_ledger(name: str, plan: Any) -> Any:
+    """A ledger of the plan's budget charged with each stage's planned guarantee."""
+    from dpsample.privacy import BudgetLedger
+
+    budget = plan.budget
+    ledger = BudgetLedger(
+        epsilon=budget.epsilon, delta=budget.delta, relation=plan.spec.relation
+    )
+    for stage, stage_plan in plan.stages:
+        ledger.charge(f"{name}/{stage}:{stage_plan.algorithm}", stage_plan.guarantee)
+    return ledger
+
+
 def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execution:
     """Run the job of a resolved configuration.
 
@@ -278,6 +291,8 @@ def _execute(cfg: dict[str, Any], diagnostics: bool | None) -> Execution:
         plan = planned.plan
         if "x0" in plan.params and plan["x0"] is not None:
             cfg["options"]["x0"] = np.asarray(plan["x0"], np.float64).tolist()
+        if plan.stages:  # a pipeline: its stages charged to a ledger, before the run
+            ledger = _stage_ledger(job.name, plan)
     else:
         if job.kind == "finder":
             x0 = cfg["options"].setdefault(

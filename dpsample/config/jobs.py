@@ -42,16 +42,13 @@ __all__ = [
     "job_names",
     "resolve_job",
     "run_transitional",
+    "stage_names",
     "to_runtime",
 ]
 
 #: TRANSITIONAL: name -> (kind, "module:function") of the algorithms not yet
 #: registered. Delete with the fallback once ``dpsample.registry`` lists them all.
-TRANSITIONAL: dict[str, tuple[str, str]] = {
-    "warm_start": ("pipeline", "dpsample.pipelines.warm_start:warm_start"),
-}
-# TRANSITIONAL: a pipeline's options whose valid values are a tuple of its module.
-_PIPELINE_CHOICES = {"warm_start": {"sampler": "SAMPLERS", "finder": "FINDERS"}}
+TRANSITIONAL: dict[str, tuple[str, str]] = {}
 
 #: Names ``dpsample run`` sets itself, never from ``[options]``.
 RESERVED = {
@@ -337,6 +334,9 @@ class Job:
             return _check_transitional(self, out)
         for key, value in out.items():
             out[key] = check_value(f"[options] {key}", value, valid[key].type)
+            if key in KINDS and isinstance(value, str):  # a pipeline's stage by name
+                if value not in stage_names(key):
+                    raise choices(f"{self.name} {key}", value, stage_names(key))
         return out
 
     def runtime_options(self, options: Mapping[str, Any], *, dim: int) -> dict:
@@ -358,13 +358,12 @@ def _check_transitional(job: Job, options: dict[str, Any]) -> dict[str, Any]:
     """TRANSITIONAL: the old function table's checks of ``[options]``."""
     if "x0" in options:
         options["x0"] = number_list("[options] x0", options["x0"])
-    for opt, attr in _PIPELINE_CHOICES.get(job.name, {}).items():
-        if job.kind == "pipeline" and opt in options:
-            module = importlib.import_module((job.function or "").partition(":")[0])
-            valid = tuple(getattr(module, attr, ()))
-            if options[opt] not in valid:
-                raise choices(f"{job.name} {opt}", options[opt], valid)
     return options
+
+
+def stage_names(kind: str) -> tuple[str, ...]:
+    """Names a pipeline's stage option of ``kind`` takes: the registered ones."""
+    return registry.names(kind)
 
 
 def resolve_job(kind: str, name: str) -> Job:

@@ -48,7 +48,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -825,6 +825,13 @@ class SpiderSOSP(PrivateAlgorithm):
         "converted to (epsilon, delta)"
     )
     summary = "Stochastic Spider with drift control + AboveThreshold SOSP selection"
+
+    #: Its variant in a warm-start pipeline's ERM (Eq. (2)) and population (Eq. (3),
+    #: its own half of the data) variants.
+    pipeline_variant_options: ClassVar[dict[str, dict[str, str]]] = {
+        "erm": {"variant": "empirical"},
+        "population": {"variant": "population"},
+    }
 
     def _plan(  # type: ignore[override]
         self,

@@ -89,6 +89,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import ClassVar
 
 import jax.numpy as jnp
 
@@ -96,7 +97,7 @@ from dpsample import bounds
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm
 from dpsample.nets.ball import problem_ball, theorem_radius
-from dpsample.nets.grid import GridNet
+from dpsample.nets.grid import GridNet, grid_net_size_bound
 from dpsample.nets.points import PointNet
 from dpsample.nets.resolve import resolve_net
 from dpsample.nets.stream import jit_net, resolve_chunk_size, stream_argmax
@@ -213,6 +214,38 @@ class NetExponentialMechanism(PrivateAlgorithm):
     guarantee_type = "pure epsilon (bounded range: also eps^2/8-zCDP)"
     summary = "exponential mechanism over a net of the ball K, streamed by Gumbel-max"
 
+    #: Pure DP: a pipeline gives it no share of delta.
+    pure_dp: ClassVar[bool] = True
+
+    @staticmethod
+    def evaluations_bound(spec: ProblemSpec, budget: Budget) -> float:
+        """A public upper bound on the default plan's evaluations, without the net.
+
+        ``grid_net_size_bound(d, R, h) n`` for the theorem's spacing ``h = 2 r /
+        sqrt(d)``, ``r = D d/(eps n)`` (``inf`` when ``eps n <= d``): what a
+        pipeline's cost rule reads before building a net that may be huge.
+        """
+        ball = problem_ball(spec, "exponential_mechanism")
+        r = theorem_radius(ball, budget.epsilon, spec.n)
+        if r is None:
+            return math.inf
+        h = 2.0 * r / math.sqrt(spec.dim)
+        return grid_net_size_bound(spec.dim, ball.radius, h) * spec.n
+
+    @staticmethod
+    def paper_psi(spec: ProblemSpec, epsilon: float) -> float | None:
+        """Seed 003's closed-form psi ``20 G D d/(eps n) ln(eps n/sqrt d)`` (or None).
+
+        Reported beside the derived ``psi`` for comparison (spec 003 B5).
+        """
+        ratio = epsilon * spec.n / math.sqrt(spec.dim)
+        if spec.lipschitz is None or ratio < math.e:
+            return None
+        diameter = 2.0 * problem_ball(spec, "exponential_mechanism").radius
+        return (
+            20.0 * spec.lipschitz * diameter * spec.dim / (epsilon * spec.n)
+        ) * math.log(ratio)
+
     def _plan(  # type: ignore[override]
         self,
         spec: ProblemSpec,
@@ -300,7 +333,9 @@ class NetExponentialMechanism(PrivateAlgorithm):
         notes = [FLOAT_CAVEAT]
         warm = None
         g = spec.lipschitz
-        if g is not None and covering is not None:
+        # A grid of a smaller ball does not cover K: its radius bounds nothing there.
+        covers_k = not (isinstance(the_net, GridNet) and the_net.radius < ball.radius)
+        if g is not None and covering is not None and covers_k:
             b = bounds.theorem_5_8_empirical_risk_bound(
                 lipschitz=g,
                 diameter=ball.diameter,
@@ -341,6 +376,9 @@ class NetExponentialMechanism(PrivateAlgorithm):
                     "the Lipschitz constant is not declared"
                     if g is None
                     else "the net has no public covering radius"
+                    if covering is None
+                    else "the GridNet does not cover the whole domain K (it has a "
+                    "smaller radius)"
                 )
             )
         return Plan(
