@@ -560,11 +560,9 @@ def list_algorithms() -> dict[str, Any]:
     """Every registered algorithm, as ``dpsample list --json`` prints it.
 
     Returns:
-        ``{"algorithms": [...], "transitional": [...]}``: each registered
-        algorithm's name, kind, seed, theorem, guarantee type, summary and options
-        (name, type, default, required); and (issue 12, until every family is
-        converted) the names ``dpsample run`` still runs through their old
-        functions, which have no plan.
+        ``{"algorithms": [...]}``: each registered algorithm's name, kind, seed,
+        theorem, guarantee type, summary and options (name, type, default,
+        required).
 
     Examples:
         >>> from dpsample.cli import list_algorithms
@@ -572,7 +570,7 @@ def list_algorithms() -> dict[str, Any]:
         ['dp_sgd']
     """
     from dpsample import registry
-    from dpsample.config import TRANSITIONAL, jsonable
+    from dpsample.config import jsonable
 
     algorithms = [
         {
@@ -594,13 +592,7 @@ def list_algorithms() -> dict[str, Any]:
         }
         for e in registry.entries()
     ]
-    registered = set(registry.names())
-    transitional = [
-        {"name": name, "kind": kind, "function": function}
-        for name, (kind, function) in TRANSITIONAL.items()
-        if name not in registered
-    ]
-    return jsonable({"algorithms": algorithms, "transitional": transitional})
+    return jsonable({"algorithms": algorithms})
 
 
 def _print_list(listing: dict[str, Any]) -> None:
@@ -613,13 +605,6 @@ def _print_list(listing: dict[str, Any]) -> None:
     for row in [header, *rows]:
         cells = [c.ljust(w) for c, w in zip(row[:3], widths, strict=True)]
         print("  ".join([*cells, row[3]]))
-    if listing["transitional"]:
-        names = ", ".join(f"{t['name']} ({t['kind']})" for t in listing["transitional"])
-        print()
-        print(
-            "Not yet converted to the plan/run contract (dpsample run runs them "
-            f"through their old functions; no --dry-run): {names}"
-        )
 
 
 # ------------------------------------------------------------------------- sweep
