@@ -191,18 +191,22 @@ def check_value(where: str, value: Any, hint: Any) -> Any:
     return out
 
 
-def to_runtime(value: Any, hint: Any, *, dim: int) -> Any:
+def to_runtime(value: Any, hint: Any, *, dim: int, where: str = "[options]") -> Any:
     """The object a plan takes for a checked TOML value.
 
     A list of numbers for an array option becomes a float64 array; a table for a
     domain option becomes a :class:`~dpsample.domains.Ball` of dimension ``dim``.
     Anything else is passed as is.
+
+    Raises:
+        ConfigError: A domain table that is not ``{radius = R, center = [...]}``
+            (the message names ``where``, the option's key).
     """
     import numpy as np
 
     members = _members(hint)
     if isinstance(value, dict) and any(_is_domain_type(m) for m in members):
-        return _ball(value, dim=dim, where="[options]")
+        return _ball(value, dim=dim, where=where)
     takes_list = any(
         m in _SEQUENCES or typing.get_origin(m) in _SEQUENCES for m in members
     )
@@ -294,7 +298,9 @@ class Job:
         """The checked ``[options]`` as the plan takes them (arrays, balls)."""
         valid = self.options()
         return {
-            k: to_runtime(v, valid[k].type if k in valid else Any, dim=dim)
+            k: to_runtime(
+                v, valid[k].type if k in valid else Any, dim=dim, where=f"[options] {k}"
+            )
             for k, v in options.items()
         }
 
