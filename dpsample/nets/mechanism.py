@@ -191,6 +191,12 @@ class NetExponentialMechanism(PrivateAlgorithm):
     (:func:`dpsample.bounds.net_warm_start_bound`: with probability at least ``1 -
     zeta`` the output's excess empirical risk is at most ``psi``).
 
+    Compute budget (``Budget.max_evaluations = E``): when the theorem's net would
+    need more than ``E`` loss evaluations, its spacing grows by 5% steps until
+    ``num_chunks x chunk_size x n <= E``; the risk bound and ``psi`` are those of
+    the coarser net that runs (the guarantee does not depend on the net). A net or
+    spacing the caller fixed that exceeds ``E`` is refused.
+
     Examples:
         >>> import jax, jax.numpy as jnp
         >>> from dpsample import Ball, Budget, Problem
@@ -273,19 +279,49 @@ class NetExponentialMechanism(PrivateAlgorithm):
             if not zeta < 1.0:
                 raise ValueError(f"Expected failure_prob={zeta!r} < 1")
         net_given, spacing_given = net is not None, spacing is not None
-        the_net = resolve_net(
-            ball,
-            n,
-            net=net,
-            spacing=spacing,
-            epsilon=epsilon,
-            max_points=max_points,
-            what="exponential_mechanism",
-        )
+        cap = budget.max_evaluations
+        capped = False
+        if cap is not None and not (net_given or spacing_given) and r_theorem:
+            # Compute-budget rule: grow the theorem's spacing by 5% steps until the
+            # net's public size bound times n fits the cap (then the exact count,
+            # padding included, below).
+            h = 2.0 * r_theorem / math.sqrt(dim)
+            while (
+                grid_net_size_bound(dim, ball.radius, h) * n > cap
+                and h < 4 * ball.radius
+            ):
+                h *= 1.05
+                capped = True
+            if capped:
+                spacing = h
+        while True:
+            the_net = resolve_net(
+                ball,
+                n,
+                net=net,
+                spacing=spacing,
+                epsilon=epsilon,
+                max_points=max_points,
+                what="exponential_mechanism",
+            )
+            chunk = resolve_chunk_size(chunk_size, n, the_net.num_candidates)
+            num_chunks = -(-the_net.num_candidates // chunk)
+            rows = num_chunks * chunk
+            if cap is None or rows * n <= cap:
+                break
+            if net_given or spacing_given or not r_theorem or the_net.size() <= 1:
+                raise ValueError(
+                    f"the net needs {rows * n:,} loss evaluations ({rows:,} rows x "
+                    f"n={n:,}), more than max_evaluations={cap:,}: "
+                    + (
+                        "coarsen the net (spacing=) or raise the cap"
+                        if net_given or spacing_given
+                        else "the cap is below one chunk of the coarsest net"
+                    )
+                )
+            spacing = (spacing or 2.0 * r_theorem / math.sqrt(dim)) * 1.05
+            capped = True
         net_size = the_net.size()
-        chunk = resolve_chunk_size(chunk_size, n, the_net.num_candidates)
-        num_chunks = -(-the_net.num_candidates // chunk)
-        rows = num_chunks * chunk
         guarantee = PrivacyGuarantee.exponential_mechanism(
             epsilon, relation=spec.relation
         )
@@ -293,6 +329,12 @@ class NetExponentialMechanism(PrivateAlgorithm):
         covering = the_net.covering_radius
         if net_given:
             net_source = ("user", "the caller's net (must not depend on the data)")
+        elif capped:
+            net_source = (
+                "derived",
+                "max_evaluations: the theorem's spacing grown by 5% steps until "
+                "num_chunks x chunk_size x n <= max_evaluations",
+            )
         elif spacing_given:
             net_source = ("user", "grid net of the given spacing")
         else:
