@@ -160,6 +160,12 @@ def test_max_evaluations_is_the_plans_compute_budget():
         config.resolve_config(_dp_sgd_config(privacy={"max_evaluations": 0}))
     # every job has a plan, so every job takes the compute budget into it
     net = tomllib.loads((REPO / "examples" / "net_iris.toml").read_text())
-    net["privacy"]["max_evaluations"] = 100
-    planned = config.plan_config(config.resolve_config(net))
-    assert planned.plan.budget.max_evaluations == 100
+    free_net = config.plan_config(config.resolve_config(net)).plan
+    net["privacy"]["max_evaluations"] = free_net.cost.evaluations
+    planned = config.plan_config(config.resolve_config(net)).plan
+    assert planned.budget.max_evaluations == free_net.cost.evaluations
+    assert planned.cost.evaluations <= planned.budget.max_evaluations
+    # the example fixes its spacing: a net over the cap is refused, naming the cap
+    net["privacy"]["max_evaluations"] = free_net.cost.evaluations // 2
+    with pytest.raises(ValueError, match="max_evaluations"):
+        config.plan_config(config.resolve_config(net))

@@ -24,9 +24,9 @@ import dpsample
 from dpsample.finders import dp_sgd, dp_spider
 from dpsample.finders.goldstein import goldstein_first_order, goldstein_zero_order
 from dpsample.finders.spider_sosp import plan_spider, stochastic_spider
-from dpsample.pipelines import warm_start
+from dpsample.pipelines import WarmStart, warm_start
 from dpsample.pipelines.quasar import dp_sgd_quasar
-from dpsample.pipelines.warm_start import _check_finder_options
+from dpsample.plan import Budget
 from dpsample.privacy import BudgetLedger
 from dpsample.samplers import langevin, mala, proximal
 from dpsample.samplers.target import GibbsTarget
@@ -181,10 +181,18 @@ def test_warm_start_refuses_an_unprojected_finder_before_stage_a():
             ledger=ledger,
         )
     assert ledger.stages == []  # refused before anything was charged or computed
-    opts = _check_finder_options("dp_sgd", {"project": False, "clip_norm": 1.0}, p)
-    assert opts["project"] is False
-    opts = _check_finder_options("dp_spider", {"project": False, "clip": True}, p)
-    assert opts["project"] is False
+    # with clipping bounding every contribution, an unprojected finder stage plans
+    for finder, clipping in (
+        ("dp_sgd", {"clip_norm": 1.0}),
+        ("dp_spider", {"clip": True}),
+    ):
+        plan = WarmStart("net", finder).plan(
+            p.spec,
+            Budget(2.0, DELTA),
+            sampler_options={"spacing": 0.5},
+            finder_options={"num_steps": 3, "project": False, **clipping},
+        )
+        assert dict(plan.stages)["finder"]["project"] is False
 
 
 # ------------------------------------------------------------------ the audit

@@ -159,6 +159,7 @@ def _calibrate(
         min_lower=C_SENS * 1e-12,
         max_upper=C_SENS * 1e12,
         rtol=1e-4,
+        refine=False,  # "rdp" is the RDP answer; "tight" refines below, exactly
     ).noise
     if calibration == "rdp":
         return z_rdp
