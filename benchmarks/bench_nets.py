@@ -189,8 +189,8 @@ def child(target: int) -> None:
         run_mechanism(problem, target, seed=0)
     else:
         net = nets.grid_net(problem.domain, spacing=spacing_for(TARGETS[1]))
-        chunk = nets._auto_chunk_size(problem.n, net.num_candidates)
-        nets._stream_argmax.lower(
+        chunk = nets.stream.auto_chunk_size(problem.n, net.num_candidates)
+        nets.stream.stream_argmax.lower(
             jax.random.key(0),
             problem.data,
             net,

@@ -273,13 +273,13 @@ def load_sklearn(
     return {"x": jnp.asarray(x, jnp.float64), "y": jnp.asarray(y, jnp.float64)}
 
 
-def _unit(key: PRNGKey, d: int) -> Array:
-    g = jax.random.normal(key, (d,), jnp.float64)
+def _unit(rng_key: PRNGKey, d: int) -> Array:
+    g = jax.random.normal(rng_key, (d,), jnp.float64)
     return g / jnp.linalg.norm(g)
 
 
-def _uniform_ball(key: PRNGKey, n: int, d: int) -> Array:
-    dkey, rkey = jax.random.split(key)
+def _uniform_ball(rng_key: PRNGKey, n: int, d: int) -> Array:
+    dkey, rkey = jax.random.split(rng_key)
     g = jax.random.normal(dkey, (n, d), jnp.float64)
     r = jax.random.uniform(rkey, (n, 1), jnp.float64) ** (1.0 / d)
     return g / jnp.linalg.norm(g, axis=1, keepdims=True) * r

@@ -58,7 +58,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -300,7 +300,9 @@ class MLP(GhostClippedLoss):
         for h, e in zip(inputs, errs, strict=True):
             e2 = jnp.sum(e * e, axis=1)
             sq = sq + jnp.sum(h * h, axis=1) * e2 + e2
-        coef, finite = clip_coefficients(sq, jnp.asarray(weights), bound, ft)
+        coef, finite = clip_coefficients(
+            sq, jnp.asarray(weights), cast(Array, bound), ft
+        )
         parts = []
         hi = jax.lax.Precision.HIGHEST
         for h, e in zip(inputs, errs, strict=True):

@@ -39,7 +39,11 @@ __all__ = [
 ]
 
 #: Import paths of every registered algorithm class, in the order they are listed.
-ALGORITHMS: tuple[str, ...] = ("dpsample.finders.dp_sgd:DPSGD",)
+ALGORITHMS: tuple[str, ...] = (
+    "dpsample.finders.dp_sgd:DPSGD",
+    "dpsample.nets.mechanism:NetExponentialMechanism",
+    "dpsample.samplers.gibbs:Gibbs",
+)
 
 
 class UnknownAlgorithmError(ValueError):

@@ -69,11 +69,32 @@ def _dp_sgd(rng_key, problem, budget, options):
     )
 
 
+def _net(rng_key, problem, budget, options):
+    from dpsample.nets import exponential_mechanism
+
+    return exponential_mechanism(rng_key, problem, epsilon=budget.epsilon, **options)
+
+
+def _gibbs(rng_key, problem, budget, options):
+    from dpsample.samplers.gibbs import gibbs
+
+    return gibbs(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
 CASES: dict[str, Case] = {
     "dp_sgd": Case(
         quadratic_ball,
         Budget(2.0, 1e-5),
         {"num_steps": 6, "batch_size": 8, "x0": [0.1, -0.2]},
         _dp_sgd,
+    ),
+    "net": Case(quadratic_ball, Budget(2.0, 1e-5), {"spacing": 0.25}, _net),
+    "gibbs": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {"method": "langevin", "max_steps": 20},
+        _gibbs,
     ),
 }

@@ -159,7 +159,9 @@ def test_theorem_size_bound_holds_for_default_grid():
         r = ball.diameter / ratio
         net = nets.grid_net(ball, spacing=2 * r / math.sqrt(dim))
         assert net.covering_radius == pytest.approx(r)
-        assert net.size() <= nets.net_size_bound(dim, ball.diameter, r)
+        assert net.size() <= bounds.net_size_bound(
+            diameter=ball.diameter, dim=dim, radius=r
+        )
 
 
 # ----------------------------------------------------------------------- random nets
@@ -221,7 +223,7 @@ def test_risk_matches_problem():
     net = nets.grid_net(problem.domain, spacing=0.3)
     pts = net.points()
     np.testing.assert_allclose(
-        nets._risk_batch(problem.loss_fn, pts, problem.data),
+        nets.stream.risk_batch(problem.loss_fn, pts, problem.data),
         problem.empirical_risk_batch(pts),
         rtol=1e-12,
         atol=1e-14,
@@ -527,7 +529,7 @@ def test_compiles_once_per_net_and_chunking():
     net = nets.grid_net(problem.domain, spacing=0.11)
     run = nets.exponential_mechanism
     run(jax.random.key(0), problem, epsilon=1.0, net=net)
-    before = nets._stream_argmax._cache_size()
+    before = nets.stream.stream_argmax._cache_size()
     for i, eps in enumerate([1.0, 2.0, 0.5]):  # new keys and epsilons: no retrace
         run(jax.random.key(i + 1), problem, epsilon=eps, net=net)
-    assert nets._stream_argmax._cache_size() == before
+    assert nets.stream.stream_argmax._cache_size() == before

@@ -5,6 +5,11 @@
 * Every public callable of every module (the names of its ``__all__`` it defines) is
   wrapped in the float64 scope (:mod:`dpsample._src.precision`); a power check shows
   the walk sees an unscoped function.
+* A sampler kernel the library returns computes in float64 in a 32-bit program: run
+  eagerly, or inside the user's own ``jax.jit``/``lax.scan`` called within
+  ``jax.enable_x64(True)``, it gives bit for bit the 64-bit process's results; traced
+  in 32-bit mode it refuses with a clear error (JAX cannot lower its float64 draws
+  there).
 """
 
 from __future__ import annotations
@@ -41,20 +46,60 @@ _SCRIPT = textwrap.dedent(
 )
 
 
-def _run(x64: bool) -> list[str]:
+_KERNEL_SCRIPT = textwrap.dedent(
+    """
+    import jax
+    import dpsample, jax.numpy as jnp, numpy as np
+    from dpsample import Ball, Problem
+    from dpsample.samplers import proximal
+    from dpsample.samplers.target import GibbsTarget
+    pb = Problem(lambda x, z: jnp.abs(x[0] - z), np.linspace(-1.0, 1.0, 5),
+                 Ball(1.0, dim=1), lipschitz=1.0)
+    tg = GibbsTarget.create(pb, beta=2.0, mu=1.0)
+    kernel = proximal.build_kernel()
+    state = proximal.init(np.zeros(1), tg)
+
+    def run(key, state):  # the user's own jit and scan over the kernel
+        def body(s, k):
+            s, _ = kernel(k, s, tg, 0.01)
+            return s, s.position
+        return jax.lax.scan(body, state, jax.random.split(key, 10))
+
+    try:
+        jax.jit(run)(jax.random.key(0), state)
+        refused = "no"
+    except RuntimeError as err:
+        refused = "x64" if "enable_x64" in str(err) else "other"
+    with jax.enable_x64(True):
+        _, xs = jax.jit(run)(jax.random.key(0), state)
+    s = state
+    for k in jax.random.split(jax.random.key(1), 3):  # eager, no context
+        s, _ = kernel(k, s, tg, 0.01)
+    xs = np.asarray(xs)
+    print(bool(jax.config.jax_enable_x64), refused, xs.dtype, s.position.dtype,
+          [float(v).hex() for v in xs.ravel()], float(s.position[0]).hex())
+    """
+)
+
+
+def _stdout(x64: bool, script: str) -> str:
     env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
     env["JAX_PLATFORMS"] = "cpu"
     if x64:
         env["JAX_ENABLE_X64"] = "1"
     out = subprocess.run(
-        [sys.executable, "-W", "error", "-c", _SCRIPT],
+        [sys.executable, "-W", "error", "-c", script],
         capture_output=True,
         text=True,
         env=env,
         check=True,
         timeout=300,
     )
-    return out.stdout.split(maxsplit=3)
+    return out.stdout
+
+
+def _run(x64: bool) -> list[str]:
+    return _stdout(x64, _SCRIPT).split(maxsplit=3)
 
 
 def test_import_changes_no_global_setting_and_results_match_x64():
@@ -64,6 +109,14 @@ def test_import_changes_no_global_setting_and_results_match_x64():
     _, _, dtype64, rest64 = _run(x64=True)
     assert dtype64 == "float64"
     assert rest == rest64  # bit for bit the same release and guarantee
+
+
+def test_sampler_kernel_in_a_users_jit_matches_x64():
+    out32 = _stdout(False, _KERNEL_SCRIPT).split(maxsplit=4)
+    assert out32[:4] == ["False", "x64", "float64", "float64"]
+    out64 = _stdout(True, _KERNEL_SCRIPT).split(maxsplit=4)
+    assert out64[:4] == ["True", "no", "float64", "float64"]
+    assert out32[4] == out64[4]  # bit for bit: the user's scan and the eager steps
 
 
 def _unscoped(module) -> list[str]:

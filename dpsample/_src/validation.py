@@ -16,6 +16,7 @@ import numpy as np
 from dpsample.errors import MissingConstantError
 
 __all__ = [
+    "finite_scalar",
     "positive",
     "nonnegative",
     "delta_in_open_unit",
@@ -37,6 +38,14 @@ def _as_float(name: str, value: Any) -> float:
         raise TypeError(f"Expected {name} to be a number, got {value!r}") from err
     if math.isnan(out):
         raise ValueError(f"Expected {name} to be a number, got NaN")
+    return out
+
+
+def finite_scalar(name: str, value: Any) -> float:
+    """Return ``float(value)`` after checking it is a finite number (any sign)."""
+    out = _as_float(name, value)
+    if not math.isfinite(out):
+        raise ValueError(f"Expected {name}={out!r} to be finite")
     return out
 
 

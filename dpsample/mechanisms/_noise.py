@@ -12,12 +12,12 @@ from dpsample.types import ArrayLikeTree, ArrayTree, PRNGKey
 
 __all__ = ["add_tree_noise"]
 
-# sampler(key, shape) -> float64 standard-noise array of that shape
+# sampler(rng_key, shape) -> float64 standard-noise array of that shape
 NoiseFn = Callable[[PRNGKey, tuple[int, ...]], jax.Array]
 
 
 def add_tree_noise(
-    key: PRNGKey, value: ArrayLikeTree, noise_fn: NoiseFn, scale: float
+    rng_key: PRNGKey, value: ArrayLikeTree, noise_fn: NoiseFn, scale: float
 ) -> ArrayTree:
     """Return ``value + scale * noise`` leafwise, with one fresh key per leaf.
 
@@ -27,7 +27,7 @@ def add_tree_noise(
     leaves, treedef = jax.tree.flatten(value)
     if not leaves:
         return value
-    keys = jax.random.split(key, len(leaves))
+    keys = jax.random.split(rng_key, len(leaves))
     out = []
     for leaf_key, leaf in zip(keys, leaves, strict=True):
         leaf = jnp.asarray(leaf)

@@ -10,8 +10,9 @@ Hessian eigenvalue) among candidate iterates, with the sensitivity correction of
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -83,7 +84,7 @@ def _query_array(name: str, values: ArrayLike) -> Array:
     return out
 
 
-def _count(name: str, streams: dict[str, object], num: int | None) -> int:
+def _count(name: str, streams: Mapping[str, Any], num: int | None) -> int:
     """The number of queries: the arrays' common length, or ``num`` for callables."""
     lengths = {
         k: int(np.shape(v)[0])
@@ -131,7 +132,7 @@ def _first_passing(passed: Array) -> tuple[Array, Array]:
 
 # ------------------------------------------------------------------ AboveThreshold
 def above_threshold(
-    key: PRNGKey,
+    rng_key: PRNGKey,
     queries: ArrayLike | QueryFn,
     *,
     threshold: float,
@@ -174,7 +175,7 @@ def above_threshold(
         returned as ``PrivacyGuarantee.pure(epsilon)``.
 
     Args:
-        key: a PRNG key (consumed).
+        rng_key: a PRNG key (consumed).
         queries: 1-D array of query values, or a callable ``i -> value``.
         threshold: the public threshold :math:`T` (finite).
         epsilon: privacy parameter, ``> 0`` and finite.
@@ -218,32 +219,32 @@ def above_threshold(
         Lyu, Su & Li, `Understanding the Sparse Vector Technique for Differential
         Privacy <https://arxiv.org/abs/1603.01699>`_, 2017.
     """
-    threshold = _finite("threshold", threshold)
+    threshold = validation.finite_scalar("threshold", threshold)
     epsilon = validation.positive("epsilon", epsilon)
     sensitivity = validation.positive("sensitivity", sensitivity)
     n = _count("num_queries", {"queries": queries}, num_queries)
-    if not callable(queries):
-        queries = _query_array("queries", queries)
+    query_array = None if callable(queries) else _query_array("queries", queries)
     t_scale = 2.0 * sensitivity / epsilon
     q_scale = 4.0 * sensitivity / epsilon
 
-    threshold_key, query_key = jax.random.split(key)
+    threshold_key, query_key = jax.random.split(rng_key)
     noisy_threshold = threshold + t_scale * jax.random.laplace(
         threshold_key, dtype=jnp.float64
     )
-    if callable(queries):
-        noisy_threshold = float(noisy_threshold)
+    if query_array is None:
+        query_fn = cast(QueryFn, queries)
+        bar = float(noisy_threshold)
         noise = _LazyNoise(query_key)
-        index, examined = -1, n
+        first, count = -1, n
         for i in range(n):
-            if _evaluate("queries", queries, i) + q_scale * noise[i] >= noisy_threshold:
-                index, examined = i, i + 1
+            if _evaluate("queries", query_fn, i) + q_scale * noise[i] >= bar:
+                first, count = i, i + 1
                 break
-        index = jnp.asarray(index, dtype=int)
-        examined = jnp.asarray(examined, dtype=int)
+        index = jnp.asarray(first, dtype=int)
+        examined = jnp.asarray(count, dtype=int)
     else:
         nu = q_scale * _indexed_laplace(query_key, jnp.arange(n))
-        index, examined = _first_passing(queries + nu >= noisy_threshold)
+        index, examined = _first_passing(query_array + nu >= noisy_threshold)
     info = {
         "threshold": threshold,
         "threshold_noise_scale": t_scale,
@@ -254,16 +255,9 @@ def above_threshold(
     return PrivateResult(index, PrivacyGuarantee.pure(epsilon, relation=relation), info)
 
 
-def _finite(name: str, value: float) -> float:
-    out = validation._as_float(name, value)
-    if not math.isfinite(out):
-        raise ValueError(f"Expected {name}={out!r} to be finite")
-    return out
-
-
 # ------------------------------------------------------ Algorithm 2 (SOSP selection)
 def above_threshold_sosp(
-    key: PRNGKey,
+    rng_key: PRNGKey,
     grad_norms: ArrayLike | QueryFn,
     min_eigenvalues: ArrayLike | QueryFn,
     *,
@@ -347,7 +341,7 @@ def above_threshold_sosp(
         some candidate is an α-SOSP a candidate is output.
 
     Args:
-        key: a PRNG key (consumed).
+        rng_key: a PRNG key (consumed).
         grad_norms: gradient norms :math:`g_i` (array or callable).
         min_eigenvalues: smallest Hessian eigenvalues :math:`\lambda_i` (array or
             callable), exact: the analysis assumes no data-dependent error.
@@ -397,11 +391,14 @@ def above_threshold_sosp(
     omega = validation.delta_in_open_unit(failure_prob, name="failure_prob")
     streams = {"grad_norms": grad_norms, "min_eigenvalues": min_eigenvalues}
     n = _count("num_candidates", streams, num_candidates)
-    lazy = callable(grad_norms) or callable(min_eigenvalues)
-    if not callable(grad_norms):
-        grad_norms = _query_array("grad_norms", grad_norms)
-    if not callable(min_eigenvalues):
-        min_eigenvalues = _query_array("min_eigenvalues", min_eigenvalues)
+    g_stream: QueryFn | Array = (
+        grad_norms if callable(grad_norms) else _query_array("grad_norms", grad_norms)
+    )
+    m_stream: QueryFn | Array = (
+        min_eigenvalues
+        if callable(min_eigenvalues)
+        else _query_array("min_eigenvalues", min_eigenvalues)
+    )
 
     log_term = math.log(2.0 * n / omega)
     grad_threshold = alpha + 16.0 * log_term * delta_g / epsilon
@@ -412,7 +409,7 @@ def above_threshold_sosp(
         "grad_query_noise_scale": 8.0 * delta_g / epsilon,
         "eig_query_noise_scale": 8.0 * delta_m / epsilon,
     }
-    t1_key, t2_key, g_key, m_key = jax.random.split(key, 4)
+    t1_key, t2_key, g_key, m_key = jax.random.split(rng_key, 4)
     t1 = grad_threshold + scales["grad_threshold_noise_scale"] * jax.random.laplace(
         t1_key, dtype=jnp.float64
     )
@@ -421,26 +418,26 @@ def above_threshold_sosp(
     )
     g_scale = scales["grad_query_noise_scale"]
     m_scale = scales["eig_query_noise_scale"]
-    if lazy:
-        t1, t2 = float(t1), float(t2)
+    if callable(g_stream) or callable(m_stream):
+        bar_g, bar_m = float(t1), float(t2)
         g_noise, m_noise = _LazyNoise(g_key), _LazyNoise(m_key)
-        index, examined = -1, n
+        first, count = -1, n
         for i in range(n):
             # The same work for every examined candidate: both queries and both
             # noises, whatever the gradient test says (skipping lambda_i after a
             # failed gradient test leaks which candidates passed it through time).
-            g = _evaluate("grad_norms", grad_norms, i) + g_scale * g_noise[i]
-            lam = _evaluate("min_eigenvalues", min_eigenvalues, i)
+            g = _evaluate("grad_norms", g_stream, i) + g_scale * g_noise[i]
+            lam = _evaluate("min_eigenvalues", m_stream, i)
             lam = lam + m_scale * m_noise[i]
-            if g <= t1 and lam >= t2:
-                index, examined = i, i + 1
+            if g <= bar_g and lam >= bar_m:
+                first, count = i, i + 1
                 break
-        index = jnp.asarray(index, dtype=int)
-        examined = jnp.asarray(examined, dtype=int)
+        index = jnp.asarray(first, dtype=int)
+        examined = jnp.asarray(count, dtype=int)
     else:
         idx = jnp.arange(n)
-        g_ok = grad_norms + g_scale * _indexed_laplace(g_key, idx) <= t1
-        m_ok = min_eigenvalues + m_scale * _indexed_laplace(m_key, idx) >= t2
+        g_ok = g_stream + g_scale * _indexed_laplace(g_key, idx) <= t1
+        m_ok = m_stream + m_scale * _indexed_laplace(m_key, idx) >= t2
         index, examined = _first_passing(g_ok & m_ok)
     info = {
         "grad_threshold": grad_threshold,

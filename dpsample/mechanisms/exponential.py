@@ -109,7 +109,7 @@ def exponential_logits(
     return _scaled_logits(u, epsilon, sensitivity)
 
 
-def gumbel_max(key: PRNGKey, logits: ArrayLike) -> Array:
+def gumbel_max(rng_key: PRNGKey, logits: ArrayLike) -> Array:
     """Sample an index ``i`` with probability ``softmax(logits)_i`` (jittable core).
 
     Gumbel-max trick: ``argmax_i (logits_i + G_i)`` with i.i.d. standard Gumbel
@@ -118,7 +118,7 @@ def gumbel_max(key: PRNGKey, logits: ArrayLike) -> Array:
     No validation: pass logits from :func:`exponential_logits`.
 
     Args:
-        key: a PRNG key (consumed).
+        rng_key: a PRNG key (consumed).
         logits: 1-D float array with at least one finite entry.
 
     Returns:
@@ -132,12 +132,12 @@ def gumbel_max(key: PRNGKey, logits: ArrayLike) -> Array:
         0
     """
     logits = jnp.asarray(logits, dtype=jnp.float64)
-    noise = jax.random.gumbel(key, logits.shape, dtype=jnp.float64)
+    noise = jax.random.gumbel(rng_key, logits.shape, dtype=jnp.float64)
     return jnp.argmax(logits + noise)
 
 
 def exponential(
-    key: PRNGKey,
+    rng_key: PRNGKey,
     utilities: ArrayLike,
     *,
     epsilon: float,
@@ -184,7 +184,7 @@ def exponential(
         overflow, no NaN). JAX's PRNG is not a cryptographic RNG.
 
     Args:
-        key: a PRNG key (consumed).
+        rng_key: a PRNG key (consumed).
         utilities: 1-D array of finite utilities, one per candidate.
         epsilon: privacy parameter, ``> 0`` and finite.
         sensitivity: ``Delta`` (see Privacy), ``> 0`` and finite.
@@ -225,7 +225,7 @@ def exponential(
     """
     logits = exponential_logits(utilities, epsilon=epsilon, sensitivity=sensitivity)
     epsilon = float(epsilon)
-    index = gumbel_max(key, logits)
+    index = gumbel_max(rng_key, logits)
     info = {
         "epsilon": epsilon,
         "sensitivity": float(sensitivity),

@@ -18,8 +18,8 @@ from dpsample.types import ArrayLikeTree, PRNGKey
 __all__ = ["gaussian"]
 
 
-def _standard_normal(key: PRNGKey, shape: tuple[int, ...]) -> jax.Array:
-    return jax.random.normal(key, shape, dtype=jnp.float64)
+def _standard_normal(rng_key: PRNGKey, shape: tuple[int, ...]) -> jax.Array:
+    return jax.random.normal(rng_key, shape, dtype=jnp.float64)
 
 
 def _noise_to_sensitivity(
@@ -51,7 +51,7 @@ def _noise_to_sensitivity(
 
 
 def gaussian(
-    key: PRNGKey,
+    rng_key: PRNGKey,
     value: ArrayLikeTree,
     *,
     l2_sensitivity: float,
@@ -89,7 +89,7 @@ def gaussian(
         ``2 s``.) Floating-point sampling caveats as in Mironov (2012) apply.
 
     Args:
-        key: a PRNG key (consumed).
+        rng_key: a PRNG key (consumed).
         value: pytree of arrays, the statistic :math:`f(D)`.
         l2_sensitivity: :math:`\Delta_2 > 0`, finite.
         noise_to_sensitivity: :math:`\sigma / \Delta_2 > 0`; exclusive with
@@ -131,7 +131,7 @@ def gaussian(
     l2_sensitivity = validation.positive("l2_sensitivity", l2_sensitivity)
     ratio = _noise_to_sensitivity(noise_to_sensitivity, epsilon, delta, relation)
     stddev = ratio * l2_sensitivity
-    noisy = add_tree_noise(key, value, _standard_normal, stddev)
+    noisy = add_tree_noise(rng_key, value, _standard_normal, stddev)
     info = {
         "stddev": stddev,
         "noise_to_sensitivity": ratio,

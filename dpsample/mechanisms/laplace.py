@@ -13,12 +13,12 @@ from dpsample.types import ArrayLikeTree, PRNGKey
 __all__ = ["laplace"]
 
 
-def _standard_laplace(key: PRNGKey, shape: tuple[int, ...]) -> jax.Array:
-    return jax.random.laplace(key, shape, dtype=jnp.float64)
+def _standard_laplace(rng_key: PRNGKey, shape: tuple[int, ...]) -> jax.Array:
+    return jax.random.laplace(rng_key, shape, dtype=jnp.float64)
 
 
 def laplace(
-    key: PRNGKey,
+    rng_key: PRNGKey,
     value: ArrayLikeTree,
     *,
     l1_sensitivity: float,
@@ -47,7 +47,7 @@ def laplace(
         caveat: textbook float Laplace sampling is not exactly ε-DP (Mironov 2012).
 
     Args:
-        key: a PRNG key (consumed).
+        rng_key: a PRNG key (consumed).
         value: pytree of arrays, the statistic :math:`f(D)`.
         l1_sensitivity: :math:`\Delta_1 > 0`, finite.
         epsilon: privacy parameter, ``> 0`` and finite.
@@ -80,7 +80,7 @@ def laplace(
     epsilon = validation.positive("epsilon", epsilon)
     ratio = 1.0 / epsilon
     scale = l1_sensitivity * ratio
-    noisy = add_tree_noise(key, value, _standard_laplace, scale)
+    noisy = add_tree_noise(rng_key, value, _standard_laplace, scale)
     info = {
         "scale": scale,
         "noise_to_sensitivity": ratio,

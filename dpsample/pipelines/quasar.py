@@ -141,7 +141,7 @@ def quasar_schedule(
     }
 
 
-def _select(key: PRNGKey, risks: Any, *, epsilon: float, sensitivity: float) -> int:
+def _select(rng_key: PRNGKey, risks: Any, *, epsilon: float, sensitivity: float) -> int:
     """Exponential-mechanism index over ``u = -risks``, non-finite risks excluded.
 
     The candidates' risks are computed on the private data during the run, so a
@@ -149,7 +149,7 @@ def _select(key: PRNGKey, risks: Any, *, epsilon: float, sensitivity: float) -> 
     non-finite utilities as inputs). Public rule: a candidate whose risk is NaN or
     ``+-inf`` has probability zero; if no risk is finite, every candidate gets the
     same utility (uniform choice). With finite risks this is exactly
-    ``exponential(key, -risks, ...)`` (same logits, same key, same index).
+    ``exponential(rng_key, -risks, ...)`` (same logits, same key, same index).
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -168,7 +168,7 @@ def _select(key: PRNGKey, risks: Any, *, epsilon: float, sensitivity: float) -> 
         u = np.where(finite, u, np.max(u[finite]))
     logits = exponential_logits(u, epsilon=epsilon, sensitivity=sensitivity)
     logits = jnp.where(jnp.asarray(finite), logits, -jnp.inf)
-    return int(gumbel_max(key, logits))
+    return int(gumbel_max(rng_key, logits))
 
 
 def dp_sgd_quasar(

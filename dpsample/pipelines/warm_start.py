@@ -361,7 +361,7 @@ def _resolve_net(
                 "psi needs a public covering radius: pass a GridNet, or a PointNet "
                 "with covering_radius declared"
             )
-        nets._check_net_in_ball(net, ball)  # same checks as the mechanism's
+        nets.check_net_in_ball(net, ball)  # same checks as the mechanism's
         if isinstance(net, nets.GridNet) and net.radius != ball.radius:
             raise ValueError(
                 "the GridNet must cover the whole domain K (same radius) for its "

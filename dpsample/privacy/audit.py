@@ -166,7 +166,7 @@ def _log_ratio(
 
 
 def audit(
-    key: PRNGKey,
+    rng_key: PRNGKey,
     mechanism_fn: Callable[[PRNGKey, Any], Any],
     dataset: Any,
     neighbour: Any,
@@ -211,8 +211,8 @@ def audit(
     the chosen pair of datasets and score. For pure DP use ``delta=0``.
 
     Args:
-        key: a PRNG key (consumed).
-        mechanism_fn: ``(key, data) -> output`` (an array, a scalar, or a
+        rng_key: a PRNG key (consumed).
+        mechanism_fn: ``(rng_key, data) -> output`` (an array, a scalar, or a
             :class:`PrivateResult`).
         dataset: the dataset :math:`D` passed to ``mechanism_fn``.
         neighbour: a neighbouring dataset :math:`D'`.
@@ -234,8 +234,8 @@ def audit(
         >>> import jax
         >>> from dpsample.mechanisms import laplace
         >>> from dpsample.privacy.audit import audit
-        >>> def mech(key, x):
-        ...     return laplace(key, x, l1_sensitivity=1.0, epsilon=1.0).value
+        >>> def mech(rng_key, x):
+        ...     return laplace(rng_key, x, l1_sensitivity=1.0, epsilon=1.0).value
         >>> res = audit(jax.random.key(0), mech, 0.0, 1.0, num_samples=20_000)
         >>> 0.0 < res.epsilon_lower_bound <= 1.0
         True
@@ -260,13 +260,15 @@ def audit(
     max_thresholds = validation.positive_int("max_thresholds", max_thresholds)
     side_conf = 1.0 - (1.0 - confidence) / 2.0  # Bonferroni over p and q
 
-    key_d, key_n = jax.random.split(key)
+    key_d, key_n = jax.random.split(rng_key)
     outputs = []
     for data, k in ((dataset, key_d), (neighbour, key_n)):
         keys = jax.random.split(k, num_samples)
-        outputs.append(
-            _batched(lambda kk, data=data: _strip(mechanism_fn(kk, data)), keys, vmap)
-        )
+
+        def run_once(kk: PRNGKey, data: Any = data) -> Any:
+            return _strip(mechanism_fn(kk, data))
+
+        outputs.append(_batched(run_once, keys, vmap))
     n_sel = num_samples // 2
     n_eval = num_samples - n_sel
 
@@ -304,16 +306,16 @@ def audit(
     # Evaluation on the second half.
     ev = [s[n_sel:] for s in scores]
     ev_counts = [_counts(s, np.array([threshold]))[direction][0] for s in ev]
-    k_p, k_q = int(ev_counts[int(swapped)]), int(ev_counts[1 - int(swapped)])
-    value, p_lo, q_hi = _log_ratio(k_p, k_q, n_eval, delta, side_conf)
+    e_p, e_q = int(ev_counts[int(swapped)]), int(ev_counts[1 - int(swapped)])
+    value, p_lo, q_hi = _log_ratio(e_p, e_q, n_eval, delta, side_conf)
     return AuditResult(
         epsilon_lower_bound=max(0.0, float(value)),
         confidence=confidence,
         threshold=threshold,
         direction=direction,
         swapped=swapped,
-        count_p=k_p,
-        count_q=k_q,
+        count_p=e_p,
+        count_q=e_q,
         num_eval=n_eval,
         p_lower=float(p_lo),
         q_upper=float(q_hi),

@@ -89,7 +89,9 @@ PLD_MAX_POINTS = 2_000_000
 # closed forms dp_accounting lacks
 
 
-def randomized_response_rdp(epsilon: float, orders: Sequence[float]) -> np.ndarray:
+def randomized_response_rdp(
+    epsilon: float, orders: Sequence[float] | np.ndarray
+) -> np.ndarray:
     r"""Renyi divergence of binary randomised response with parameter epsilon.
 
     .. math::
@@ -356,7 +358,8 @@ def _event_zcdp(event: Any) -> float | None:
         return None if inner is None else event.count * inner
     if isinstance(event, dp_accounting.ComposedDpEvent):
         parts = [_event_zcdp(e) for e in event.events]
-        return None if any(p is None for p in parts) else sum(parts)
+        known = [p for p in parts if p is not None]
+        return None if len(known) < len(parts) else sum(known)
     return None
 
 
@@ -817,7 +820,7 @@ class PrivacyGuarantee:
 
     def _rdp_curve(self) -> np.ndarray | None:
         if "rdp" not in self._cache:
-            total = np.zeros(len(RDP_ORDERS))
+            total: np.ndarray | None = np.zeros(len(RDP_ORDERS))
             for c, k in self.components:
                 curve = c.rdp(self.relation)
                 if curve is None:
@@ -831,7 +834,7 @@ class PrivacyGuarantee:
         if "pld" not in self._cache:
             width = sum(c.pld_width(k, self.relation) for c, k in self.components)
             interval = max(PLD_DISCRETIZATION, width / PLD_MAX_POINTS)
-            composed = None
+            composed: Any = None
             for c, k in self.components:
                 pld = c.pld(self.relation, interval)
                 if pld is None or pld is _NON_PRIVATE:
@@ -988,7 +991,7 @@ class PrivacyGuarantee:
         dlt = validation.probability("delta", delta)
         routes = self._exact_epsilons(dlt)
         best = self.epsilon(dlt)
-        tightest = min(routes, key=routes.get) if routes else None
+        tightest = min(routes, key=lambda r: routes[r]) if routes else None
         return {
             "delta": dlt,
             "epsilon": best,

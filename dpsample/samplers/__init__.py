@@ -7,10 +7,16 @@
 * :mod:`~dpsample.samplers.proximal`, :mod:`~dpsample.samplers.rgo`,
   :mod:`~dpsample.samplers.restricted_gaussian`, :mod:`~dpsample.samplers.langevin`,
   :mod:`~dpsample.samplers.mala`: BlackJAX-shaped kernels and their parts.
+* :class:`~dpsample.samplers.gibbs.Gibbs` (registry name ``"gibbs"``): the same as a
+  two-phase algorithm (plan in public, run privately); the target's privacy bounds
+  and calibration are :mod:`~dpsample.samplers.gibbs_privacy` and
+  :mod:`~dpsample.samplers.gibbs_calibration`, the compiled chains
+  :mod:`~dpsample.samplers.chains`.
 * :func:`~dpsample.samplers.diagnostics.run`: the non-private multi-chain runner.
 """
 
 from dpsample.samplers import (
+    chains,
     diagnostics,
     langevin,
     mala,
@@ -20,15 +26,18 @@ from dpsample.samplers import (
 )
 from dpsample.samplers.diagnostics import run
 from dpsample.samplers.gibbs import (
-    calibrate,
+    Gibbs,
+    calibrate_gibbs,
     gibbs,
     target_privacy,
 )
 from dpsample.samplers.target import GibbsTarget
 
 __all__ = [
+    "Gibbs",
     "GibbsTarget",
-    "calibrate",
+    "chains",
+    "calibrate_gibbs",
     "diagnostics",
     "gibbs",
     "langevin",

@@ -9,8 +9,10 @@ r"""Non-private multi-chain runner for validating the Gibbs samplers.
     a setting where no release happens), never to tune a private run on private
     data. The private entry point is :func:`dpsample.samplers.gibbs.gibbs`.
 
-Chains are independent (``jax.vmap`` over keys) and run under ``jax.lax.scan``; with
-``progress=True`` the scan is split into chunks and a line per chunk is printed.
+Chains are independent (``jax.vmap`` over keys) and run under ``jax.lax.scan`` in the
+module-level compiled core :func:`dpsample.samplers.chains.trace_chains` (compiled
+once per target structure, kernel and shapes); with ``progress=True`` the scan is
+split into chunks and a line per chunk is printed.
 The result carries an ArviZ ``InferenceData`` (posterior variable ``"x"`` with
 dimensions ``(chain, draw, x_dim)``) and its ESS / R-hat.
 """
@@ -27,13 +29,12 @@ import numpy as np
 
 from dpsample._src import precision, validation
 from dpsample._src.arviz import import_arviz
-from dpsample.samplers import langevin, mala, proximal
+from dpsample.samplers import langevin
+from dpsample.samplers.chains import METHODS, KernelSpec, trace_chains
 from dpsample.samplers.target import GibbsTarget
-from dpsample.types import Array, ArrayLike, PRNGKey
+from dpsample.types import ArrayLike, PRNGKey
 
 __all__ = ["DiagnosticsResult", "kernel_for", "run"]
-
-METHODS = ("proximal", "mala", "langevin")
 
 
 class DiagnosticsResult(NamedTuple):
@@ -65,15 +66,24 @@ def kernel_for(
     **proximal_options: Any,
 ) -> tuple[Any, Any]:
     """``(init_fn(position, target), kernel(key, state, target, step_size))``."""
+    return _kernel_spec(target, method, clip_norm, proximal_options).build()
+
+
+def _kernel_spec(
+    target: GibbsTarget,
+    method: str,
+    clip_norm: float | None,
+    proximal_options: dict[str, Any],
+) -> KernelSpec:
+    if method not in METHODS:
+        raise ValueError(f"Expected method in {METHODS}, got {method!r}")
     if method == "langevin":
         if clip_norm is None:
             clip_norm = target.problem.lipschitz
-        return langevin.init, langevin.build_kernel(clip_norm=clip_norm)
-    if method == "mala":
-        return mala.init, mala.build_kernel()
+        return KernelSpec("langevin", clip_norm=clip_norm)
     if method == "proximal":
-        return proximal.init, proximal.build_kernel(**proximal_options)
-    raise ValueError(f"Expected method in {METHODS}, got {method!r}")
+        return KernelSpec("proximal", **proximal_options)
+    return KernelSpec("mala")
 
 
 def run(
@@ -159,29 +169,18 @@ def run(
             )
         if not bool(jnp.all(target.problem.domain.contains(x0))):
             raise ValueError("Expected every initial position to lie in K")
-    init_fn, kernel = kernel_for(
-        target, method, clip_norm=clip_norm, **proximal_options
-    )
+    spec = _kernel_spec(target, method, clip_norm, proximal_options)
+    init_fn, _ = spec.build()
     states = jax.vmap(lambda x: init_fn(x, target))(x0)
-
-    @jax.jit
-    def chunk(keys: Array, state: Any) -> tuple[Any, tuple[Array, Any]]:
-        def one_chain(ks: Array, s: Any) -> tuple[Any, tuple[Array, Any]]:
-            def body(carry: Any, k: PRNGKey) -> tuple[Any, tuple[Array, Any]]:
-                new, info = kernel(k, carry, target, h)
-                return new, (new.position, info)
-
-            return jax.lax.scan(body, s, ks)
-
-        return jax.vmap(one_chain)(keys, state)
-
     keys = jax.random.split(rng_key, num_chains * num_steps).reshape(
         num_chains, num_steps
     )
     sizes = [num_steps] if not progress else _chunk_sizes(num_steps, num_chunks)
     pos_parts, info_parts, start = [], [], 0
     for i, size in enumerate(sizes):
-        states, (pos, info) = chunk(keys[:, start : start + size], states)
+        states, (pos, info) = trace_chains(
+            keys[:, start : start + size], target, states, spec=spec, step_size=h
+        )
         pos_parts.append(np.asarray(pos))
         info_parts.append(info)
         start += size

@@ -61,13 +61,17 @@ from blackjax.sgmcmc import diffusions
 
 from dpsample._src import precision, validation
 from dpsample.privacy.guarantee import PrivacyGuarantee
-from dpsample.samplers.target import GibbsTarget, check_position
+from dpsample.samplers.target import (
+    GibbsTarget,
+    StepSizeWarning,
+    check_position,
+    scoped_kernel,
+)
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
     "LangevinInfo",
     "LangevinState",
-    "StepSizeWarning",
     "as_top_level_api",
     "build_kernel",
     "check_step_size",
@@ -85,10 +89,6 @@ SMOOTH_STEP_FACTOR = 0.1
 NONSMOOTH_STEP_FACTOR = 0.03
 #: The step never exceeds ``DOMAIN_STEP_FACTOR * D^2 / d`` (noise well inside K).
 DOMAIN_STEP_FACTOR = 0.01
-
-
-class StepSizeWarning(UserWarning):
-    """A step size beyond what the discretisation theory covers (privacy unaffected)."""
 
 
 class LangevinState(NamedTuple):
@@ -156,7 +156,9 @@ def build_kernel(
             Lipschitz constant ``G``.
 
     Returns:
-        ``kernel(rng_key, state, target, step_size) -> (state, LangevinInfo)``.
+        ``kernel(rng_key, state, target, step_size) -> (state, LangevinInfo)``,
+        computing in float64 whatever the caller's ``jax_enable_x64``
+        (:func:`~dpsample.samplers.target.scoped_kernel`).
     """
     if clip_norm is not None:
         clip_norm = validation.positive("clip_norm", clip_norm)
@@ -176,7 +178,7 @@ def build_kernel(
         info = LangevinInfo(projected, step_size * jnp.linalg.norm(grad_u))
         return LangevinState(new), info
 
-    return kernel
+    return scoped_kernel(kernel)
 
 
 def as_top_level_api(
@@ -201,10 +203,12 @@ def as_top_level_api(
     kernel = build_kernel(clip_norm=clip_norm)
     step_size = validation.positive("step_size", step_size)
 
+    @precision.scoped
     def init_fn(position: ArrayLike, rng_key: PRNGKey | None = None) -> LangevinState:
         del rng_key
         return init(position, target)
 
+    @scoped_kernel
     def step_fn(
         rng_key: PRNGKey, state: LangevinState
     ) -> tuple[LangevinState, LangevinInfo]:

@@ -39,7 +39,7 @@ from blackjax.base import SamplingAlgorithm
 from blackjax.mcmc.mala import MALAInfo, MALAState
 
 from dpsample._src import precision, validation
-from dpsample.samplers.target import GibbsTarget, check_position
+from dpsample.samplers.target import GibbsTarget, check_position, scoped_kernel
 from dpsample.types import ArrayLike, PRNGKey
 
 __all__ = ["MALAInfo", "MALAState", "as_top_level_api", "build_kernel", "init"]
@@ -55,7 +55,11 @@ def init(position: ArrayLike, target: GibbsTarget) -> MALAState:
 
 
 def build_kernel() -> Callable[..., tuple[MALAState, MALAInfo]]:
-    """``kernel(rng_key, state, target, step_size) -> (MALAState, MALAInfo)``."""
+    """``kernel(rng_key, state, target, step_size) -> (MALAState, MALAInfo)``.
+
+    The kernel computes in float64 whatever the caller's ``jax_enable_x64``
+    (:func:`~dpsample.samplers.target.scoped_kernel`).
+    """
     inner = blackjax.mala.build_kernel()
 
     def kernel(
@@ -63,7 +67,7 @@ def build_kernel() -> Callable[..., tuple[MALAState, MALAInfo]]:
     ) -> tuple[MALAState, MALAInfo]:
         return inner(rng_key, state, target.logdensity, step_size)
 
-    return kernel
+    return scoped_kernel(kernel)
 
 
 def as_top_level_api(target: GibbsTarget, step_size: float) -> SamplingAlgorithm:
@@ -85,10 +89,12 @@ def as_top_level_api(target: GibbsTarget, step_size: float) -> SamplingAlgorithm
     kernel = build_kernel()
     step_size = validation.positive("step_size", step_size)
 
+    @precision.scoped
     def init_fn(position: ArrayLike, rng_key: PRNGKey | None = None) -> MALAState:
         del rng_key
         return init(position, target)
 
+    @scoped_kernel
     def step_fn(rng_key: PRNGKey, state: MALAState) -> tuple[MALAState, MALAInfo]:
         return kernel(rng_key, state, target, step_size)
 

@@ -52,15 +52,20 @@ import jax.numpy as jnp
 from blackjax.base import SamplingAlgorithm
 
 from dpsample._src import precision, validation
+from dpsample.domains import Ball
 from dpsample.samplers import restricted_gaussian, rgo
-from dpsample.samplers.target import GibbsTarget, check_position
+from dpsample.samplers.target import (
+    GibbsTarget,
+    StepSizeWarning,
+    check_position,
+    scoped_kernel,
+)
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
     "ProximalState",
     "ProximalInfo",
     "ProximalSchedule",
-    "StepSizeWarning",
     "init",
     "build_kernel",
     "as_top_level_api",
@@ -79,10 +84,6 @@ C_STEP_PRACTICAL = 0.5
 ``docs/samplers_proximal.md``: at ``delta_inner ~ 1e-10`` it gives
 ``eta ~ 0.02 / (beta G)^2``, where RGO draws pass a KS test against quadrature at
 ``2e5`` draws; the Lemma-24 TV bound is *not* proven for it."""
-
-
-class StepSizeWarning(UserWarning):
-    """A step size above ``1/(8 beta^2 G^2)``: GLL's acceptance bound is lost."""
 
 
 class ProximalState(NamedTuple):
@@ -249,6 +250,7 @@ def initial_position(
     """
     _check_target(target)
     ball = target.problem.domain
+    assert isinstance(ball, Ball)  # checked by GibbsTarget.create
     dim = target.problem.dim
     if target.mu == 0.0:
         ball = ball.with_dim(dim)
@@ -271,7 +273,10 @@ def build_kernel(
     The kernel ``kernel(rng_key, state, target, step_size) -> (state, info)`` draws
     ``y = x + sqrt(eta) xi`` and then ``x' ~ pi^{X|Y=y}`` with the fixed-budget GLL
     RGO. Its work does not depend on the data. Jittable (``target`` static) and
-    vmappable; ``jit`` is left to the caller.
+    vmappable; ``jit`` is left to the caller. It computes in float64 whatever the
+    caller's ``jax_enable_x64`` (:func:`~dpsample.samplers.target.scoped_kernel`):
+    a caller in 32-bit mode runs its own ``jit``/``lax.scan`` of the kernel inside
+    ``with jax.enable_x64(True):``.
 
     Args:
         num_trials: RGO trials per step (static), default 50.
@@ -325,7 +330,7 @@ def build_kernel(
             num_loss_evaluations_budget=info.num_loss_evaluations_budget,
         )
 
-    return kernel
+    return scoped_kernel(kernel)
 
 
 def as_top_level_api(
@@ -402,11 +407,15 @@ def as_top_level_api(
             stacklevel=2,
         )
 
-    def init_fn(position: ArrayLike, rng_key: PRNGKey | None = None):
+    @precision.scoped
+    def init_fn(position: ArrayLike, rng_key: PRNGKey | None = None) -> ProximalState:
         del rng_key
         return init(position, target)
 
-    def step_fn(rng_key: PRNGKey, state: ProximalState):
+    @scoped_kernel
+    def step_fn(
+        rng_key: PRNGKey, state: ProximalState
+    ) -> tuple[ProximalState, ProximalInfo]:
         return kernel(rng_key, state, target, step_size)
 
     return SamplingAlgorithm(init_fn, step_fn)

@@ -83,6 +83,7 @@ from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
     "sample",
+    "sample_unchecked",
     "axial_logdensity",
     "num_candidates",
     "tv_bound",
@@ -470,6 +471,39 @@ def _check(mean: ArrayLike, std: ArrayLike, ball: Ball) -> tuple[Array, Array]:
     if not isinstance(mean, jax.core.Tracer):
         validation.finite_tree("mean", np.asarray(mean))
     return mean, std
+
+
+def sample_unchecked(
+    rng_key: PRNGKey, mean: Array, std: Array, ball: Ball, num: int
+) -> Array:
+    """``num`` draws of :func:`sample`, shape ``(num, d)``, without input checks.
+
+    :func:`sample` after its checks, for callers that checked ``mean``, ``std`` and
+    ``ball`` themselves (the restricted Gaussian oracle, on traced values). The same
+    draws as ``sample(rng_key, mean, std, ball, num)`` for valid inputs.
+
+    Args:
+        rng_key: A JAX PRNG key (typed, ``jax.random.key(seed)``).
+        mean: The Gaussian's mean, a float64 array of shape ``(d,)``.
+        std: The standard deviation ``s > 0``, a float64 scalar array.
+        ball: The :class:`~dpsample.domains.Ball` (static).
+        num: Number of draws ``>= 1`` (static).
+
+    Returns:
+        ``num`` draws of shape ``(num, d)``.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from dpsample.domains import Ball
+        >>> from dpsample.samplers import restricted_gaussian
+        >>> ball, mean, std = Ball(1.0, dim=3), jnp.zeros(3), jnp.asarray(0.5)
+        >>> key = jax.random.key(0)
+        >>> xs = restricted_gaussian.sample_unchecked(key, mean, std, ball, 2)
+        >>> ys = restricted_gaussian.sample(key, mean, std, ball, 2)
+        >>> xs.shape, bool((xs == ys).all())
+        ((2, 3), True)
+    """
+    return _draws(rng_key, mean, std, ball, num)
 
 
 def sample(

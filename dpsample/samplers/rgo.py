@@ -86,13 +86,14 @@ from __future__ import annotations
 import functools
 import math
 from fractions import Fraction
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision, validation
+from dpsample.domains import Ball
 from dpsample.samplers import restricted_gaussian
 from dpsample.samplers.target import GibbsTarget
 from dpsample.types import Array, ArrayLike, PRNGKey
@@ -396,8 +397,9 @@ def sample(
     mean, std = proposal(target, y, step_size)
     prop_key, depth_key, idx_key, acc_key = jax.random.split(rng_key, 4)
 
-    draws = restricted_gaussian._draws(
-        prop_key, mean, std, problem.domain, 2 * num_trials
+    ball = cast(Ball, problem.domain)  # a GibbsTarget checks its domain is a Ball
+    draws = restricted_gaussian.sample_unchecked(
+        prop_key, mean, std, ball, 2 * num_trials
     )
     xs, zs = draws[:num_trials], draws[num_trials:]
 

@@ -1,19 +1,58 @@
-"""The regularised Gibbs target shared by every sampler (seed 000, Sec. 5.1)."""
+"""The regularised Gibbs target shared by every sampler (seed 000, Sec. 5.1).
+
+Also what the samplers' modules share: :class:`StepSizeWarning`, the start-point
+check :func:`check_position`, the static/traced split of a target for compiled cores
+(:meth:`GibbsTarget.functional`, :class:`TargetStructure`) and the float64 scope of
+the kernels the library returns (:func:`scoped_kernel`).
+"""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import copy
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.interpreters import partial_eval
 
 from dpsample._src import precision, validation
 from dpsample.domains import Ball, require_member
-from dpsample.problem import Problem
+from dpsample.problem import CONSTANTS, Problem, ProblemSpec
 from dpsample.types import Array, ArrayLike
 
-__all__ = ["GibbsTarget", "check_position"]
+__all__ = [
+    "X64_TRACE_MESSAGE",
+    "GibbsTarget",
+    "StepSizeWarning",
+    "TargetStructure",
+    "check_position",
+    "scoped_kernel",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Why a sampler kernel refuses to be traced by a ``jit``/``scan`` in 32-bit mode.
+X64_TRACE_MESSAGE = (
+    "dpsample's sampler kernels compute in float64 and draw float64 random numbers; "
+    "JAX lowers a jit (or lax.scan) under the caller's configuration, and in 32-bit "
+    "mode it cannot lower float64 random draws. Run your jitted function inside "
+    "`with jax.enable_x64(True):` (its trace and lowering then happen in 64-bit "
+    "mode), or enable x64 for the program (jax.config.update('jax_enable_x64', True))"
+)
+
+
+class StepSizeWarning(UserWarning):
+    """A sampler step size beyond what its theory covers.
+
+    The proximal sampler warns above ``1/(8 beta^2 G^2)`` (GLL's acceptance bound
+    and the TV bookkeeping of :func:`~dpsample.samplers.proximal.schedule` are lost);
+    projected Langevin warns at ``h >= 1/(beta (M + mu))`` (the Euler step is
+    unstable; its trajectory privacy bound is unaffected).
+    """
 
 
 class GibbsTarget(NamedTuple):
@@ -51,14 +90,21 @@ class GibbsTarget(NamedTuple):
     mu: float
 
     @classmethod
-    def create(cls, problem: Problem, *, beta: float, mu: float) -> GibbsTarget:
-        """Validate ``beta > 0``, ``mu >= 0`` and a Ball domain, then build."""
-        if not isinstance(problem, Problem):
+    def create(
+        cls, problem: Problem | ProblemSpec, *, beta: float, mu: float
+    ) -> GibbsTarget:
+        """Validate ``beta > 0``, ``mu >= 0`` and a Ball domain, then build.
+
+        ``problem`` may also be a :class:`~dpsample.problem.ProblemSpec`: a
+        *planned* target, enough for its privacy bounds and schedules (which read
+        public values only) but not for the kernels or the density (no data).
+        """
+        if not isinstance(problem, Problem | ProblemSpec):
             raise TypeError(f"Expected a Problem, got {type(problem).__name__}")
         if not isinstance(problem.domain, Ball):
             raise ValueError("the Gibbs target needs a Ball domain K")
         return cls(
-            problem,
+            cast(Problem, problem),  # a spec: a planned target (no kernels)
             validation.positive("beta", beta),
             validation.nonnegative("mu", mu),
         )
@@ -75,6 +121,119 @@ class GibbsTarget(NamedTuple):
         x = jnp.asarray(x, jnp.float64)
         inside = self.problem.domain.contains(x, atol=0.0)
         return jnp.where(inside, -self.potential(x), -jnp.inf)
+
+    def functional(self) -> tuple[TargetStructure, dict[str, Any]]:
+        """Split the target into its static structure and its traced operands.
+
+        Returns ``(structure, operands)``: ``structure`` is hashable, equal for
+        targets of equal loss function, ``n``, dimension, ball and constants (so it
+        can be a static argument of ``jax.jit``); ``operands = {"data", "beta",
+        "mu"}`` is a pytree to pass traced. ``structure.bind(**operands)`` rebuilds
+        the target inside the trace. A compiled chain keyed this way compiles once
+        per structure and shapes, whatever the data, ``beta`` or ``mu``.
+
+        Examples:
+            >>> import jax.numpy as jnp
+            >>> from dpsample import Ball, Problem
+            >>> from dpsample.samplers.target import GibbsTarget
+            >>> loss = lambda x, z: jnp.abs(x[0] - z)
+            >>> def target(data, beta):
+            ...     p = Problem(loss, data, Ball(1.0, dim=1), lipschitz=1.0)
+            ...     return GibbsTarget.create(p, beta=beta, mu=1.0)
+            >>> (s1, _), (s2, ops) = (target(jnp.zeros(3), 1.0).functional(),
+            ...                       target(jnp.ones(3), 2.0).functional())
+            >>> s1 == s2, float(s2.bind(**ops).potential(jnp.zeros(1)))
+            (True, 2.0)
+        """
+        problem = self.problem
+        if not isinstance(problem, Problem):
+            raise TypeError("a planned target (from a ProblemSpec) holds no data")
+        ball = problem.domain
+        assert isinstance(ball, Ball)  # checked by create
+        template = copy.copy(problem)
+        template.data = None  # the structure never holds (private) data
+        center = (
+            None
+            if ball.center is None
+            else tuple(float(v) for v in np.asarray(ball.center).ravel())
+        )
+        structure = TargetStructure(
+            loss_fn=problem.loss_fn,
+            n=problem.n,
+            dim=problem.dim,
+            radius=float(ball.radius),
+            center=center,
+            constants=tuple(getattr(problem, c) for c in CONSTANTS),
+            template=template,
+        )
+        return structure, {"data": problem.data, "beta": self.beta, "mu": self.mu}
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetStructure:
+    """The static part of a :class:`GibbsTarget` (see :meth:`GibbsTarget.functional`).
+
+    Hashable and compared by value: the loss function, ``n``, the dimension, the
+    ball (radius and centre) and the declared constants. It holds no data.
+
+    Attributes:
+        loss_fn: The per-example loss.
+        n: Number of examples.
+        dim: Dimension ``d``.
+        radius: The ball's radius.
+        center: The ball's centre as a tuple (``None``: the origin).
+        constants: The declared constants, in :data:`dpsample.problem.CONSTANTS`
+            order.
+        template: A data-free copy of the problem (not compared).
+    """
+
+    loss_fn: Callable[..., Any]
+    n: int
+    dim: int
+    radius: float
+    center: tuple[float, ...] | None
+    constants: tuple[float | None, ...]
+    template: Problem = dataclasses.field(compare=False, repr=False)
+
+    def bind(self, data: Any, beta: Any, mu: Any) -> GibbsTarget:
+        """The target on ``data`` at ``(beta, mu)`` (traced values allowed)."""
+        problem = copy.copy(self.template)
+        problem.data = data
+        return GibbsTarget(problem, beta, mu)
+
+
+def _under_jaxpr_trace(tree: Any) -> bool:
+    """Whether a leaf is being traced into a jaxpr (``jit``, ``scan``, ...)."""
+    for leaf in jax.tree.leaves(tree):
+        while isinstance(leaf, jax.core.Tracer):
+            if isinstance(leaf, partial_eval.DynamicJaxprTracer):
+                return True
+            inner = getattr(leaf, "val", None)
+            leaf = getattr(leaf, "primal", None) if inner is None else inner
+    return False
+
+
+def scoped_kernel(fn: F) -> F:
+    """Scope a kernel (or ``step``) the library returns to float64.
+
+    The returned function runs ``fn`` inside :func:`dpsample._src.precision.float64`,
+    so it computes in float64 whatever the caller's ``jax_enable_x64``. Traced by a
+    ``jit`` or ``lax.scan`` in 32-bit mode, it raises ``RuntimeError``
+    (:data:`X64_TRACE_MESSAGE`) instead of JAX's lowering error: JAX lowers the
+    caller's program under the caller's configuration, where float64 random draws
+    cannot be lowered; calling the jitted function inside
+    ``with jax.enable_x64(True):`` works and gives the 64-bit results.
+    """
+    inner = precision.scoped(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not jax.config.read("jax_enable_x64") and _under_jaxpr_trace((args, kwargs)):
+            raise RuntimeError(X64_TRACE_MESSAGE)
+        return inner(*args, **kwargs)
+
+    setattr(wrapper, precision.MARKER, True)
+    return wrapper  # type: ignore[return-value]
 
 
 def check_position(

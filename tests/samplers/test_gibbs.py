@@ -45,7 +45,7 @@ def test_langevin_route_guarantee_and_public_info():
     info = res.info
     assert info["bound"] == "langevin_trajectory"
     assert info["num_steps"] == 100
-    cal = G.calibrate(p, epsilon=EPS, delta=DELTA * (1 - G.TV_FRACTION))
+    cal = G.calibrate_gibbs(p, epsilon=EPS, delta=DELTA * (1 - G.TV_FRACTION))
     assert info["beta"] == pytest.approx(cal.beta)
     assert info["mu"] == pytest.approx(cal.mu)
     # The guarantee is the trajectory bound of what ran.

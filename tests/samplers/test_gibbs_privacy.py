@@ -188,7 +188,7 @@ def test_langevin_trajectory_rdp_hand_value():
 # ------------------------------------------------------------- calibration
 def test_calibrate_tightest_is_largest_valid_beta():
     p = _problem(n=1000)
-    cal = G.calibrate(p, epsilon=1.0, delta=1e-6, c_gen=None)
+    cal = G.calibrate_gibbs(p, epsilon=1.0, delta=1e-6, c_gen=None)
     assert cal.epsilon <= 1.0
     assert cal.binding == "privacy"
     assert cal.mu == pytest.approx(1.0 / (4.0 * cal.beta))
@@ -202,13 +202,13 @@ def test_calibrate_tightest_is_largest_valid_beta():
 
 def test_calibrate_presets_and_cap():
     p = _problem(n=1000)
-    budget = G.calibrate(p, epsilon=0.5, delta=1e-6, preset="budget", c_gen=None)
+    budget = G.calibrate_gibbs(p, epsilon=0.5, delta=1e-6, preset="budget", c_gen=None)
     assert budget.beta == pytest.approx(0.5 * 1000 / 4.0, rel=1e-6)
-    paper = G.calibrate(p, epsilon=0.5, delta=1e-6, preset="paper", c_gen=None)
+    paper = G.calibrate_gibbs(p, epsilon=0.5, delta=1e-6, preset="paper", c_gen=None)
     assert paper.report.minami_epsilon(1e-6) == pytest.approx(0.5, rel=1e-5)
     assert paper.epsilon <= 0.5
     assert paper.beta < budget.beta  # the printed LSI bound is e^{beta G D} worse
-    capped = G.calibrate(p, epsilon=0.5, delta=1e-6)
+    capped = G.calibrate_gibbs(p, epsilon=0.5, delta=1e-6)
     assert capped.binding == "cap"
     assert capped.beta == pytest.approx(0.5 * math.log(1000) / 2.0)
     t56 = G.theorem_5_6(p, epsilon=0.5, delta=1e-6)
@@ -229,7 +229,7 @@ def test_calibrate_presets_and_cap():
 )
 def test_calibrate_rejects_bad_input(kwargs, err):
     with pytest.raises(err):
-        G.calibrate(_problem(), **kwargs)
+        G.calibrate_gibbs(_problem(), **kwargs)
 
 
 def test_target_rejects_bad_beta_mu():

@@ -1,0 +1,465 @@
+r"""The exponential mechanism over a net of ``K`` (seed 000, Theorem 5.8), streamed.
+
+:class:`NetExponentialMechanism` (registry name ``"net"``) plans in public (the net,
+the inverse temperature, the guarantee, the cost and the warm-start bound) and runs
+privately; :func:`exponential_mechanism` is plan then run in one call.
+
+Outputs a net point ``p`` with probability
+
+.. math::
+
+    \Pr[p] \propto \exp(-k F_D(p)),\qquad
+    k = \frac{\varepsilon}{\Delta_{osc}},\qquad
+    \Delta_{osc} = \frac{\text{problem.utility\_oscillation()}}{n},
+
+where ``utility_oscillation()`` bounds ``osc_K(f(., z) - f(., z'))`` per example
+from declared constants only (``min(2GD, 2B, oscillation)``). When the Lipschitz
+bound binds, ``k = eps n / (2 G D)``: this is the spec's errata E28 correction of
+the paper's ``eps n / (G D)``, which needs ``f(., z) - f(., z')`` to be
+``G``-Lipschitz rather than each ``f(., z)``.
+
+Default net: the :class:`~dpsample.nets.GridNet` with covering radius equal to the
+theorem's ``r = D d / (eps n)``, i.e. ``spacing = 2 r / sqrt(d)``; it needs
+``eps n > d``.
+Then (see :func:`dpsample.bounds.theorem_5_8_risk_bound`)
+``E[F_D(out)] - min_K F_D <= G r + (log|P| + 1)/k``.
+
+Sampling is Gumbel-max: ``argmax_p (-k F_D(p) + G_p)`` with i.i.d. standard Gumbel
+``G_p``, computed chunk by chunk inside one ``lax.fori_loop`` that carries only the
+running best (score, index). Each chunk decodes the net points of ``chunk_size``
+consecutive flat indices (a :class:`~dpsample.nets.GridNet` enumerates only net points,
+row by row; see there), evaluates ``F_D`` (vmapped over points and examples; a
+linear-model loss becomes one ``(chunk, d) x (d, n)`` matrix product), and adds Gumbel
+noise drawn per block of :data:`~dpsample.nets.stream.NOISE_BLOCK` flat indices from
+``fold_in(rng_key, block)``; only the padding past the last net point in the final chunk
+is masked (score ``-inf``). Memory is ``O(chunk_size * (n + d))`` plus the grid's row
+table (``O((2m + 1)^(d - 1))``), independent of the net size, and the output for a given
+key does not depend on ``chunk_size``. Everything runs in float64.
+:func:`~dpsample.nets.net_minimum` streams the same net non-privately, for diagnostics.
+
+Privacy.
+Replace-one neighbours ``D ~ D'`` (``problem.relation``). With
+``g = F_D - F_D'``, the privacy loss at ``p`` is
+``-k g(p) + log E_{pi_D}[e^{k g}]``, which lies in
+``[-k (g(p) - min g), k (max g - g(p))]``; its range over outputs is at most
+``k osc_K(g) <= k Delta_osc = eps``. So the mechanism is ``eps``-DP, and, as a
+bounded-range mechanism, ``eps^2/8``-zCDP (Cesar and Rogers 2021); the
+returned guarantee is
+:meth:`~dpsample.privacy.PrivacyGuarantee.exponential_mechanism`. The
+sensitivity uses declared constants only; the net depends only on public
+values (the domain and ``spacing``, or a user net that must not depend on the
+data), and ``info`` holds only public quantities. The loss must be finite on
+``K``: a NaN risk value is treated as never selected.
+
+Floating-point caveat: the proof (and so the returned guarantee) is for the
+ideal mechanism in real arithmetic, like the Gaussian and Laplace mechanisms'
+(see :mod:`dpsample.mechanisms.gaussian`, ``docs/sharp_edges.md``). Each
+``G_p`` is ``jax.random.gumbel`` in float64, ``-log(-log U)`` with ``U`` on a
+grid of step ``2^-52`` in ``[2.2e-308, 1)``: the noise takes values in
+``[-6.56, 36.04]`` only and its upper tail is coarsely discretised. So a
+point whose score ``-k F_D(p)`` is more than ``42.6`` below the best is
+never selected (the ideal mechanism selects it with probability below
+``e^-42.6`` relative to the best), and points far below the best are not
+selected with probabilities exactly proportional to ``exp(-k F_D(p))``.
+The sampler departs from the ideal one only on events of small probability
+(extreme Gumbel draws, near-ties at rounding level), but it is not exactly
+``eps``-DP: a point can have probability zero under ``D`` and a positive
+one under a neighbour. What the code does about numerics: the net points,
+the inverse temperature, the scores and the noise are float64; scores are
+the unnormalised ``-k F_D(p)``, so nothing is exponentiated and nothing
+overflows, and a NaN score is never selected; the noise of each point
+comes from ``fold_in(rng_key, block)``, independent of the data and of
+``chunk_size``; every net point is evaluated whatever the data. No exact
+(base-2) sampler is used (Ilvento 2020).
+
+References:
+    F. McSherry and K. Talwar, `Mechanism design via differential privacy
+    <https://doi.org/10.1109/FOCS.2007.66>`_, 2007.
+    A. Ganesh, D. Liu, S. Oh and A. Thakurta, `Private (stochastic) non-convex
+    optimization revisited: second-order stationary points and excess risks
+    <https://arxiv.org/abs/2302.09699>`_, 2023 (Theorem 5.8).
+    M. Cesar and R. Rogers, `Bounding, concentrating, and truncating: unifying
+    privacy loss composition for data analytics
+    <https://arxiv.org/abs/2004.07223>`_, 2021.
+    C. Ilvento, `Implementing the exponential mechanism with base-2 differential
+    privacy <https://arxiv.org/abs/1912.04222>`_, CCS 2020.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import jax.numpy as jnp
+
+from dpsample import bounds
+from dpsample._src import precision, validation
+from dpsample.base import AlgorithmInfo, PrivateAlgorithm
+from dpsample.nets.ball import problem_ball, theorem_radius
+from dpsample.nets.grid import GridNet
+from dpsample.nets.points import PointNet
+from dpsample.nets.resolve import resolve_net
+from dpsample.nets.stream import jit_net, resolve_chunk_size, stream_argmax
+from dpsample.plan import Budget, Cost, Param, Plan
+from dpsample.privacy import PrivacyGuarantee, PrivateResult
+from dpsample.problem import Problem, ProblemSpec
+from dpsample.types import ArrayLike, PRNGKey
+
+__all__ = [
+    "FLOAT_CAVEAT",
+    "NetExponentialMechanism",
+    "NetInfo",
+    "exponential_mechanism",
+]
+
+#: The floating-point caveat every plan of the mechanism carries (``plan.notes``).
+FLOAT_CAVEAT = (
+    "the guarantee is for the ideal exponential mechanism in real arithmetic; the "
+    "float64 Gumbel-max sampler never selects a point scoring more than 42.6 below "
+    "the best, so it is not exactly eps-DP (docs/sharp_edges.md)"
+)
+
+#: Default cap on the number of net points (``max_points``).
+MAX_POINTS = 10**8
+
+
+@dataclasses.dataclass(frozen=True)
+class NetInfo(AlgorithmInfo):
+    """Public facts of a :class:`NetExponentialMechanism` run (``result.info``).
+
+    Every field is a function of the plan (public inputs) only.
+
+    Attributes:
+        net: ``"grid"`` or ``"points"``.
+        net_size: Number of net points (with multiplicity).
+        num_candidates: Length of the enumeration (equal to ``net_size``).
+        covering_radius: The net's public covering radius (``None`` for a point net
+            without one).
+        spacing: The grid spacing (``None`` for a point net).
+        theorem_radius: Theorem 5.8's radius ``D d / (eps n)`` (``None`` if
+            ``eps n <= d``).
+        inverse_temperature: ``k = eps n / osc``.
+        sensitivity_oscillation: ``osc / n``.
+        epsilon: The mechanism's epsilon.
+        n: Number of examples.
+        dim: Dimension ``d``.
+        chunk_size: Candidates per chunk.
+        num_chunks: Chunks scanned.
+        loss_evaluations: Per-example loss evaluations done (``num_chunks
+            chunk_size n``: the padding of the last chunk counts).
+    """
+
+    net: str
+    net_size: int
+    num_candidates: int
+    covering_radius: float | None
+    spacing: float | None
+    theorem_radius: float | None
+    inverse_temperature: float
+    sensitivity_oscillation: float
+    epsilon: float
+    n: int
+    dim: int
+    chunk_size: int
+    num_chunks: int
+    loss_evaluations: int
+    diagnostics: None = None
+
+
+def _default_failure_prob(dim: int, epsilon: float, n: int) -> float | None:
+    """The warm start's default ``zeta = sqrt(d) / (eps n)`` (``None`` if ``>= 1``)."""
+    zeta = math.sqrt(dim) / (epsilon * n)
+    return zeta if zeta < 1.0 else None
+
+
+class NetExponentialMechanism(PrivateAlgorithm):
+    """The exponential mechanism over a net of ``K`` (Theorem 5.8), plan then run.
+
+    See the module docstring for the mechanism and its guarantee, and
+    :func:`exponential_mechanism` for every option (the same keywords, bound at
+    construction or given to :meth:`plan`). The budget's ``delta`` is not used (the
+    mechanism is pure ``eps``-DP; ``Budget(eps, 0.0)`` asks for exactly that).
+
+    The plan holds the net that runs (``plan.internal["net"]``, public: it depends on
+    ``K``, ``eps``, ``n`` and the options only), the inverse temperature, the
+    guarantee with its floating-point caveat in ``plan.notes``
+    (:data:`FLOAT_CAVEAT`), the cost (``loss_evaluations = num_chunks chunk_size n``:
+    every net point, and the padding of the last chunk, is evaluated on every
+    example), Theorem 5.8's expected excess-risk bound for that net
+    (``plan["risk_bound"]``) and the warm-start bound ``plan.warm_start``
+    (:func:`dpsample.bounds.net_warm_start_bound`: with probability at least ``1 -
+    zeta`` the output's excess empirical risk is at most ``psi``).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from dpsample import Ball, Budget, Problem
+        >>> from dpsample.nets import NetExponentialMechanism
+        >>> data = {"x": jnp.ones((50, 1)), "y": jnp.ones(50)}
+        >>> problem = Problem(lambda x, z: -z["y"] * jnp.dot(z["x"], x), data,
+        ...                   Ball(1.0, dim=1), lipschitz=1.0)
+        >>> algo = NetExponentialMechanism()
+        >>> plan = algo.plan(problem.spec, Budget(1.0, 0.0))
+        >>> plan["net_size"], plan["inverse_temperature"], plan.cost.loss_evaluations
+        (27, 12.5, 12800)
+        >>> res = algo.run(jax.random.key(0), plan, problem.data)
+        >>> res.privacy is plan.guarantee, res.info.net_size
+        (True, 27)
+    """
+
+    name = "net"
+    kind = "sampler"
+    seed = "000"
+    theorem = "Theorem 5.8 (exponential mechanism over an r-net; errata E28)"
+    guarantee_type = "pure epsilon (bounded range: also eps^2/8-zCDP)"
+    summary = "exponential mechanism over a net of the ball K, streamed by Gumbel-max"
+
+    def _plan(  # type: ignore[override]
+        self,
+        spec: ProblemSpec,
+        budget: Budget,
+        *,
+        spacing: float | None = None,
+        net: GridNet | PointNet | ArrayLike | None = None,
+        chunk_size: int | None = None,
+        max_points: int = MAX_POINTS,
+        failure_prob: float | None = None,
+        minimizer_gap: float = 0.0,
+    ) -> Plan:
+        epsilon = budget.epsilon
+        max_points = validation.positive_int("max_points", max_points)
+        ball = problem_ball(spec, "exponential_mechanism")
+        dim, n = spec.dim, spec.n
+        osc = validation.positive("utility_oscillation", spec.utility_oscillation())
+        sensitivity = osc / n
+        inverse_temperature = epsilon / sensitivity
+        r_theorem = theorem_radius(ball, epsilon, n)
+        gap = validation.nonnegative("minimizer_gap", minimizer_gap)
+        zeta = None
+        if failure_prob is not None:
+            zeta = validation.probability("failure_prob", failure_prob, open_left=True)
+            if not zeta < 1.0:
+                raise ValueError(f"Expected failure_prob={zeta!r} < 1")
+        net_given, spacing_given = net is not None, spacing is not None
+        the_net = resolve_net(
+            ball,
+            n,
+            net=net,
+            spacing=spacing,
+            epsilon=epsilon,
+            max_points=max_points,
+            what="exponential_mechanism",
+        )
+        net_size = the_net.size()
+        chunk = resolve_chunk_size(chunk_size, n, the_net.num_candidates)
+        num_chunks = -(-the_net.num_candidates // chunk)
+        rows = num_chunks * chunk
+        guarantee = PrivacyGuarantee.exponential_mechanism(
+            epsilon, relation=spec.relation
+        )
+        grid = isinstance(the_net, GridNet)
+        covering = the_net.covering_radius
+        if net_given:
+            net_source = ("user", "the caller's net (must not depend on the data)")
+        elif spacing_given:
+            net_source = ("user", "grid net of the given spacing")
+        else:
+            net_source = (
+                "theorem",
+                "grid net of covering radius r = D d/(eps n) (Thm 5.8): "
+                "spacing 2r/sqrt(d)",
+            )
+        params: dict[str, Param] = {
+            "net": Param("grid" if grid else "points", *net_source),
+            "spacing": Param(
+                the_net.spacing if isinstance(the_net, GridNet) else None,
+                net_source[0],
+                "lattice spacing h",
+            ),
+            "net_size": Param(net_size, "derived", "exact count (with multiplicity)"),
+            "covering_radius": Param(covering, "derived", "h sqrt(d)/2 for a grid"),
+            "theorem_radius": Param(r_theorem, "theorem", "Thm 5.8: D d/(eps n)"),
+            "inverse_temperature": Param(
+                inverse_temperature,
+                "theorem",
+                "k = eps n/osc, osc = min(2GD, 2B, oscillation) (E28)",
+            ),
+            "sensitivity_oscillation": Param(
+                sensitivity, "derived", "utility_oscillation()/n (declared constants)"
+            ),
+            "chunk_size": Param(
+                chunk,
+                "user" if chunk_size is not None else "default",
+                "" if chunk_size is not None else "<= 65536, chunk x n <= 4M values",
+            ),
+            "num_chunks": Param(num_chunks, "derived", "ceil(net_size/chunk_size)"),
+            "max_points": Param(
+                max_points, "user" if max_points != MAX_POINTS else "default"
+            ),
+            "minimizer_gap": Param(gap, "user" if gap else "default"),
+        }
+        notes = [FLOAT_CAVEAT]
+        warm = None
+        g = spec.lipschitz
+        if g is not None and covering is not None:
+            b = bounds.theorem_5_8_empirical_risk_bound(
+                lipschitz=g,
+                diameter=ball.diameter,
+                dim=dim,
+                epsilon=epsilon,
+                n=n,
+                radius=covering,
+                net_size=net_size,
+                inverse_temperature=inverse_temperature,
+            )
+            params["risk_bound"] = Param(
+                b.total, "theorem", "Thm 5.8: E excess <= G r + (log N + 1)/k"
+            )
+            if zeta is None:
+                zeta = _default_failure_prob(dim, epsilon, n)
+                zeta_source = ("default", "sqrt(d)/(eps n)")
+            else:
+                zeta_source = ("user", "")
+            if zeta is not None:
+                params["failure_prob"] = Param(zeta, *zeta_source)
+                warm = bounds.net_warm_start_bound(
+                    lipschitz=g,
+                    covering_radius=covering,
+                    log_net_size=math.log(net_size),
+                    inverse_temperature=inverse_temperature,
+                    failure_prob=zeta,
+                    minimizer_gap=gap,
+                )
+            else:
+                notes.append(
+                    "no warm-start bound: the default failure probability "
+                    "sqrt(d)/(eps n) is >= 1 (pass failure_prob=)"
+                )
+        else:
+            notes.append(
+                "no risk or warm-start bound: "
+                + (
+                    "the Lipschitz constant is not declared"
+                    if g is None
+                    else "the net has no public covering radius"
+                )
+            )
+        return Plan(
+            algorithm=self.name,
+            spec=spec,
+            budget=budget,
+            params=params,
+            guarantee=guarantee,
+            cost=Cost(loss_evaluations=rows * n, steps=num_chunks),
+            warm_start=warm,
+            notes=tuple(notes),
+            internal={"net": the_net},
+        )
+
+    def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
+        net = plan.internal["net"]
+        point, _ = stream_argmax(
+            rng_key,
+            problem.data,
+            jit_net(net),
+            jnp.asarray(plan["inverse_temperature"], jnp.float64),
+            loss_fn=problem.loss_fn,
+            chunk_size=plan["chunk_size"],
+            num_chunks=plan["num_chunks"],
+        )
+        info = NetInfo(
+            net=plan["net"],
+            net_size=plan["net_size"],
+            num_candidates=net.num_candidates,
+            covering_radius=plan["covering_radius"],
+            spacing=plan["spacing"],
+            theorem_radius=plan["theorem_radius"],
+            inverse_temperature=plan["inverse_temperature"],
+            sensitivity_oscillation=plan["sensitivity_oscillation"],
+            epsilon=plan.budget.epsilon,
+            n=problem.n,
+            dim=problem.dim,
+            chunk_size=plan["chunk_size"],
+            num_chunks=plan["num_chunks"],
+            loss_evaluations=plan.cost.loss_evaluations,
+        )
+        return PrivateResult(point, plan.guarantee, info)  # type: ignore[arg-type]
+
+
+def exponential_mechanism(
+    rng_key: PRNGKey,
+    problem: Problem,
+    *,
+    epsilon: float,
+    spacing: float | None = None,
+    net: GridNet | PointNet | ArrayLike | None = None,
+    chunk_size: int | None = None,
+    max_points: int = MAX_POINTS,
+) -> PrivateResult:
+    r"""Exponential mechanism over a net of the ball ``K`` (Theorem 5.8), streamed.
+
+    ``NetExponentialMechanism().solve(rng_key, problem, epsilon=epsilon, delta=0,
+    ...)``: see :mod:`dpsample.nets.mechanism` for the mechanism, its default net, its
+    guarantee and its floating-point caveat, and :class:`NetExponentialMechanism` for
+    the plan (net, cost, bounds) it runs.
+
+    Args:
+        rng_key: PRNG key (consumed).
+        problem: A :class:`dpsample.problem.Problem` whose domain is a
+            :class:`~dpsample.domains.Ball`.
+        epsilon: ``eps > 0`` (finite).
+        spacing: Lattice spacing of the default grid net; overrides the theorem's
+            radius (then ``eps n > d`` is not required).
+        net: A :class:`~dpsample.nets.GridNet` of the same ball, a
+            :class:`~dpsample.nets.PointNet`, or an array of points ``(N, d)`` in
+            ``K``; all must be data-independent. Exclusive with ``spacing``.
+        chunk_size: Candidates per chunk, a positive multiple of
+            :data:`~dpsample.nets.stream.NOISE_BLOCK`; default: at most 65536,
+            reduced so a chunk's ``(chunk, n)`` loss matrix stays within 32 MiB. It
+            affects speed and memory only, not the output.
+        max_points: Refuse nets with more than this many points.
+
+    Returns:
+        :class:`~dpsample.privacy.PrivateResult` with ``value`` the selected point
+        (float64, shape ``(d,)``), ``privacy`` the ``eps``-DP exponential-mechanism
+        guarantee and ``info`` a :class:`NetInfo` of public quantities: ``net``
+        (``"grid"`` or ``"points"``), ``net_size``, ``num_candidates`` (the
+        enumeration length, equal to ``net_size``), ``covering_radius``,
+        ``spacing``, ``theorem_radius``, ``inverse_temperature``,
+        ``sensitivity_oscillation``, ``epsilon``, ``n``, ``dim``, ``chunk_size``,
+        ``num_chunks``, ``loss_evaluations``.
+
+    Raises:
+        ValueError: On invalid ``epsilon``, ``spacing``, ``chunk_size`` or net; if the
+            domain is not a Ball; if ``eps n <= d`` without ``spacing``/``net``; or if
+            the net exceeds ``max_points``.
+        dpsample.errors.MissingConstantError: If no oscillation bound can be derived
+            from the declared constants.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> import dpsample
+        >>> from dpsample.domains import Ball
+        >>> from dpsample.problem import Problem
+        >>> from dpsample.nets import exponential_mechanism
+        >>> data = {"x": jnp.ones((50, 1)), "y": jnp.ones(50)}
+        >>> loss = lambda x, z: -z["y"] * jnp.dot(z["x"], x)
+        >>> problem = Problem(loss, data, Ball(1.0, dim=1), lipschitz=1.0)
+        >>> res = exponential_mechanism(jax.random.key(0), problem, epsilon=1.0)
+        >>> res.value.shape, res.info["net_size"], res.info["inverse_temperature"]
+        ((1,), 27, 12.5)
+        >>> res.privacy.epsilon(0.0)
+        1.0
+    """
+    return NetExponentialMechanism().solve(
+        rng_key,
+        problem,
+        epsilon=epsilon,
+        delta=0.0,
+        spacing=spacing,
+        net=net,
+        chunk_size=chunk_size,
+        max_points=max_points,
+    )
+
+
+precision.scope_public(globals())
