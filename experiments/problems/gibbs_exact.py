@@ -67,7 +67,7 @@ import numpy as np
 from dpsample._src import precision
 from dpsample.losses import Loss, LossConstants
 from dpsample.samplers import proximal
-from dpsample.samplers.gibbs import target_privacy
+from dpsample.samplers.gibbs_privacy import target_privacy
 from dpsample.samplers.target import GibbsTarget
 
 __all__ = ["Quadrature", "loss", "make", "measure", "population_1d"]
@@ -244,9 +244,7 @@ def _worst_case_loss(
         ai = a[lo : lo + 16]
         # h = a_i - b; log ratio = -s h(x) + log E_pi exp(s h)
         ea, eb = np.exp(s * (ai - ai.max())), np.exp(-s * (b - b.max()))
-        log_mgf = (
-            np.log((ea * p) @ eb.T) + s * ai.max() - s * b.max()
-        )  # (chunk, r^d)
+        log_mgf = np.log((ea * p) @ eb.T) + s * ai.max() - s * b.max()  # (chunk, r^d)
         hmax = (ai[:, None, :] - b[None, :, :]).max(axis=2)
         hmin = (ai[:, None, :] - b[None, :, :]).min(axis=2)
         worst = max(
@@ -365,7 +363,9 @@ def measure(execution: Any) -> dict[str, float]:
     x0 = _exact_draws(rng, quad, p, chains)
     target = GibbsTarget.create(problem, beta=beta, mu=mu)
     step = step_c / (beta * g) ** 2
-    xs = _chains(target, x0, step=step, steps=chain_steps, seed=int(rng.integers(2**31)))
+    xs = _chains(
+        target, x0, step=step, steps=chain_steps, seed=int(rng.integers(2**31))
+    )
     edges, cdf = _marginal_cdf(quad, p)
     bias_z = (float(xs[:, 0].mean()) - float(p @ quad.nodes[:, 0])) / (
         float(np.std(xs[:, 0])) / math.sqrt(chains)
