@@ -21,7 +21,7 @@
       costs;
     * ``jax_sgd``: non-private JAX SGD (one mean-loss gradient per step of
       ``MLP.batch_losses``), same model, batch, dtype and sampler
-      (:func:`~dpsample.finders.oracles.sample_batch`);
+      (:func:`~dpsample.finders.batches.sample_batch`);
     * ``opacus``: Opacus ``GradSampleModule`` + ``DPOptimizer`` on the same model,
       batch, clipping and dtype, one ``torch.randperm`` batch per step (torch CPU
       build, 2 threads); skipped with a message if not installed;
@@ -86,7 +86,7 @@ if str(ROOT) not in sys.path:  # run from a checkout without installing the pack
 
 import dpsample  # noqa: F401, E402  (x64)
 from dpsample.domains import Unconstrained  # noqa: E402
-from dpsample.finders import oracles, trust_region  # noqa: E402
+from dpsample.finders import batches, oracles, trust_region  # noqa: E402
 from dpsample.finders.dp_sgd import _sgd_scan  # noqa: E402
 from dpsample.finders.dp_spider import _spider_iterates  # noqa: E402
 from dpsample.finders.spider_sosp import plan_spider, stochastic_spider  # noqa: E402
@@ -149,7 +149,7 @@ def _sgd_reference(prob, theta0, dtype, steps):
     @jax.jit
     def run(key):
         def step(t, k):
-            idx, _ = oracles.sample_batch(
+            idx, _ = batches.sample_batch(
                 k, prob.n, sampling="without_replacement", batch_size=BATCH
             )
             batch = jax.tree.map(lambda a: a[idx], data)
@@ -277,8 +277,8 @@ def bench_stochastic_spider(prob, theta0, steps, **overrides):
     plan = plan_spider(prob, epsilon=1.0, delta=1e-5, num_iters=steps, **overrides)
 
     def run(key, x0):
-        xs, info, _ = stochastic_spider(key, prob, plan, x0=x0)
-        return xs, info
+        res = stochastic_spider(key, prob, plan, x0=x0)
+        return res.value, res.info
 
     xs, _ = run(jax.random.key(3), theta0)  # compile once; later calls reuse it
     return run, plan, np.asarray(xs)
@@ -520,9 +520,9 @@ def main(argv):
                 name: {
                     "ms_per_iteration": s_per_iter[name] * 1e3,
                     "ratio": s_per_iter[name] / full,
-                    "variant": plan.variant,
-                    "drift_threshold": plan.drift_threshold,
-                    "alpha_kick": plan.alpha_kick,
+                    "variant": plan["variant"],
+                    "drift_threshold": plan["drift_threshold"],
+                    "alpha_kick": plan["alpha_kick"],
                     "branch_counts": branches[name],
                 }
                 for name, (_, plan) in spiders.items()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -24,7 +25,13 @@ import numpy as np
 from dpsample._src import precision, validation
 from dpsample.types import Array, ArrayLike, PRNGKey
 
-__all__ = ["Ball", "Unconstrained", "Domain"]
+__all__ = [
+    "Ball",
+    "Unconstrained",
+    "Domain",
+    "projection_operands",
+    "project_with",
+]
 
 
 def _check_dim(dim: int | None) -> int | None:
@@ -168,14 +175,7 @@ class Ball:
         Returns:
             The projected point(s), same shape as ``x``.
         """
-        x = jnp.asarray(x, jnp.float64)
-        offset = self._offset(x)
-        # Squared norm, so the gradient stays finite at the centre.
-        sq = jnp.sum(offset**2, axis=-1, keepdims=True)
-        outside = sq > self.radius**2
-        safe = jnp.where(outside, sq, 1.0)
-        scaled = jnp.where(outside, offset * (self.radius / jnp.sqrt(safe)), offset)
-        return scaled if self.center is None else scaled + self.center
+        return project_with(x, {"radius": self.radius, "center": self.center})
 
     def sample_uniform(self, rng_key: PRNGKey, num: int) -> Array:
         """Draw ``num`` points exactly uniformly from the ball.
@@ -263,6 +263,64 @@ class Unconstrained:
 
 Domain = Ball | Unconstrained
 """Type of the domains a Problem accepts."""
+
+
+def projection_operands(domain: Domain, project: bool = True) -> dict[str, Any] | None:
+    """The projection onto ``domain`` as traced operands, for jitted loops.
+
+    ``None`` (the identity) for :class:`Unconstrained` or ``project=False``; for a
+    :class:`Ball`, ``{"radius": R, "center": c}`` (``c`` may be ``None``). Passing
+    these to a jitted core as arguments, rather than closing over the ball, keeps
+    the compilation keyed on structure only: another ball of the same dimension
+    reuses it. Apply them with :func:`project_with`.
+
+    Args:
+        domain: The domain.
+        project: Whether the loop projects at all.
+
+    Returns:
+        The operands, or ``None``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample.domains import Ball, project_with, projection_operands
+        >>> ops = projection_operands(Ball(1.0, dim=2))
+        >>> project_with(jnp.array([3.0, 4.0]), ops).tolist()
+        [0.6000000000000001, 0.8]
+        >>> projection_operands(Ball(1.0, dim=2), project=False) is None
+        True
+    """
+    if project and isinstance(domain, Ball):
+        return {"radius": jnp.float64(domain.radius), "center": domain.center}
+    return None
+
+
+def project_with(x: ArrayLike, operands: dict[str, Any] | None) -> Array:
+    r"""Project ``x`` with the operands of :func:`projection_operands` (jittable).
+
+    :math:`c + (x - c)\min(1, R/\|x - c\|)` over the last axis, with the squared
+    norm (so the gradient stays finite at the centre); ``operands=None`` is the
+    identity. :meth:`Ball.project` is this function, so a loop that projects with
+    traced operands computes bit for bit the iterates of the closed-over ball.
+
+    Args:
+        x: A point ``(d,)`` or a batch ``(..., d)``.
+        operands: ``{"radius": R, "center": c or None}`` or ``None``.
+
+    Returns:
+        The projected point(s), float64, same shape as ``x``.
+    """
+    x = jnp.asarray(x, jnp.float64)
+    if operands is None:
+        return x
+    radius, center = operands["radius"], operands["center"]
+    offset = x if center is None else x - center
+    sq = jnp.sum(offset**2, axis=-1, keepdims=True)
+    outside = sq > radius**2
+    safe = jnp.where(outside, sq, 1.0)
+    scaled = jnp.where(outside, offset * (radius / jnp.sqrt(safe)), offset)
+    return scaled if center is None else scaled + center
+
 
 #: Rounding slack of :func:`require_member`: a point at distance at most
 #: ``R (1 + MEMBER_RTOL) + MEMBER_ATOL`` from the centre of a ball of radius ``R`` is

@@ -43,6 +43,8 @@ ALGORITHMS: tuple[str, ...] = (
     "dpsample.finders.dp_sgd:DPSGD",
     "dpsample.nets.mechanism:NetExponentialMechanism",
     "dpsample.samplers.gibbs:Gibbs",
+    "dpsample.finders.dp_spider:DPSpider",
+    "dpsample.finders.spider_sosp:SpiderSOSP",
 )
 
 

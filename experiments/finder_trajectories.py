@@ -128,8 +128,7 @@ def run_stochastic_spider(key, problem, eps):
     # and runs Algorithm 1 with this plan: replay it to get the iterates.
     plan = plan_spider(problem, **kw)
     k_alg1 = jax.random.split(key, 4)[2]
-    xs, _, _ = stochastic_spider(k_alg1, problem, plan, x0=x0)
-    xs = np.asarray(xs)
+    xs = np.asarray(stochastic_spider(k_alg1, problem, plan, x0=x0).value)
     sel = res.info["selected"]
     if sel is not None:
         assert np.array_equal(xs[sel], np.asarray(res.value)), "replay mismatch"

@@ -61,6 +61,26 @@ def quadratic_ball(seed: int, n: int, wrap: Callable[[Any], Any] = _identity):
     )
 
 
+def cosine_unconstrained(seed: int, n: int, wrap: Callable[[Any], Any] = _identity):
+    """Seed 000's cosine saddle in ``d = 2`` on ``R^2`` (constants exact on ``R^d``)."""
+    rng = np.random.default_rng(seed)
+    z = rng.uniform(-0.3, 0.3, size=(n, 2))
+
+    def loss(x, ex):
+        c = jnp.cos(x - ex["z"])
+        return c[1] - c[0]
+
+    return dpsample.Problem(
+        wrap(loss),
+        {"z": z},
+        dpsample.Unconstrained(2),
+        lipschitz=float(np.sqrt(2.0)),
+        smoothness=1.0,
+        hessian_lipschitz=1.0,
+        loss_range=4.0,
+    )
+
+
 def _dp_sgd(rng_key, problem, budget, options):
     from dpsample.finders import dp_sgd
 
@@ -83,6 +103,22 @@ def _gibbs(rng_key, problem, budget, options):
     )
 
 
+def _dp_spider(rng_key, problem, budget, options):
+    from dpsample.finders import dp_spider
+
+    return dp_spider(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
+def _spider_sosp(rng_key, problem, budget, options):
+    from dpsample.finders import spider_sosp
+
+    return spider_sosp(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
 CASES: dict[str, Case] = {
     "dp_sgd": Case(
         quadratic_ball,
@@ -96,5 +132,22 @@ CASES: dict[str, Case] = {
         Budget(2.0, 1e-5),
         {"method": "langevin", "max_steps": 20},
         _gibbs,
+    ),
+    "dp_spider": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {
+            "num_steps": 6,
+            "phase_length": 3,
+            "variation_batch_size": 8,
+            "x0": [0.1, -0.2],
+        },
+        _dp_spider,
+    ),
+    "spider_sosp": Case(
+        cosine_unconstrained,
+        Budget(8.0, 1e-5),
+        {"num_iters": 12, "alpha": 2.0, "x0": [0.1, -0.2]},
+        _spider_sosp,
     ),
 }

@@ -328,3 +328,45 @@ def test_quickstart_seed_is_an_assumption_and_the_default_key_is_fresh():
     assert config.SEED_ASSUMPTION not in fresh["privacy"]["total"]["assumptions"]
     assert "OS entropy" in fresh["run"]["rng_key"]
     assert "seed" not in json.dumps(fresh["run"])
+
+
+DP_SPIDER_CAPPED = """
+[job]
+kind = "finder"
+name = "dp_spider"
+
+[data]
+source = "synthetic"
+kind = "classification"
+n = 20000
+d = 2
+seed = 0
+
+[loss]
+name = "logistic_nonconvex"
+reg = 0.001
+
+[domain]
+kind = "ball"
+radius = 2.0
+
+[privacy]
+epsilon = 1.0
+delta = 1e-5
+max_evaluations = 2000000
+"""
+
+
+def test_dry_run_prints_the_capped_cost_of_dp_spider(tmp_path, capsys, monkeypatch):
+    """Issue 16 item 3: at n = 20,000 the theorem's schedule is over a million steps;
+    ``max_evaluations`` caps it, and the dry run prints the cost that will run."""
+    path = _config(tmp_path, DP_SPIDER_CAPPED)
+    _no_data(monkeypatch)
+    assert cli.main(["run", "--dry-run", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "cost: " in text and "gradient evaluations" in text
+    planned = _main_json(capsys, "run", "--dry-run", path)
+    cost = planned["plan"]["cost"]
+    assert 0 < cost["gradient_evaluations"] <= 2_000_000
+    steps = planned["plan"]["params"]["num_steps"]
+    assert "capped at T=" in steps["note"] and steps["value"] == cost["steps"]

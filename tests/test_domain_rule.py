@@ -105,8 +105,12 @@ def test_a_start_outside_k_is_refused_before_any_private_computation(name):
 def test_stochastic_spider_refuses_a_bounded_domain():
     """Algorithm 1 takes unconstrained, unclipped steps: constants on R^d only."""
     p = _ball_problem()
-    plan = plan_spider(p, epsilon=1.0, delta=DELTA, num_iters=5)
     p.loss_fn.armed = True
+    with pytest.raises(ValueError, match="Unconstrained"):  # refused at plan time
+        plan_spider(p, epsilon=1.0, delta=DELTA, num_iters=5)
+    # A plan of the unconstrained twin does not make the Ball problem acceptable.
+    twin = p.spec.replace(domain=dpsample.domains.Unconstrained(2))
+    plan = plan_spider(twin, epsilon=1.0, delta=DELTA, num_iters=5)
     with pytest.raises(ValueError, match="Unconstrained"):
         stochastic_spider(KEY, p, plan, x0=np.zeros(2))
 

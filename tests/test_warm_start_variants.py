@@ -395,11 +395,12 @@ def test_second_order_variant():
     assert info["finder_info"]["plan"]["variant"] == "empirical"
     # The finder's plan is built from psi, not from the declared loss_range.
     from dpsample.finders import plan_spider
+    from dpsample.finders.spider_sosp import PLAN_FIELDS
 
     plan_psi = plan_spider(
         prob, epsilon=2.0, delta=DELTA, num_iters=40, initial_gap=info["psi"]
     )
-    assert info["finder_info"]["plan"] == plan_psi._asdict()
+    assert info["finder_info"]["plan"] == {k: plan_psi[k] for k in PLAN_FIELDS}
     assert info["psi"] < prob.loss_range
     # A Ball problem is refused for spider_sosp (it takes unconstrained steps).
     with pytest.raises(ValueError, match="Unconstrained"):

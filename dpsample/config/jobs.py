@@ -48,8 +48,6 @@ __all__ = [
 #: TRANSITIONAL: name -> (kind, "module:function") of the algorithms not yet
 #: registered. Delete with the fallback once ``dpsample.registry`` lists them all.
 TRANSITIONAL: dict[str, tuple[str, str]] = {
-    "dp_spider": ("finder", "dpsample.finders.dp_spider:dp_spider"),
-    "spider_sosp": ("finder", "dpsample.finders:spider_sosp"),
     "dp_trust_region": ("finder", "dpsample.finders.trust_region:dp_trust_region"),
     "dp_stochastic_trust_region": (
         "finder",

@@ -21,7 +21,6 @@ from dpsample.finders.goldstein import (
     plan_goldstein,
 )
 from dpsample.finders.spider_sosp import (
-    SpiderPlan,
     plan_spider,
     spider_sosp,
     stochastic_spider,
@@ -33,7 +32,6 @@ from dpsample.finders.trust_region import (
 )
 
 __all__ = [
-    "SpiderPlan",
     "TRSubproblemSolution",
     "dp_sgd",
     "dp_sgd_guarantee",

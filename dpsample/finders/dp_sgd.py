@@ -106,7 +106,7 @@ from dpsample._src.clipping import (
     clip_margin,
 )
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
-from dpsample.domains import Ball
+from dpsample.domains import Ball, project_with, projection_operands
 from dpsample.finders import accounting
 from dpsample.finders.oracles import FirstKindOracle, first_kind
 from dpsample.plan import Budget, Cost, Param, Plan
@@ -131,37 +131,6 @@ REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
 _OUTPUTS = ("random", "last")
 
 
-def _ball_operands(problem: Problem, project: bool) -> dict[str, Any] | None:
-    """The projection as traced operands: ``None`` (identity) or radius and centre.
-
-    Passing the ball's radius and centre as operands (rather than closing over the
-    :class:`~dpsample.domains.Ball`) keeps the jitted cores keyed on structure only:
-    another ball of the same dimension reuses the compilation.
-    """
-    if project and isinstance(problem.domain, Ball):
-        ball = problem.domain
-        return {"radius": jnp.float64(ball.radius), "center": ball.center}
-    return None
-
-
-def _project(x: Array, ball: dict[str, Any] | None) -> Array:
-    """:meth:`Ball.project <dpsample.domains.Ball.project>` with traced radius/centre.
-
-    The same operations in the same order as ``Ball.project`` (so the iterates are
-    bit-for-bit those of the closed-over projection); ``ball=None`` is the identity.
-    """
-    if ball is None:
-        return x
-    radius, center = ball["radius"], ball["center"]
-    x = jnp.asarray(x, jnp.float64)
-    offset = x if center is None else x - center
-    sq = jnp.sum(offset**2, axis=-1, keepdims=True)
-    outside = sq > radius**2
-    safe = jnp.where(outside, sq, 1.0)
-    scaled = jnp.where(outside, offset * (radius / jnp.sqrt(safe)), offset)
-    return scaled if center is None else scaled + center
-
-
 def _sgd_scan_body(
     rng_key: PRNGKey,
     x0: Array,
@@ -175,7 +144,7 @@ def _sgd_scan_body(
     """Iterates ``x_1..x_T``; ``o_fn, o_ops = oracle.functional()``."""
 
     def step(x, key):
-        x_new = _project(x - learning_rate * o_fn(o_ops, key, x), ball)
+        x_new = project_with(x - learning_rate * o_fn(o_ops, key, x), ball)
         return x_new, x_new
 
     _, xs = jax.lax.scan(step, x0, jax.random.split(rng_key, num_steps))
@@ -207,8 +176,8 @@ def _sgd_iterates(
     return _sgd_scan_body(
         rng_key,
         x0,
-        learning_rate,
-        _ball_operands(oracle.problem, project),
+        jnp.asarray(learning_rate, jnp.float64),
+        projection_operands(oracle.spec.domain, project),
         o_ops,
         o_fn=o_fn,
         num_steps=num_steps,
@@ -712,7 +681,7 @@ class DPSGD(PrivateAlgorithm):
             k_run,
             jnp.asarray(plan["x0"], jnp.float64),
             jnp.float64(plan["learning_rate"]),
-            _ball_operands(problem, plan["project"]),
+            projection_operands(problem.domain, plan["project"]),
             o_ops,
             o_fn=o_fn,
             num_steps=num_steps,
@@ -870,9 +839,15 @@ def _transform_clip_scale(leaves: list[Any], batch: int, clip: float) -> Array:
     name = "float32" if "float32" in dtypes else "float64"
     bound = check_clip_bound(clip, name)
     dim = max(1, sum(math.prod(leaf.shape[1:]) for leaf in leaves))
-    sq = sum(jnp.sum(leaf.reshape(batch, -1) ** 2, axis=1) for leaf in leaves)
+    sq = jnp.sum(
+        jnp.stack([jnp.sum(leaf.reshape(batch, -1) ** 2, axis=1) for leaf in leaves]),
+        axis=0,
+    )
     coef, _ = clip_coefficients(
-        sq, jnp.ones(batch), bound / clip_margin(name, batch, dim), jnp.dtype(name)
+        sq,
+        jnp.ones(batch),
+        jnp.asarray(bound / clip_margin(name, batch, dim)),
+        jnp.dtype(name),
     )
     return coef
 

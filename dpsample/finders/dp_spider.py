@@ -69,6 +69,7 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -76,20 +77,21 @@ import jax
 import jax.numpy as jnp
 
 from dpsample._src import precision, validation
-from dpsample.domains import Ball
+from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
+from dpsample.domains import Ball, project_with, projection_operands
 from dpsample.finders import accounting
-from dpsample.finders.dp_sgd import _ball_operands, _project
 from dpsample.finders.oracles import (
     FirstKindOracle,
     SecondKindOracle,
     first_kind,
     second_kind,
 )
+from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
-from dpsample.problem import Problem, check_problem
+from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import Array, ArrayLike, PRNGKey
 
-__all__ = ["dp_spider", "spider_parameters"]
+__all__ = ["DPSpider", "DPSpiderInfo", "dp_spider", "spider_parameters"]
 
 _OUTPUTS = ("random", "last")
 
@@ -178,7 +180,7 @@ def _spider_scan_body(
             lambda: o1_fn(o1_ops, k1, w),
             lambda: est + o2_fn(o2_ops, k2, w, w_prev),
         )
-        w_new = _project(w - eta * est, ball)
+        w_new = project_with(w - eta * est, ball)
         return (w_new, w, est), w_new
 
     keys = jax.random.split(rng_key, num_steps)
@@ -224,7 +226,7 @@ def _spider_iterates(
         rng_key,
         w0,
         _spider_params(learning_rate, phase_length),
-        _ball_operands(o1.problem, project),
+        projection_operands(o1.spec.domain, project),
         o1_ops,
         o2_ops,
         o1_fn=o1_fn,
@@ -239,7 +241,7 @@ def dp_spider(
     *,
     epsilon: float,
     delta: float,
-    x0: ArrayLike,
+    x0: ArrayLike | None = None,
     num_steps: int | None = None,
     phase_length: int | None = None,
     learning_rate: float | None = None,
@@ -254,7 +256,9 @@ def dp_spider(
 ) -> PrivateResult:
     r"""DP-SPIDER with noise calibrated by an accountant to ``(epsilon, delta)``.
 
-    See the module docstring for the recursion, noise scales and defaults.
+    See the module docstring for the recursion, noise scales and defaults, and
+    :class:`DPSpider` for the plan/run form and the compute-budget rule: this is
+    ``DPSpider().solve(rng_key, problem, epsilon=..., delta=..., **options)``.
 
     The loop runs in a module-level jitted core keyed on the oracles' static structure
     (:meth:`~dpsample.finders.oracles.FirstKindOracle.functional`) and ``T`` only: a
@@ -267,7 +271,8 @@ def dp_spider(
             (anchors) and ``smoothness`` (variations; defaults).
         epsilon: Target epsilon ``> 0``.
         delta: Target delta in ``(0, 1)``.
-        x0: Public start ``w_0`` in the domain ``K``, shape ``(d,)``.
+        x0: Public start ``w_0`` in the domain ``K``, shape ``(d,)`` (default the
+            centre of the domain).
         num_steps: ``T`` (default Thm B.3).
         phase_length: ``q`` (default the proof's ``floor(1/(T abar^2))``).
         learning_rate: ``eta`` (default ``1/(2 beta)``).
@@ -320,188 +325,463 @@ def dp_spider(
         >>> res.privacy.epsilon(1e-5) <= 2.0
         True
     """
-    rng_key = validation.check_key(rng_key)
-    problem = check_problem(problem)
-    epsilon, delta = validation.check_privacy(epsilon, delta)
-    x0 = problem.spec.check_start(x0, "x0")
-    project = problem.spec.check_projection(
-        project, clipped=bool(clip), name="dp_spider"
-    )
-    if sampling not in ("poisson", "without_replacement"):
-        raise ValueError(
-            f"Expected sampling in ('poisson', 'without_replacement'), got {sampling!r}"
-        )
-    if output not in _OUTPUTS:
-        raise ValueError(f"Expected output in {_OUTPUTS}, got {output!r}")
-    big_l = validation.require_constant(
-        "lipschitz", problem.lipschitz, needed_for="DP-SPIDER (anchor sensitivity)"
-    )
-    n, d = problem.n, problem.dim
-    sources: dict[str, str] = {}
-    need_defaults = any(
-        v is None
-        for v in (num_steps, phase_length, learning_rate, variation_batch_size)
-    )
-    params: dict[str, Any] = {}
-    if need_defaults:
-        beta = validation.require_constant(
-            "smoothness",
-            problem.smoothness,
-            needed_for="DP-SPIDER's default parameters",
-        )
-        f0, sources["initial_gap"] = problem.spec.initial_gap(
-            initial_gap, needed_for="DP-SPIDER's default parameters"
-        )
-        params = spider_parameters(
-            n=n,
-            dim=d,
-            epsilon=epsilon,
-            delta=delta,
-            lipschitz=big_l,
-            smoothness=beta,
-            initial_gap=f0,
-        )
-
-    def pick(name: str, value: Any, key: str, check) -> Any:
-        if value is None:
-            sources[name] = "Arora et al. Thm B.3 (proof form)"
-            return params[key]
-        sources[name] = "user"
-        return check(name, value)
-
-    num_steps = pick("num_steps", num_steps, "num_steps", validation.positive_int)
-    phase_length = pick(
-        "phase_length", phase_length, "phase_length", validation.positive_int
-    )
-    if phase_length > num_steps:
-        raise ValueError(f"Expected phase_length={phase_length} <= T={num_steps}")
-    learning_rate = pick(
-        "learning_rate", learning_rate, "learning_rate", validation.positive
-    )
-    b1 = (
-        n
-        if anchor_batch_size is None
-        else problem.spec.check_batch_size(anchor_batch_size, "anchor_batch_size")
-    )
-    sources["anchor_batch_size"] = (
-        "Thm B.3: b1 = n" if anchor_batch_size is None else "user"
-    )
-    b2 = pick(
-        "variation_batch_size",
-        variation_batch_size,
-        "variation_batch_size",
-        lambda name, v: problem.spec.check_batch_size(v, name),
-    )
-    n_anchor = -(-num_steps // phase_length)
-    n_var = num_steps - n_anchor
-    if n_var > 0 and problem.smoothness is None and not clip:
-        sources["variation_bound"] = "2G (no smoothness declared)"
-    samp1 = "full_batch" if b1 == n else sampling
-    samp2 = "full_batch" if b2 == n else sampling
-
-    # Arora's noise shape: multipliers proportional to these factors (one constant c).
-    shape1 = max(1.0, b1 * math.sqrt(num_steps / phase_length) / n)
-    shape2 = max(1.0, b2 * math.sqrt(num_steps) / n)
-
-    def oracles(c: float) -> tuple[FirstKindOracle, SecondKindOracle]:
-        o1 = first_kind(
-            problem,
-            noise_multiplier=c * shape1,
-            sampling=samp1,
-            batch_size=None if samp1 == "full_batch" else b1,
-            clip_norm=big_l if clip else None,
-        )
-        o2 = second_kind(
-            problem,
-            noise_multiplier=c * shape2,
-            sampling=samp2,
-            batch_size=None if samp2 == "full_batch" else b2,
-            clip=clip,
-        )
-        return o1, o2
-
-    probe1, probe2 = oracles(1.0)  # eager validation (constants, batch sizes)
-
-    def make_guarantee(c: float) -> PrivacyGuarantee:
-        o1, o2 = oracles(c)
-        g = o1.run_guarantee(n_anchor)
-        return g.compose(o2.run_guarantee(n_var)) if n_var > 0 else g
-
-    def coarse(c: float) -> float:
-        parts = [
-            (
-                lambda route: accounting.replace_one_event(
-                    samp1, n, b1, probe1.max_batch_size, c * shape1, route
-                ),
-                n_anchor,
-            ),
-            (
-                lambda route: accounting.replace_one_event(
-                    samp2, n, b2, probe2.max_batch_size, c * shape2, route
-                ),
-                n_var,
-            ),
-        ]
-        return accounting.coarse_epsilon(parts, delta)
-
-    c, guarantee = accounting.calibrate_multiplier(
-        coarse, make_guarantee, epsilon=epsilon, delta=delta
-    )
-    o1, o2 = oracles(c)
-
-    # ---- the private computation
-    k_run, k_out = jax.random.split(rng_key)
-    o1_fn, o1_ops = o1.functional()
-    o2_fn, o2_ops = o2.functional()
-    ws = _spider_scan(
-        k_run,
-        x0,
-        _spider_params(learning_rate, phase_length),
-        _ball_operands(problem, project),
-        o1_ops,
-        o2_ops,
-        o1_fn=o1_fn,
-        o2_fn=o2_fn,
+    return DPSpider().solve(
+        rng_key,
+        problem,
+        epsilon=epsilon,
+        delta=delta,
+        x0=x0,
         num_steps=num_steps,
+        phase_length=phase_length,
+        learning_rate=learning_rate,
+        anchor_batch_size=anchor_batch_size,
+        variation_batch_size=variation_batch_size,
+        sampling=sampling,
+        initial_gap=initial_gap,
+        clip=clip,
+        output=output,
+        project=project,
+        return_iterates=return_iterates,
     )
-    if output == "last":
-        index = num_steps - 1
-    else:
-        index = int(jax.random.randint(k_out, (), 0, num_steps))
 
-    info: dict[str, Any] = {
-        "algorithm": "dp_spider",
-        "num_steps": num_steps,
-        "phase_length": phase_length,
-        "learning_rate": learning_rate,
-        "anchor_batch_size": b1,
-        "variation_batch_size": b2,
-        "anchor_sampling": samp1,
-        "variation_sampling": samp2,
-        "noise_constant": c,
-        "anchor_noise_multiplier": o1.noise_multiplier,
-        "variation_noise_multiplier": o2.noise_multiplier,
-        "sigma1": o1.noise_std,
-        "sigma2": (
-            None
-            if problem.smoothness is None
-            else o2.noise_multiplier * problem.smoothness / b2
-        ),
-        "sigma2_hat": o2.noise_multiplier * 2.0 * big_l / b2,
-        "oracle_calls": {"first_kind": n_anchor, "second_kind": n_var},
-        "gradient_evaluations": n_anchor * probe1.max_batch_size
-        + 2 * n_var * probe2.max_batch_size,
-        "output": output,
-        "output_index": index,
-        "clipped": clip,
-        "projected": bool(project and isinstance(problem.domain, Ball)),
-        "parameter_sources": sources,
-    }
-    if params:
-        info["theorem_parameters"] = params
-    if return_iterates:
-        info["iterates"] = ws
-    return PrivateResult(ws[index], guarantee, info)
+
+#: Source text of a parameter set by Arora et al.'s Thm B.3 (proof form).
+_THEOREM = "Arora et al. Thm B.3 (proof form)"
+
+
+def _param(value: Any, source: str) -> Param:
+    """A :class:`~dpsample.plan.Param` from an ``info["parameter_sources"]`` text."""
+    if source == "user":
+        return Param(value, "user")
+    if source == "declared loss_range":
+        return Param(value, "derived", "the declared loss_range")
+    return Param(value, "theorem", source)
+
+
+def _schedule_cost(
+    num_steps: int, phase_length: int, anchor_rows: int, variation_rows: int
+) -> int:
+    """Per-example gradients of a run: ``ceil(T/q) m_1 + 2 (T - ceil(T/q)) m_2``."""
+    n_anchor = -(-num_steps // phase_length)
+    return n_anchor * anchor_rows + 2 * (num_steps - n_anchor) * variation_rows
+
+
+def _capped_num_steps(
+    cap: int,
+    num_steps: int,
+    phase_of: Any,
+    anchor_rows: int,
+    variation_rows: int,
+) -> int:
+    """Largest ``T' <= T`` whose schedule ``(T', phase_of(T'))`` costs ``<= cap``.
+
+    Bisection on ``T'`` keeping the invariant that the lower end fits (the cost is
+    non-decreasing in ``T'`` up to the rounding of ``q``; the invariant makes the
+    answer fit regardless). Raises ``ValueError`` when not even one anchor fits.
+    """
+    if _schedule_cost(1, 1, anchor_rows, variation_rows) > cap:
+        raise ValueError(
+            f"max_evaluations={cap:,} is below one DP-SPIDER anchor ({anchor_rows:,} "
+            "per-example gradients)"
+        )
+    lo, hi = 1, num_steps
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _schedule_cost(mid, phase_of(mid), anchor_rows, variation_rows) <= cap:
+            lo = mid
+        else:
+            hi = mid
+    if _schedule_cost(hi, phase_of(hi), anchor_rows, variation_rows) <= cap:
+        return hi
+    return lo
+
+
+@dataclasses.dataclass(frozen=True)
+class DPSpiderInfo(AlgorithmInfo):
+    """Public facts of a :class:`DPSpider` run (``result.info``).
+
+    Attributes:
+        algorithm: ``"dp_spider"``.
+        num_steps: ``T``.
+        phase_length: ``q`` (an anchor at every ``t`` with ``q | t``).
+        learning_rate: ``eta``.
+        anchor_batch_size: ``b_1``.
+        variation_batch_size: ``b_2``.
+        anchor_sampling: Scheme of the anchors (``"full_batch"`` when ``b_1 = n``).
+        variation_sampling: Scheme of the variations.
+        noise_constant: The calibrated constant ``c`` over Arora's shape factors.
+        anchor_noise_multiplier: ``z_1`` (noise std on the sum over ``G``).
+        variation_noise_multiplier: ``z_2`` (over ``min(M ||dw||, 2G)``).
+        sigma1: Anchor noise std on the mean.
+        sigma2: Variation noise std per unit of ``||w_t - w_{t-1}||`` (``None``
+            without a declared smoothness).
+        sigma2_hat: Its cap ``z_2 2G / b_2``.
+        oracle_calls: ``{"first_kind": ceil(T/q), "second_kind": T - ceil(T/q)}``.
+        gradient_evaluations: Per-example gradients (padded rows included).
+        output: ``"random"`` or ``"last"``.
+        output_index: Index of the released iterate (drawn from the key only).
+        clipped: Whether per-example terms are clipped.
+        projected: Whether the iterates were projected onto a ball.
+        parameter_sources: Where each parameter came from (text).
+        theorem_parameters: Thm B.3's parameters, when a default was needed.
+        iterates: All iterates (``return_iterates=True``), covered by the guarantee.
+    """
+
+    algorithm: str
+    num_steps: int
+    phase_length: int
+    learning_rate: float
+    anchor_batch_size: int
+    variation_batch_size: int
+    anchor_sampling: str
+    variation_sampling: str
+    noise_constant: float
+    anchor_noise_multiplier: float
+    variation_noise_multiplier: float
+    sigma1: float
+    sigma2: float | None
+    sigma2_hat: float
+    oracle_calls: dict[str, int]
+    gradient_evaluations: int
+    output: str
+    output_index: int
+    clipped: bool
+    projected: bool
+    parameter_sources: dict[str, str]
+    theorem_parameters: dict[str, Any] | None = optional()
+    iterates: Array | None = optional()
+    diagnostics: None = None
+
+
+class DPSpider(PrivateAlgorithm):
+    """DP-SPIDER in two phases: :meth:`plan` in public, :meth:`run` privately.
+
+    See the module docstring for the recursion, the noise scales and the defaults,
+    and :func:`dp_spider` for every option (the same keywords, bound at construction
+    or given to :meth:`plan`). ``x0`` defaults to the centre of the domain.
+
+    Compute budget: with ``Budget(max_evaluations=E)``, a theorem-default ``T``
+    whose schedule needs more than ``E`` per-example gradients
+    (``ceil(T/q) m_1 + 2 (T - ceil(T/q)) m_2``, ``m`` the padded rows of a batch) is
+    capped at the largest ``T' <= T`` that fits, and the parameters the theorem
+    derives from ``T`` are re-derived at ``T'``: the phase length ``q = floor(1/(T'
+    abar^2))`` in ``[1, T']`` (unless the caller fixed it); ``b_2``, ``b_1 = n`` and
+    ``eta`` do not depend on ``T``. The noise is then calibrated for what runs. A
+    ``num_steps`` given by the caller whose schedule exceeds ``E`` is refused.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp, dpsample
+        >>> from dpsample.finders.dp_spider import DPSpider
+        >>> from dpsample.plan import Budget
+        >>> data = {"z": jnp.linspace(-1.0, 1.0, 8)[:, None]}
+        >>> prob = dpsample.Problem(lambda x, z: 0.5 * jnp.sum((x - z["z"]) ** 2),
+        ...     data, dpsample.Ball(2.0, dim=1), lipschitz=3.0, smoothness=1.0,
+        ...     loss_range=4.5)
+        >>> algo = DPSpider(num_steps=6, phase_length=3, variation_batch_size=4)
+        >>> plan = algo.plan(prob.spec, Budget(2.0, 1e-5))
+        >>> plan.source("noise_constant"), plan["phase_length"]
+        ('calibrated', 3)
+        >>> plan.cost.gradient_evaluations  # 2 anchors of 8 + 4 x 2 x 8 padded rows
+        80
+        >>> res = algo.run(jax.random.key(0), plan, prob.data)
+        >>> res.privacy is plan.guarantee, res.info.oracle_calls
+        (True, {'first_kind': 2, 'second_kind': 4})
+    """
+
+    name = "dp_spider"
+    kind = "finder"
+    seed = "003"
+    theorem = "Algorithm 1 (Arora et al. 2023, Alg. 2), Theorem 3.1 / Arora Thm B.3"
+    guarantee_type = (
+        "(epsilon, delta): ceil(T/q) anchor and T - ceil(T/q) variation Gaussian "
+        "releases, dp_accounting PLD/RDP"
+    )
+    summary = "DP-SPIDER (private SpiderBoost): anchors plus paired variations"
+
+    def _plan(  # type: ignore[override]
+        self,
+        spec: ProblemSpec,
+        budget: Budget,
+        *,
+        x0: ArrayLike | None = None,
+        num_steps: int | None = None,
+        phase_length: int | None = None,
+        learning_rate: float | None = None,
+        anchor_batch_size: int | None = None,
+        variation_batch_size: int | None = None,
+        sampling: str = "poisson",
+        initial_gap: float | None = None,
+        clip: bool = False,
+        output: str = "random",
+        project: bool = True,
+        return_iterates: bool = False,
+    ) -> Plan:
+        epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
+        if x0 is None:
+            x0_param = Param(
+                spec.domain.center_point, "default", "the centre of the domain"
+            )
+        else:
+            x0_param = Param(spec.check_start(x0, "x0"), "user")
+        project = spec.check_projection(project, clipped=bool(clip), name="dp_spider")
+        if sampling not in ("poisson", "without_replacement"):
+            raise ValueError(
+                "Expected sampling in ('poisson', 'without_replacement'), got "
+                f"{sampling!r}"
+            )
+        if output not in _OUTPUTS:
+            raise ValueError(f"Expected output in {_OUTPUTS}, got {output!r}")
+        big_l = validation.require_constant(
+            "lipschitz", spec.lipschitz, needed_for="DP-SPIDER (anchor sensitivity)"
+        )
+        n, d = spec.n, spec.dim
+        sources: dict[str, str] = {}
+        user_steps, user_phase = num_steps, phase_length
+        need_defaults = any(
+            v is None
+            for v in (num_steps, phase_length, learning_rate, variation_batch_size)
+        )
+        theorem: dict[str, Any] = {}
+        f0 = None
+        if need_defaults:
+            beta = validation.require_constant(
+                "smoothness",
+                spec.smoothness,
+                needed_for="DP-SPIDER's default parameters",
+            )
+            f0, sources["initial_gap"] = spec.initial_gap(
+                initial_gap, needed_for="DP-SPIDER's default parameters"
+            )
+            theorem = spider_parameters(
+                n=n,
+                dim=d,
+                epsilon=epsilon,
+                delta=delta,
+                lipschitz=big_l,
+                smoothness=beta,
+                initial_gap=f0,
+            )
+
+        def pick(name: str, value: Any, check: Any) -> Any:
+            if value is None:
+                sources[name] = _THEOREM
+                return theorem[name]
+            sources[name] = "user"
+            return check(name, value)
+
+        num_steps = pick("num_steps", num_steps, validation.positive_int)
+        phase_length = pick("phase_length", phase_length, validation.positive_int)
+        if phase_length > num_steps:
+            raise ValueError(f"Expected phase_length={phase_length} <= T={num_steps}")
+        learning_rate = pick("learning_rate", learning_rate, validation.positive)
+        b1 = (
+            n
+            if anchor_batch_size is None
+            else spec.check_batch_size(anchor_batch_size, "anchor_batch_size")
+        )
+        sources["anchor_batch_size"] = (
+            "Thm B.3: b1 = n" if anchor_batch_size is None else "user"
+        )
+        b2 = pick(
+            "variation_batch_size",
+            variation_batch_size,
+            lambda name, v: spec.check_batch_size(v, name),
+        )
+        samp1 = "full_batch" if b1 == n else sampling
+        samp2 = "full_batch" if b2 == n else sampling
+
+        def oracles(
+            c: float, shape1: float = 1.0, shape2: float = 1.0
+        ) -> tuple[FirstKindOracle, SecondKindOracle]:
+            o1 = first_kind(
+                spec,
+                noise_multiplier=c * shape1,
+                sampling=samp1,
+                batch_size=None if samp1 == "full_batch" else b1,
+                clip_norm=big_l if clip else None,
+            )
+            o2 = second_kind(
+                spec,
+                noise_multiplier=c * shape2,
+                sampling=samp2,
+                batch_size=None if samp2 == "full_batch" else b2,
+                clip=clip,
+            )
+            return o1, o2
+
+        # eager validation (constants, batch sizes) and the padded rows of a batch
+        probe1, probe2 = oracles(1.0)
+        m1, m2 = probe1.max_batch_size, probe2.max_batch_size
+        cap = budget.max_evaluations
+        if cap is not None and _schedule_cost(num_steps, phase_length, m1, m2) > cap:
+            need = _schedule_cost(num_steps, phase_length, m1, m2)
+            if user_steps is not None:
+                raise ValueError(
+                    f"num_steps={num_steps} (q={phase_length}) needs {need:,} "
+                    f"per-example gradients, over max_evaluations={cap:,}"
+                )
+            abar = theorem["abar"]
+
+            def phase_of(t: int) -> int:
+                if user_phase is not None:
+                    return min(user_phase, t)
+                return max(1, min(t, math.floor(1.0 / (t * abar**2))))
+
+            capped = _capped_num_steps(cap, num_steps, phase_of, m1, m2)
+            if user_phase is not None and phase_length > capped:
+                raise ValueError(
+                    f"max_evaluations={cap:,} allows T={capped} steps, fewer than "
+                    f"the given phase_length={phase_length}"
+                )
+            sources["num_steps"] += (
+                f"; capped at T={capped} (max_evaluations={cap:,}: the largest T "
+                f"whose schedule fits, was {num_steps})"
+            )
+            num_steps, phase_length = capped, phase_of(capped)
+            if user_phase is None:
+                sources["phase_length"] += " at the capped T"
+        n_anchor = -(-num_steps // phase_length)
+        n_var = num_steps - n_anchor
+        if n_var > 0 and spec.smoothness is None and not clip:
+            sources["variation_bound"] = "2G (no smoothness declared)"
+
+        # Arora's noise shape: multipliers proportional to these factors (one
+        # constant c).
+        shape1 = max(1.0, b1 * math.sqrt(num_steps / phase_length) / n)
+        shape2 = max(1.0, b2 * math.sqrt(num_steps) / n)
+
+        def make_guarantee(c: float) -> PrivacyGuarantee:
+            o1, o2 = oracles(c, shape1, shape2)
+            g = o1.run_guarantee(n_anchor)
+            return g.compose(o2.run_guarantee(n_var)) if n_var > 0 else g
+
+        def coarse(c: float) -> float:
+            parts = [
+                (
+                    lambda route: accounting.replace_one_event(
+                        samp1, n, b1, m1, c * shape1, route
+                    ),
+                    n_anchor,
+                ),
+                (
+                    lambda route: accounting.replace_one_event(
+                        samp2, n, b2, m2, c * shape2, route
+                    ),
+                    n_var,
+                ),
+            ]
+            return accounting.coarse_epsilon(parts, delta)
+
+        c, guarantee = accounting.calibrate_multiplier(
+            coarse, make_guarantee, epsilon=epsilon, delta=delta
+        )
+        o1, o2 = oracles(c, shape1, shape2)
+        params: dict[str, Param] = {
+            "x0": x0_param,
+            "num_steps": _param(num_steps, sources["num_steps"]),
+            "phase_length": _param(phase_length, sources["phase_length"]),
+            "learning_rate": _param(learning_rate, sources["learning_rate"]),
+            "anchor_batch_size": _param(b1, sources["anchor_batch_size"]),
+            "variation_batch_size": _param(b2, sources["variation_batch_size"]),
+            "sampling": Param(sampling, "user" if sampling != "poisson" else "default"),
+            "anchor_sampling": Param(samp1, "derived", "full batch when b1 = n"),
+            "variation_sampling": Param(samp2, "derived", "full batch when b2 = n"),
+            "noise_constant": Param(
+                c, "calibrated", "smallest c the accountant certifies (PLD/RDP)"
+            ),
+            "anchor_noise_multiplier": Param(
+                o1.noise_multiplier, "derived", "c max{1, b1 sqrt(T/q)/n}"
+            ),
+            "variation_noise_multiplier": Param(
+                o2.noise_multiplier, "derived", "c max{1, b2 sqrt(T)/n}"
+            ),
+            "sigma1": Param(o1.noise_std, "derived", "z1 G F / b1"),
+            "sigma2": Param(
+                None
+                if spec.smoothness is None
+                else o2.noise_multiplier * spec.smoothness / b2,
+                "derived",
+                "z2 M / b2 per unit of ||w_t - w_{t-1}||",
+            ),
+            "sigma2_hat": Param(
+                o2.noise_multiplier * 2.0 * big_l / b2, "derived", "z2 2G / b2"
+            ),
+            "clip": Param(bool(clip), "user" if clip else "default"),
+            "output": Param(output, "user" if output != "random" else "default"),
+            "project": Param(project, "default" if project else "user"),
+            "return_iterates": Param(bool(return_iterates), "default"),
+        }
+        if f0 is not None:
+            params["initial_gap"] = _param(f0, sources["initial_gap"])
+        return Plan(
+            algorithm=self.name,
+            spec=spec,
+            budget=budget,
+            params=params,
+            guarantee=guarantee,
+            cost=Cost(
+                gradient_evaluations=_schedule_cost(num_steps, phase_length, m1, m2),
+                steps=num_steps,
+            ),
+            internal={
+                "o1": o1,
+                "o2": o2,
+                "n_anchor": n_anchor,
+                "n_var": n_var,
+                "sources": sources,
+                "theorem_parameters": theorem or None,
+            },
+        )
+
+    def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
+        o1 = plan.internal["o1"].with_data(problem)
+        o2 = plan.internal["o2"].with_data(problem)
+        num_steps = plan["num_steps"]
+        k_run, k_out = jax.random.split(rng_key)
+        o1_fn, o1_ops = o1.functional()
+        o2_fn, o2_ops = o2.functional()
+        ws = _spider_scan(
+            k_run,
+            jnp.asarray(plan["x0"], jnp.float64),
+            _spider_params(plan["learning_rate"], plan["phase_length"]),
+            projection_operands(problem.domain, plan["project"]),
+            o1_ops,
+            o2_ops,
+            o1_fn=o1_fn,
+            o2_fn=o2_fn,
+            num_steps=num_steps,
+        )
+        if plan["output"] == "last":
+            index = num_steps - 1
+        else:
+            index = int(jax.random.randint(k_out, (), 0, num_steps))
+        n_anchor, n_var = plan.internal["n_anchor"], plan.internal["n_var"]
+        info = DPSpiderInfo(
+            algorithm=self.name,
+            num_steps=num_steps,
+            phase_length=plan["phase_length"],
+            learning_rate=plan["learning_rate"],
+            anchor_batch_size=plan["anchor_batch_size"],
+            variation_batch_size=plan["variation_batch_size"],
+            anchor_sampling=plan["anchor_sampling"],
+            variation_sampling=plan["variation_sampling"],
+            noise_constant=plan["noise_constant"],
+            anchor_noise_multiplier=o1.noise_multiplier,
+            variation_noise_multiplier=o2.noise_multiplier,
+            sigma1=o1.noise_std,
+            sigma2=plan["sigma2"],
+            sigma2_hat=plan["sigma2_hat"],
+            oracle_calls={"first_kind": n_anchor, "second_kind": n_var},
+            gradient_evaluations=plan.cost.gradient_evaluations,
+            output=plan["output"],
+            output_index=index,
+            clipped=plan["clip"],
+            projected=bool(plan["project"] and isinstance(problem.domain, Ball)),
+            parameter_sources=dict(plan.internal["sources"]),
+            theorem_parameters=plan.internal["theorem_parameters"],
+            iterates=ws if plan["return_iterates"] else None,
+        )
+        return PrivateResult(ws[index], plan.guarantee, info)  # type: ignore[arg-type]
 
 
 precision.scope_public(globals())

@@ -67,10 +67,11 @@ Accounting matches the scheme that runs (dp-libraries spec §4.1); each call's
   not used.)
 * ``"fresh"``: the caller passes the batch indices, disjoint across *all* calls of the
   run (population variants, seed 000 Eq. (3): rows of one public random permutation,
-  see :func:`fresh_batches`). Each example then influences at most one release, so by
-  parallel composition a whole run is covered by one call's guarantee (the full
-  batch's, :meth:`FirstKindOracle.run_guarantee`). Runs that mix several fresh oracles
-  on one permutation are covered by composing one call of each.
+  see :func:`~dpsample.finders.batches.fresh_batches`). Each example then influences
+  at most one release, so by parallel composition a whole run is covered by one
+  call's guarantee (the full batch's, :meth:`FirstKindOracle.run_guarantee`). Runs
+  that mix several fresh oracles on one permutation are covered by composing one call
+  of each.
 
 Clipping in floating point (O1 with ``clip_norm``). Rows are clipped at ``C / F``,
 where ``C = min(G, clip_norm)`` is the accounted bound (so a gradient that breaks the
@@ -113,6 +114,11 @@ record. Noise is drawn with fresh keys (split from the caller's key, never reuse
 ``estimate_fn`` is a pure JAX function suitable for ``jit``/``lax.scan``; calling the
 oracle object eagerly returns ``(estimate, record)``.
 
+Modules: the batches each scheme draws are :mod:`dpsample.finders.batches`; the
+static structures and gradient statistics of the functional form are
+:mod:`dpsample.finders.functional`; this module builds, validates and accounts the
+oracles.
+
 Compilation reuse: ``estimate_fn`` closes over the data and the noise scale, so a jitted
 loop that calls it is traced afresh for every oracle object. Loops that should compile
 once per shape use :meth:`FirstKindOracle.functional` /
@@ -134,14 +140,11 @@ References:
 from __future__ import annotations
 
 import copy
-import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import dp_accounting
-import jax
-import jax.numpy as jnp
 
 from dpsample._src import precision, validation
 from dpsample._src.clipping import (
@@ -150,12 +153,12 @@ from dpsample._src.clipping import (
     check_clip_bound,
     check_gradient_dtype,
     clip_margin,
-    clipped_sum,
     difference_margin,
-    usable_clip_bound,
 )
 from dpsample.errors import MissingConstantError
 from dpsample.finders import accounting
+from dpsample.finders.batches import draw_batch, resolve_sampling
+from dpsample.finders.functional import FirstKindFn, SecondKindFn, cast_floating
 from dpsample.privacy import PrivacyGuarantee
 from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import Array, ArrayLike, PRNGKey
@@ -166,8 +169,6 @@ __all__ = [
     "SecondKindOracle",
     "first_kind",
     "second_kind",
-    "fresh_batches",
-    "sample_batch",
     "clip_margin",
     "GRADIENT_DTYPES",
 ]
@@ -219,243 +220,6 @@ class OracleRecord(NamedTuple):
     composition: str
 
 
-# --------------------------------------------------------------------------- batches
-def _redrawn(rng_key: PRNGKey, draw: Callable[[PRNGKey], tuple[Array, Array]]) -> Array:
-    """``draw(key) -> (value, reject)``, redrawn with folded keys until accepted.
-
-    The rejection events used here are symmetric in the indices, so the accepted
-    value has the ideal law exactly; the loop depends on the keys only, never on the
-    data.
-    """
-
-    def redraw(state: tuple[Any, Array, Array]) -> tuple[Any, Array, Array]:
-        key = jax.random.fold_in(state[0], 1)
-        return (key, *draw(key))
-
-    value, reject = draw(rng_key)
-    return jax.lax.while_loop(lambda s: s[2], redraw, (rng_key, value, reject))[1]
-
-
-def _compact(mask: Array, size: int, fill: int = 0) -> Array:
-    """The indices where ``mask`` holds, in increasing order, in ``size`` slots.
-
-    One prefix sum and one scatter (no sort); indices beyond ``size`` are dropped and
-    unused slots hold ``fill``.
-    """
-    slot = jnp.where(mask, jnp.cumsum(mask) - 1, size)  # size: dropped
-    ar = jnp.arange(mask.shape[0], dtype=jnp.int32)
-    return jnp.full(size, fill, jnp.int32).at[slot].set(ar, mode="drop")
-
-
-def _uniform_subset_of(rng_key: PRNGKey, mask: Array, k: int) -> Array:
-    """A uniformly random ``k``-subset of the indices where ``mask`` holds (``> k``).
-
-    The indices of the ``k`` smallest of iid uniform keys over the masked-in
-    indices (masked-out keys count as larger than every other). A tie at the
-    boundary (the ``k``-th and ``(k+1)``-th smallest keys equal, both masked in)
-    would break symmetry, so such a draw is redrawn (:func:`_redrawn`): the subset is
-    then *exactly* uniform, not only up to the tie probability (about ``n^2 2^-53``).
-    """
-    n = mask.shape[0]
-
-    def draw(key: PRNGKey) -> tuple[Array, Array]:
-        keys = jnp.where(mask, jax.random.uniform(key, (n,), jnp.float64), 2.0)
-        neg, idx = jax.lax.top_k(-keys, min(k + 1, n))
-        tie = (neg[k - 1] == neg[k]) & (-neg[k] < 1.5) if k < n else jnp.bool_(False)
-        return idx[:k].astype(jnp.int32), tie
-
-    return _redrawn(rng_key, draw)
-
-
-#: Slots for the boundary bucket of :func:`_uniform_subset` (a draw whose boundary
-#: bucket holds more keys, probability below 1e-30, is redrawn).
-_BUCKET_CAP = 32
-
-
-def _uniform_subset(rng_key: PRNGKey, n: int, k: int) -> Array:
-    """A uniformly random ``k``-subset of ``range(n)`` as ``(k,)`` int32 indices.
-
-    The subset is the indices of the ``k`` smallest of ``n`` iid uniform 32-bit keys,
-    found in ``O(n)`` without a sort: a histogram over the keys' top
-    ``ceil(log2 n)`` bits locates the bucket holding the ``k``-th smallest key, every
-    key below that bucket is in, and the bucket's few keys (compacted into
-    :data:`_BUCKET_CAP` slots) are ranked pairwise. A draw is redrawn (with a folded
-    key) when two keys in the boundary bucket are equal or the bucket overflows the
-    slots; both events are symmetric in the indices, so the accepted subset is
-    *exactly* uniform (given ideal random bits), not only up to the tie probability.
-    Indices come out in increasing order.
-    """
-    if k >= n:
-        return jnp.arange(n, dtype=jnp.int32)
-    nbits = max(1, math.ceil(math.log2(n)))
-    shift, nb, cap = 32 - nbits, 1 << nbits, _BUCKET_CAP
-
-    def draw(key: PRNGKey) -> tuple[Array, Array]:
-        keys = jax.random.bits(key, (n,), jnp.uint32)
-        bucket = (keys >> shift).astype(jnp.int32)
-        counts = jnp.zeros(nb, jnp.int32).at[bucket].add(1)
-        cum = jnp.cumsum(counts)
-        boundary = jnp.argmax(cum >= k)
-        size = counts[boundary]
-        need = k - (cum[boundary] - size)  # keys taken from the boundary bucket
-        bidx = _compact(bucket == boundary, cap, fill=n)  # n: no index
-        bkey = keys.at[bidx].get(mode="fill", fill_value=0)
-        valid = jnp.arange(cap) < size
-        pair = valid[:, None] & valid[None, :]
-        rank = jnp.sum((bkey[None, :] < bkey[:, None]) & pair, axis=1)
-        tie = jnp.any(
-            (bkey[None, :] == bkey[:, None]) & pair & ~jnp.eye(cap, dtype=bool)
-        )
-        chosen = jnp.zeros(n, bool).at[bidx].set(valid & (rank < need), mode="drop")
-        return _compact((bucket < boundary) | chosen, k), tie | (size > cap)
-
-    return _redrawn(rng_key, draw)
-
-
-def sample_batch(
-    rng_key: PRNGKey,
-    n: int,
-    *,
-    sampling: str,
-    batch_size: int,
-    max_batch_size: int | None = None,
-) -> tuple[Array, Array]:
-    """Draw one batch as ``(indices, weights)`` of a fixed shape (jittable).
-
-    * ``"full_batch"``: ``arange(n)``, weights 1.
-    * ``"without_replacement"``: a uniform size-``batch_size`` subset (the indices of
-      the smallest of ``n`` iid uniform keys, found in ``O(n)`` without a sort and
-      exactly uniform: boundary ties are redrawn), weights 1.
-    * ``"poisson"``: each index joins independently with probability
-      ``batch_size / n``; the joined indices fill the ``max_batch_size`` slots in
-      index order (one pass, no sort), the rest are padding (weight 0, index 0). If
-      more join than there are slots (an event of probability
-      ``overflow_probability``, accounted by the truncated event), a uniformly random
-      subset of the joined indices is kept, as that event assumes.
-
-    Args:
-        rng_key: A JAX PRNG key.
-        n: Dataset size.
-        sampling: The scheme.
-        batch_size: ``b`` (expected size for Poisson).
-        max_batch_size: Padded size for Poisson (default
-            :func:`~dpsample.finders.accounting.poisson_max_batch`).
-
-    Returns:
-        ``(indices, weights)``, int and float64 arrays of the same length.
-
-    Examples:
-        >>> import jax
-        >>> from dpsample.finders.oracles import sample_batch
-        >>> idx, w = sample_batch(jax.random.key(0), 10, sampling="poisson",
-        ...                       batch_size=2, max_batch_size=6)
-        >>> idx.shape, w.shape
-        ((6,), (6,))
-    """
-    if sampling == "full_batch":
-        return jnp.arange(n), jnp.ones(n, jnp.float64)
-    if sampling == "without_replacement":
-        idx = _uniform_subset(rng_key, n, batch_size)
-        return idx, jnp.ones(batch_size, jnp.float64)
-    if sampling == "poisson":
-        m = (
-            accounting.poisson_max_batch(n, batch_size / n)
-            if max_batch_size is None
-            else max_batch_size
-        )
-        k_in, k_order = jax.random.split(rng_key)
-        joined = jax.random.uniform(k_in, (n,), jnp.float64) < batch_size / n
-        count = jnp.sum(joined)
-
-        def compact(_: None) -> tuple[Array, Array]:
-            return _compact(joined, m), (jnp.arange(m) < count).astype(jnp.float64)
-
-        def truncate(_: None) -> tuple[Array, Array]:
-            idx = _uniform_subset_of(k_order, joined, m)
-            return idx, jnp.ones(m, jnp.float64)  # count > m: every slot is real
-
-        return jax.lax.cond(count <= m, compact, truncate, None)
-    raise ValueError(
-        f"sample_batch draws full_batch, poisson or without_replacement batches, got "
-        f"{sampling!r}"
-    )
-
-
-def fresh_batches(
-    rng_key: PRNGKey, n: int, *, batch_size: int, num_batches: int
-) -> Array:
-    """Disjoint batches from one public random permutation (``"fresh"`` oracles).
-
-    The permutation depends on the key only (never on the data), so the batches are
-    public; each example appears in at most one row.
-
-    Args:
-        rng_key: A JAX PRNG key.
-        n: Dataset size.
-        batch_size: Rows' length ``b``.
-        num_batches: Number of rows ``k``; needs ``k b <= n``.
-
-    Returns:
-        Indices of shape ``(num_batches, batch_size)``.
-
-    Raises:
-        ValueError: If ``num_batches * batch_size > n`` (samples would be reused).
-
-    Examples:
-        >>> import jax
-        >>> from dpsample.finders.oracles import fresh_batches
-        >>> fresh_batches(jax.random.key(0), 10, batch_size=3, num_batches=3).shape
-        (3, 3)
-    """
-    validation.check_key(rng_key)
-    n = validation.positive_int("n", n)
-    b = validation.positive_int("batch_size", batch_size)
-    k = validation.positive_int("num_batches", num_batches)
-    if b * k > n:
-        raise ValueError(
-            f"fresh batches need num_batches * batch_size = {k * b} <= n = {n} "
-            "(each sample is used at most once)"
-        )
-    perm = jax.random.permutation(rng_key, n)
-    return perm[: k * b].reshape(k, b)
-
-
-# --------------------------------------------------------------------------- helpers
-def _check_sampling(
-    spec: ProblemSpec,
-    sampling: str,
-    batch_size: int | None,
-    max_batch_size: int | None,
-) -> tuple[int, int, float]:
-    """Validate the scheme; return ``(b, max_batch, overflow_probability)``."""
-    if sampling not in accounting.SAMPLING_SCHEMES:
-        raise ValueError(
-            f"Expected sampling in {accounting.SAMPLING_SCHEMES}, got {sampling!r}"
-        )
-    n = spec.n
-    if sampling == "full_batch":
-        if batch_size is not None and int(batch_size) != n:
-            raise ValueError(
-                f"full_batch uses all n={n} examples; got batch_size={batch_size}"
-            )
-        if max_batch_size is not None:
-            raise ValueError("max_batch_size applies to poisson sampling only")
-        return n, n, 0.0
-    if batch_size is None:
-        raise ValueError(f"sampling={sampling!r} needs a batch_size")
-    b = spec.check_batch_size(batch_size)
-    if sampling != "poisson":
-        if max_batch_size is not None:
-            raise ValueError("max_batch_size applies to poisson sampling only")
-        return b, b, 0.0
-    q = b / n
-    if max_batch_size is None:
-        m = accounting.poisson_max_batch(n, q)
-    else:
-        m = spec.check_batch_size(max_batch_size, "max_batch_size")
-    return b, m, accounting.poisson_overflow_probability(n, q, m)
-
-
 def _event_and_guarantee(
     sampling: str, n: int, b: int, m: int, z: float
 ) -> tuple[Any, PrivacyGuarantee, str]:
@@ -477,22 +241,7 @@ def _event_and_guarantee(
     return ev, PrivacyGuarantee.from_event(ev, relation=REPLACE_ONE), "sequential"
 
 
-def _gather(data: Any, idx: Array) -> Any:
-    return jax.tree.map(lambda leaf: leaf[idx], data)
-
-
-def _weighted_grad_sum(loss_fn: Any, x: Array, batch: Any, w: Array) -> Array:
-    def total(p: Array) -> Array:
-        return jnp.sum(w * jax.vmap(loss_fn, in_axes=(None, 0))(p, batch))
-
-    return jax.grad(total)(x)
-
-
-def _per_example_grads(loss_fn: Any, x: Array, batch: Any) -> Array:
-    return jax.vmap(jax.grad(loss_fn), in_axes=(None, 0))(x, batch)
-
-
-def _margin_of(problem: Problem, gradient_dtype: str, rows: int) -> float:
+def _margin_of(problem: Problem | ProblemSpec, gradient_dtype: str, rows: int) -> float:
     """Rounding margin of the clipped sum the oracle will run for ``problem``.
 
     A :class:`~dpsample._src.clipping.GhostClippedLoss` (e.g.
@@ -503,213 +252,6 @@ def _margin_of(problem: Problem, gradient_dtype: str, rows: int) -> float:
     if isinstance(problem.loss_fn, GhostClippedLoss):
         return float(problem.loss_fn.gradient_margin(gradient_dtype, rows))
     return clip_margin(gradient_dtype, rows, problem.dim)
-
-
-def _cast_floating(tree: Any, dtype: str) -> Any:
-    """Floating leaves of ``tree`` in ``dtype``; other leaves unchanged."""
-
-    def cast(leaf: Any) -> Any:
-        leaf = jnp.asarray(leaf)
-        if jnp.issubdtype(leaf.dtype, jnp.floating):
-            return leaf.astype(dtype)
-        return leaf
-
-    return jax.tree.map(cast, tree)
-
-
-def _clipped_sum(
-    loss_fn: Any, x: Array, batch: Any, w: Array, bound: Array, dtype: str
-) -> Array:
-    r"""``sum_i w_i clip_bound(grad f(x, z_i))`` (float64), gradients in ``dtype``.
-
-    Norms, scale and weighted sum are fused: one pass computes the squared norms,
-    then one matrix-vector product ``c^T G`` with ``c_i = w_i min(1, bound /
-    ||g_i||)`` sums the rows (the ``(m, d)`` matrix of per-example gradients is not
-    scaled and copied first). Rows whose squared norm is not finite (an overflowing,
-    infinite or NaN gradient) contribute zero, so the output never exceeds the bound
-    per row and a NaN example cannot poison (or reveal itself in) the release
-    (:func:`~dpsample._src.clipping.clipped_sum`). ``bound`` already includes
-    the margin of :func:`clip_margin`.
-    """
-    if isinstance(
-        loss_fn, GhostClippedLoss
-    ):  # layered model: no (m, d) per-example gradients
-        return loss_fn.clipped_gradient_sum(x, batch, w, bound, dtype)
-    ft = jnp.dtype(dtype)
-    g = _per_example_grads(loss_fn, x.astype(ft), _cast_floating(batch, dtype))
-    return clipped_sum(g, w, bound, ft)
-
-
-def _distance(x: Array, y: Array) -> Array:
-    """``||x - y||``, scaled by the largest entry so that tiny steps do not underflow.
-
-    ``d + 4`` roundings at most (subtraction, quotient, square, ``d - 1`` additions,
-    square root, product), which :func:`~dpsample._src.clipping.difference_margin`'s
-    factor covers.
-    """
-    diff = x - y
-    s = jnp.max(jnp.abs(diff))
-    return s * jnp.linalg.norm(diff / jnp.where(s > 0, s, 1.0))
-
-
-def _spec_batch(
-    spec: _FirstKindFn | _SecondKindFn,
-    rng_key: PRNGKey,
-    data: Any,
-    indices: ArrayLike | None,
-) -> tuple[Any, Array]:
-    """``(batch pytree, weights)`` of one call of an oracle with structure ``spec``."""
-    if spec.sampling == "fresh":
-        if indices is None:
-            raise ValueError("a 'fresh' oracle needs the batch indices")
-        idx = jnp.asarray(indices)
-        if idx.shape != (spec.batch_size,):
-            raise ValueError(
-                f"Expected indices of shape ({spec.batch_size},), got {idx.shape}"
-            )
-        return _gather(data, idx), jnp.ones(spec.batch_size)
-    if indices is not None:
-        raise ValueError(
-            f"indices are only accepted by 'fresh' oracles, not {spec.sampling!r} "
-            "(the accounting assumes the oracle's own sampling)"
-        )
-    if spec.sampling == "full_batch":
-        return data, jnp.ones(spec.n, jnp.float64)
-    idx, w = sample_batch(
-        rng_key,
-        spec.n,
-        sampling=spec.sampling,
-        batch_size=spec.batch_size,
-        max_batch_size=spec.max_batch_size,
-    )
-    return _gather(data, idx), w
-
-
-@dataclasses.dataclass(frozen=True)
-class _FirstKindFn:
-    """Static structure of an O1 oracle: hashable, equal across equal structures.
-
-    ``fn(operands, rng_key, x, indices=None)`` is ``O1(x)`` with ``operands =
-    {"data": ..., "noise_std": s1}`` (plus ``"clip_bound"``, the clip norm after
-    the rounding margin of :func:`clip_margin`, when clipped; the floating leaves of
-    ``"data"`` are in ``gradient_dtype``).
-    """
-
-    loss_fn: Callable[..., Any]
-    sampling: str
-    n: int
-    batch_size: int
-    max_batch_size: int
-    clipped: bool
-    gradient_dtype: str = "float64"
-
-    def mean(
-        self, operands: dict[str, Any], rng_key: PRNGKey, x: Array, indices: Any
-    ) -> Array:
-        batch, w = _spec_batch(self, rng_key, operands["data"], indices)
-        if not self.clipped:
-            total = _weighted_grad_sum(self.loss_fn, x, batch, w)
-        else:
-            total = _clipped_sum(
-                self.loss_fn,
-                x,
-                batch,
-                w,
-                jnp.asarray(operands["clip_bound"]),
-                self.gradient_dtype,
-            )
-        return total / self.batch_size
-
-    def __call__(
-        self,
-        operands: dict[str, Any],
-        rng_key: PRNGKey,
-        x: Array,
-        indices: Any = None,
-    ) -> Array:
-        k_batch, k_noise = jax.random.split(rng_key)
-        mean = self.mean(operands, k_batch, x, indices)
-        noise = jax.random.normal(k_noise, mean.shape, jnp.float64)
-        return mean + operands["noise_std"] * noise
-
-
-@dataclasses.dataclass(frozen=True)
-class _SecondKindFn:
-    """Static structure of an O2 oracle: hashable, equal across equal structures.
-
-    ``fn(operands, rng_key, x, y, indices=None)`` is ``O2(x, y)`` with ``operands =
-    {"data": ..., "noise_multiplier": z, "cap": 2G or inf}``, plus ``"smoothness"``
-    when ``M`` is declared, ``"clip_margin"`` (``F`` of :func:`clip_margin`) when
-    clipped, and ``"margin"``, ``"floor"`` (``F`` and ``A G`` of
-    :func:`~dpsample._src.clipping.difference_margin`) when not.
-    """
-
-    loss_fn: Callable[..., Any]
-    sampling: str
-    n: int
-    batch_size: int
-    max_batch_size: int
-    clip: bool
-    has_smoothness: bool
-
-    def difference_bound(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
-        """``C(x, y) = min(M ||x - y||, 2G)`` (``0`` at ``x == y``)."""
-        if not self.has_smoothness:
-            return jnp.where(jnp.any(x != y), operands["cap"], 0.0)
-        return jnp.minimum(operands["smoothness"] * _distance(x, y), operands["cap"])
-
-    def accounted_bound(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
-        """The per-example bound the noise is scaled to: ``C`` or ``F C + A G``.
-
-        Clipped: ``C(x, y)`` (rows are clipped below it). Unclipped: ``C_eff = F C +
-        A G`` (:func:`~dpsample._src.clipping.difference_margin`), except ``0`` at
-        ``x == y``, where the release is the constant zero.
-        """
-        c = self.difference_bound(operands, x, y)
-        if self.clip:
-            return c
-        c_eff = operands["margin"] * c + operands["floor"]
-        return jnp.where(jnp.all(x == y), 0.0, c_eff)
-
-    def noise_std(self, operands: dict[str, Any], x: Array, y: Array) -> Array:
-        bound = self.accounted_bound(operands, x, y)
-        return operands["noise_multiplier"] * (bound / self.batch_size)
-
-    def mean(
-        self,
-        operands: dict[str, Any],
-        rng_key: PRNGKey,
-        x: Array,
-        y: Array,
-        indices: Any,
-    ) -> Array:
-        batch, w = _spec_batch(self, rng_key, operands["data"], indices)
-        loss_fn = self.loss_fn
-        if not self.clip:
-            total = _weighted_grad_sum(loss_fn, x, batch, w) - _weighted_grad_sum(
-                loss_fn, y, batch, w
-            )
-        else:
-            diff = _per_example_grads(loss_fn, x, batch) - _per_example_grads(
-                loss_fn, y, batch
-            )
-            bound = usable_clip_bound(self.difference_bound(operands, x, y), "float64")
-            total = clipped_sum(diff, w, bound / operands["clip_margin"], jnp.float64)
-        # x == y (public): the release is the constant zero, whatever the data.
-        return jnp.where(jnp.all(x == y), 0.0, total / self.batch_size)
-
-    def __call__(
-        self,
-        operands: dict[str, Any],
-        rng_key: PRNGKey,
-        x: Array,
-        y: Array,
-        indices: Any = None,
-    ) -> Array:
-        k_batch, k_noise = jax.random.split(rng_key)
-        mean = self.mean(operands, k_batch, x, y, indices)
-        noise = jax.random.normal(k_noise, mean.shape, jnp.float64)
-        return mean + self.noise_std(operands, x, y) * noise
 
 
 def _unclipped_gradient_assumption(bound: float) -> str:
@@ -737,10 +279,12 @@ class _OracleBase:
     """Shared construction (validated eagerly) of both oracle kinds."""
 
     kind: str
+    _fn: Any
+    _operands: dict[str, Any]
 
     def _setup(
         self,
-        problem: Problem,
+        problem: Problem | ProblemSpec,
         noise_multiplier: float,
         sampling: str,
         batch_size: int | None,
@@ -760,7 +304,7 @@ class _OracleBase:
             "noise_multiplier", noise_multiplier
         )
         self.sampling = sampling
-        b, m, overflow = _check_sampling(
+        b, m, overflow = resolve_sampling(
             self.spec, sampling, batch_size, max_batch_size
         )
         self.batch_size = b
@@ -772,7 +316,7 @@ class _OracleBase:
 
     def _batch(self, rng_key: PRNGKey, indices: ArrayLike | None) -> tuple[Any, Array]:
         """``(batch pytree, weights)`` of one call."""
-        return _spec_batch(self._fn, rng_key, self._data(), indices)
+        return draw_batch(self._fn, rng_key, self._data(), indices)
 
     def _data(self) -> Any:
         data = self._operands["data"]
@@ -864,10 +408,11 @@ class FirstKindOracle(_OracleBase):
     """
 
     kind = "first"
+    _fn: FirstKindFn
 
     def __init__(
         self,
-        problem: Problem,
+        problem: Problem | ProblemSpec,
         *,
         noise_multiplier: float,
         sampling: str = "full_batch",
@@ -932,7 +477,7 @@ class FirstKindOracle(_OracleBase):
             guarantee=self.guarantee,
             composition=self.composition,
         )
-        self._fn = _FirstKindFn(
+        self._fn = FirstKindFn(
             loss_fn=problem.loss_fn,
             sampling=self.sampling,
             n=problem.n,
@@ -951,7 +496,7 @@ class FirstKindOracle(_OracleBase):
 
     def _prepare_data(self, data: Any) -> Any:
         if self.gradient_dtype != "float64":
-            return _cast_floating(data, self.gradient_dtype)  # once, not per call
+            return cast_floating(data, self.gradient_dtype)  # once, not per call
         return data
 
     def mean_fn(self, rng_key: PRNGKey, x: Array, indices: Any = None) -> Array:
@@ -1004,10 +549,11 @@ class SecondKindOracle(_OracleBase):
     """
 
     kind = "second"
+    _fn: SecondKindFn
 
     def __init__(
         self,
-        problem: Problem,
+        problem: Problem | ProblemSpec,
         *,
         noise_multiplier: float,
         sampling: str = "full_batch",
@@ -1055,7 +601,7 @@ class SecondKindOracle(_OracleBase):
             guarantee=self.guarantee,
             composition=self.composition,
         )
-        self._fn = _SecondKindFn(
+        self._fn = SecondKindFn(
             loss_fn=problem.loss_fn,
             sampling=self.sampling,
             n=problem.n,
@@ -1077,6 +623,7 @@ class SecondKindOracle(_OracleBase):
             )
         else:
             margin, floor = difference_margin(self.max_batch_size, problem.dim)
+            assert problem.lipschitz is not None  # checked above: needed unclipped
             self._operands["margin"] = margin
             self._operands["floor"] = floor * problem.lipschitz
 
@@ -1126,7 +673,7 @@ class SecondKindOracle(_OracleBase):
 
 
 def first_kind(
-    problem: Problem,
+    problem: Problem | ProblemSpec,
     *,
     noise_multiplier: float,
     sampling: str = "full_batch",
@@ -1221,7 +768,7 @@ def first_kind(
 
 
 def second_kind(
-    problem: Problem,
+    problem: Problem | ProblemSpec,
     *,
     noise_multiplier: float,
     sampling: str = "full_batch",

@@ -15,16 +15,20 @@ point (SOSP) privately in two stages:
    gradient norm and smallest Hessian eigenvalue pass noisy thresholds
    (:func:`dpsample.mechanisms.above_threshold_sosp`).
 
-:func:`plan_spider` computes every parameter from public quantities (declared
-constants, ``n``, ``d``, the privacy target); :func:`spider_sosp` runs both stages and
-returns the selected point with the composed guarantee. Corrections to the paper
-follow spec 000 §6.1 (E3–E21, E34–E37) and are named where they apply.
+:class:`SpiderSOSP` is the algorithm object: :meth:`~SpiderSOSP.plan` computes every
+parameter from public quantities (declared constants, ``n``, ``d``, the privacy
+target) into a :class:`~dpsample.plan.Plan`, and :meth:`~SpiderSOSP.run` runs both
+stages and returns the selected point with the composed guarantee.
+:func:`spider_sosp` is the one-call convenience, :func:`plan_spider` the plan alone,
+and :func:`stochastic_spider` the building block that runs Algorithm 1 of a plan
+(its iterates, with their own guarantee). Corrections to the paper follow spec 000
+§6.1 (E3–E21, E34–E37) and are named where they apply.
 
 Domain. Algorithm 1 takes unconstrained steps (no projection, E20) and its oracles do
-not clip, so the declared constants must hold on all of ``R^d``: both
-:func:`stochastic_spider` and :func:`spider_sosp` refuse a ``Problem`` that is not on
-:class:`~dpsample.domains.Unconstrained` (``ValueError``, before any private
-computation); every finite ``x0`` then lies in the domain.
+not clip, so the declared constants must hold on all of ``R^d``: the plan refuses a
+spec that is not on :class:`~dpsample.domains.Unconstrained` (``ValueError``, before
+any private computation), and so does :func:`stochastic_spider` for its problem;
+every finite ``x0`` then lies in the domain.
 
 Non-finite values. The data are checked finite by the ``Problem``; nothing raises
 during a run. A selection query that is not finite (the loss or its derivatives
@@ -38,6 +42,7 @@ oracles' sensitivities rest on, so the iterates may carry the NaN.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from typing import Any, NamedTuple
@@ -48,17 +53,23 @@ import numpy as np
 from jax import lax
 
 from dpsample._src import precision, validation
+from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
 from dpsample.domains import Unconstrained
 from dpsample.finders import oracles
 from dpsample.finders.accounting import C_SENS
 from dpsample.mechanisms import above_threshold_sosp
+from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
-from dpsample.problem import Problem, check_problem
+from dpsample.privacy.calibration import calibrate
+from dpsample.problem import Problem, ProblemSpec, check_problem
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
+    "PLAN_FIELDS",
     "PRESETS",
-    "SpiderPlan",
+    "SpiderSOSP",
+    "SpiderSOSPInfo",
+    "StochasticSpiderInfo",
     "plan_spider",
     "spider_sosp",
     "stochastic_spider",
@@ -74,77 +85,69 @@ PRESETS: dict[str, dict[str, float]] = {
     "practical": {"c_gamma": 1.0, "c_T": 20.0, "c_N": 4.0, "c_alpha": 1.0},
 }
 
+#: The schedule's parameters, in order: the keys of ``info["plan"]`` and parameters
+#: of the :class:`~dpsample.plan.Plan` (which also holds ``x0`` and ``initial_gap``).
+#:
+#: * ``variant``: ``"empirical"`` (Eq. (2), Theorem 4.2) or ``"population"`` (Eq. (3)
+#:   on the first half of the data, Theorem 4.6); ``preset``: ``"paper"`` or
+#:   ``"practical"``; ``kick_mode``: ``"o1"`` (paper) or ``"perturb"`` (variant, spec
+#:   000 §2.2); ``kick_budget``: ``"shared"`` (kick O1 calls count toward the Lemma 3.7
+#:   cap, option (a)), ``"separate"`` (cap = drift bound + kick bound, option (b)) or
+#:   ``"none"`` (``kick_mode="perturb"``);
+#: * ``zcdp``: total zCDP budget :math:`\varphi` from the (epsilon, delta) target;
+#:   ``step_size``: :math:`\eta = 1/M`; ``drift_threshold``: :math:`\kappa`;
+#:   ``gamma``: the error scale :math:`\gamma` of Lemma 3.3; ``alpha_kick``: kick
+#:   threshold (the SOSP accuracy :math:`\alpha_1`); ``alpha_select``: the
+#:   :math:`\alpha` passed to Algorithm 2;
+#: * ``num_iters``: ``T`` (exactly ``T`` iterations, E9); ``freeze_period``:
+#:   :math:`\lceil\Gamma\rceil`; ``max_o1_calls``: the O1 cap ``N1_max`` (privacy
+#:   depends on it, E7); ``n1_drift``: its drift part (Lemma 3.7 plus the first
+#:   call); ``n1_kick``: the kick bound :math:`\lceil T/(\lceil\Gamma\rceil+1)\rceil`;
+#: * ``noise_multiplier_o1`` / ``noise_multiplier_o2``: std of the noise on the sum
+#:   over the per-example bound ``G`` / ``M ||x - y||`` (the ecosystem's convention;
+#:   noise over the replace-one sensitivity is half of it); ``sigma1``: O1 noise std
+#:   (``z G / b``); ``sigma2``: O2 noise std per unit of displacement (``z M / b``;
+#:   the oracle adds its rounding floor); ``zeta1``, ``zeta2``: nSG parameters (Claim
+#:   4.4 for the population variant); ``kick_std``: std of the kick
+#:   :math:`\zeta_1/\sqrt d` (line 8);
+#: * ``batch_o1``, ``batch_o2``: ``b1``, ``b2`` (``n`` for the empirical variant);
+#:   ``n_train``: examples used by Algorithm 1 (``n`` or ``ceil(n/2)``);
+#:   ``n_select``: ``|S|``, examples used by Algorithm 2 (``n`` or ``floor(n/2)``);
+#:   ``epsilon_select``: the pure epsilon of Algorithm 2; ``failure_prob``:
+#:   :math:`\omega`.
+PLAN_FIELDS: tuple[str, ...] = (
+    "variant",
+    "preset",
+    "kick_mode",
+    "kick_budget",
+    "zcdp",
+    "step_size",
+    "drift_threshold",
+    "gamma",
+    "alpha_kick",
+    "alpha_select",
+    "num_iters",
+    "freeze_period",
+    "max_o1_calls",
+    "n1_drift",
+    "n1_kick",
+    "noise_multiplier_o1",
+    "noise_multiplier_o2",
+    "sigma1",
+    "sigma2",
+    "zeta1",
+    "zeta2",
+    "kick_std",
+    "batch_o1",
+    "batch_o2",
+    "n_train",
+    "n_select",
+    "epsilon_select",
+    "failure_prob",
+)
+
 _MAX_PLAN_ROUNDS = 200
-
-
-class SpiderPlan(NamedTuple):
-    r"""Public parameters of one run of Algorithms 1 and 2 (data-independent).
-
-    Attributes:
-        variant: ``"empirical"`` (Eq. (2), Theorem 4.2) or ``"population"`` (Eq. (3)
-            on the first half of the data, Theorem 4.6).
-        preset: ``"paper"`` or ``"practical"``.
-        kick_mode: ``"o1"`` (paper) or ``"perturb"`` (variant, spec 000 §2.2).
-        kick_budget: ``"shared"`` (kick O1 calls count toward the Lemma 3.7 cap,
-            option (a)) or ``"separate"`` (cap = drift bound + kick bound, option
-            (b)); ``"none"`` for ``kick_mode="perturb"``.
-        zcdp: total zCDP budget :math:`\varphi` from the (epsilon, delta) target.
-        step_size: :math:`\eta = 1/M`.
-        drift_threshold: :math:`\kappa`.
-        gamma: the error scale :math:`\gamma` of Lemma 3.3.
-        alpha_kick: kick threshold (= the SOSP accuracy :math:`\alpha_1`).
-        alpha_select: the :math:`\alpha` passed to Algorithm 2.
-        num_iters: ``T`` (exactly ``T`` iterations, E9).
-        freeze_period: :math:`\lceil\Gamma\rceil`.
-        max_o1_calls: the O1 cap ``N1_max`` (privacy depends on it, E7).
-        n1_drift: the drift part of the cap (Lemma 3.7 plus the first call).
-        n1_kick: the kick bound :math:`\lceil T/(\lceil\Gamma\rceil + 1)\rceil`.
-        noise_multiplier_o1: O1 noise multiplier: std of the noise on the sum over
-            the per-example bound ``G`` (the ecosystem's convention; noise over the
-            replace-one sensitivity is half of it).
-        noise_multiplier_o2: O2 noise multiplier: the same over ``M ||x - y||``.
-        sigma1: O1 noise std (``z G / b``).
-        sigma2: O2 noise std per unit of displacement (``z M / b``; the oracle adds
-            its rounding floor).
-        zeta1: nSG parameter of O1 (Claim 4.4 for the population variant).
-        zeta2: nSG parameter of O2 per unit of displacement.
-        kick_std: std of the Gaussian kick :math:`\zeta_1/\sqrt d` (line 8).
-        batch_o1: ``b1`` (``n`` for the empirical variant).
-        batch_o2: ``b2`` (``n`` for the empirical variant).
-        n_train: examples used by Algorithm 1 (``n`` or ``ceil(n/2)``).
-        n_select: ``|S|``, examples used by Algorithm 2 (``n`` or ``floor(n/2)``).
-        epsilon_select: the pure epsilon of Algorithm 2.
-        failure_prob: :math:`\omega`.
-    """
-
-    variant: str
-    preset: str
-    kick_mode: str
-    kick_budget: str
-    zcdp: float
-    step_size: float
-    drift_threshold: float
-    gamma: float
-    alpha_kick: float
-    alpha_select: float
-    num_iters: int
-    freeze_period: int
-    max_o1_calls: int
-    n1_drift: int
-    n1_kick: int
-    noise_multiplier_o1: float
-    noise_multiplier_o2: float
-    sigma1: float
-    sigma2: float
-    zeta1: float
-    zeta2: float
-    kick_std: float
-    batch_o1: int
-    batch_o2: int
-    n_train: int
-    n_select: int
-    epsilon_select: float
-    failure_prob: float
+_NEED = "the Stochastic Spider SOSP finder (seed 000 Thm 4.2/4.6)"
 
 
 # ------------------------------------------------------------------------ planning
@@ -153,151 +156,42 @@ def _log1(x: float) -> float:
     return max(1.0, math.log(x)) if x > 0 else 1.0
 
 
-def plan_spider(
-    problem: Problem,
+def _check_unconstrained(domain: Any, dim: int, name: str = "spider_sosp") -> None:
+    if not isinstance(domain, Unconstrained):
+        raise ValueError(
+            f"{name} takes unconstrained steps (seed 000 Algorithm 1 has no "
+            "projection, E20), so its privacy needs the declared constants on all "
+            f"of R^d: declare the Problem on Unconstrained({dim}), got {domain!r}"
+        )
+
+
+def _schedule(
+    spec: ProblemSpec,
+    phi: float,
     *,
-    epsilon: float,
-    delta: float,
-    variant: str = "empirical",
-    preset: str = "practical",
-    failure_prob: float = 0.05,
-    drift_threshold: float | None = None,
-    num_iters: int | None = None,
-    max_o1_calls: int | None = None,
-    alpha: float | None = None,
-    kick_mode: str = "o1",
-    kick_budget: str | None = None,
-    initial_gap: float | None = None,
-) -> SpiderPlan:
-    r"""Parameters of Theorem 4.2 / 4.6 with the exact zCDP calibration (public).
+    variant: str,
+    preset: str,
+    omega: float,
+    kick_mode: str,
+    kick_budget: str,
+    b_c: float,
+    drift_threshold: float | None,
+    num_iters: int | None,
+    max_o1_calls: int | None,
+    alpha: float | None,
+) -> dict[str, Any]:
+    """Theorem 4.2 / 4.6 parameters at zCDP budget ``phi`` (see :class:`SpiderSOSP`).
 
-    Budget split (zCDP :math:`\varphi` solving :math:`\varphi + 2\sqrt{\varphi
-    \log(1/\delta)} = \varepsilon`, Lemma A.4):
-
-    * empirical: :math:`\varphi/4` for all ``O1`` calls (``N1_max`` of them),
-      :math:`\varphi/4` for the ``T`` ``O2`` calls, :math:`\varphi/2` for
-      Algorithm 2 (:math:`\varepsilon_{AT} = \sqrt\varphi`); so
-      :math:`z_1 = 2\sqrt{2 N_{1,\max}/\varphi}` and :math:`z_2 =
-      2\sqrt{2T/\varphi}` (noise multipliers: std of the noise on the sum over the
-      per-example bound :math:`G`, resp. :math:`M\|x-y\|`; the replace-one
-      sensitivity is twice the bound, so one release is :math:`2/z^2`-zCDP, E3/E4:
-      exact :math:`\Delta^2/(2\sigma^2)` with :math:`c_{sens} = 2`).
-    * population: every oracle call uses fresh examples of :math:`D_1` and Algorithm
-      2 uses the disjoint :math:`D_2`, so by parallel composition each part may use
-      the whole budget: every release is :math:`\varphi`-zCDP
-      (:math:`z = 2/\sqrt{2\varphi}`) and :math:`\varepsilon_{AT} =
-      \sqrt{2\varphi}` (the paper spends :math:`\varphi/2` per part and states
-      :math:`\varphi`; spec 000 E15).
-
-    Constants (spec 000 §2.7, §2.8): :math:`\eta = 1/M`; :math:`\kappa` of Theorem
-    4.2 (:math:`(G^{4/3}B^{1/3}/M^{5/3})(\sqrt d/(n\sqrt\varphi))^{2/3}`) or 4.6
-    (the max of its two branches); :math:`\gamma = 4\sqrt{C(\zeta_2^2\kappa +
-    4\zeta_1^2)\log(Td/\omega)}` (Lemma 3.3's form, E10) with ``T``, ``Gamma``,
-    ``N1_max`` and the noise depending on :math:`\gamma`: the circularity is solved
-    by a damped fixed-point iteration (geometric mean of successive values). ``T``,
-    ``N1_drift`` and the kick threshold follow the preset (:data:`PRESETS`);
-    :math:`\Gamma = \lceil M L/\sqrt{\rho\gamma}\rceil`; the kick bound is
-    :math:`\lceil T/(\Gamma+1)\rceil` (E12). Population batches:
-    :math:`b_1 = \lfloor |D_1|/(2N_{1,\max})\rfloor`,
-    :math:`b_2 = \lfloor |D_1|/(2T)\rfloor` (E15), so :math:`b_1 N_{1,\max} + b_2 T
-    \le |D_1|`: samples are never reused.
-
-    Overrides (``drift_threshold``, ``num_iters``, ``max_o1_calls``, ``alpha``)
-    replace the theorem's value; the privacy calibration always uses the values that
-    will run.
-
-    Args:
-        problem: the problem (only ``n``, ``d`` and declared constants are read).
-        epsilon: target epsilon.
-        delta: target delta.
-        variant: ``"empirical"`` or ``"population"``.
-        preset: ``"practical"`` or ``"paper"``.
-        failure_prob: :math:`\omega` in (0, 1).
-        drift_threshold: :math:`\kappa` override.
-        num_iters: ``T`` override.
-        max_o1_calls: ``N1_max`` override (the cap).
-        alpha: override of the :math:`\alpha` passed to Algorithm 2 (and of the kick
-            threshold).
-        kick_mode: ``"o1"`` or ``"perturb"``.
-        kick_budget: ``"shared"`` (default for ``"paper"``) or ``"separate"``
-            (default for ``"practical"``).
-        initial_gap: a public bound ``B >= F(x0) - inf F`` used in place of the
-            declared ``loss_range`` wherever the theorems use ``B`` as the initial
-            gap (``kappa``, ``T``, ``N1_drift``, the log factors): e.g. a warm
-            start's ``psi`` (seed 003 Theorem 3.4). Default: ``loss_range``. It
-            changes the schedule only; the calibration is always to what runs.
-
-    Returns:
-        A :class:`SpiderPlan`.
-
-    Raises:
-        ValueError: invalid parameters, or a population configuration with
-            ``b1 < 1`` or ``b2 < 1`` (too few examples for ``T`` and ``N1_max``).
-        MissingConstantError: ``lipschitz``, ``smoothness``, ``hessian_lipschitz`` or
-            ``loss_range`` is not declared.
-
-    Examples:
-        >>> import jax.numpy as jnp
-        >>> from dpsample import Problem
-        >>> from dpsample.domains import Unconstrained
-        >>> from dpsample.finders.spider_sosp import plan_spider
-        >>> prob = Problem(lambda x, z: jnp.sum(jnp.cos(x - z)), jnp.zeros((1000, 2)),
-        ...                Unconstrained(2), lipschitz=1.5, smoothness=1.0,
-        ...                hessian_lipschitz=1.0, loss_range=4.0)
-        >>> plan = plan_spider(prob, epsilon=1.0, delta=1e-5)
-        >>> plan.max_o1_calls == min(plan.n1_drift + plan.n1_kick, plan.num_iters)
-        True
-        >>> z1, z2 = plan.noise_multiplier_o1, plan.noise_multiplier_o2
-        >>> rho = 2 * plan.max_o1_calls / z1**2 + 2 * plan.num_iters / z2**2
-        >>> abs(rho + plan.epsilon_select**2 / 2 - plan.zcdp) < 1e-12
-        True
-
-    References:
-        Seed 000, Theorems 4.2 and 4.6, Lemmas 3.3-3.7, App. C.1 and C.4; spec 000
-        §2.5-2.8 and §6.2.
+    Returns the values of :data:`PLAN_FIELDS` (those that do not depend on the
+    caller's strings) as a dict.
     """
-    epsilon, delta = validation.check_privacy(epsilon, delta)
-    omega = validation.delta_in_open_unit(failure_prob, name="failure_prob")
-    if variant not in ("empirical", "population"):
-        raise ValueError(
-            f"Expected variant 'empirical' or 'population', got {variant!r}"
-        )
-    if preset not in PRESETS:
-        raise ValueError(f"Expected preset 'practical' or 'paper', got {preset!r}")
-    if kick_mode not in ("o1", "perturb"):
-        raise ValueError(f"Expected kick_mode 'o1' or 'perturb', got {kick_mode!r}")
-    if kick_mode == "perturb":
-        if kick_budget not in (None, "none"):
-            raise ValueError("kick_mode='perturb' makes no kick O1 calls: no budget")
-        kick_budget = "none"
-    elif kick_budget is None:
-        kick_budget = "shared" if preset == "paper" else "separate"
-    elif kick_budget not in ("shared", "separate"):
-        raise ValueError(
-            f"Expected kick_budget 'shared' or 'separate', got {kick_budget!r}"
-        )
-    need = "the Stochastic Spider SOSP finder (seed 000 Thm 4.2/4.6)"
-    g_c = validation.require_constant("lipschitz", problem.lipschitz, needed_for=need)
-    m_c = validation.require_constant("smoothness", problem.smoothness, needed_for=need)
+    g_c = validation.require_constant("lipschitz", spec.lipschitz, needed_for=_NEED)
+    m_c = validation.require_constant("smoothness", spec.smoothness, needed_for=_NEED)
     rho_h = validation.require_constant(
-        "hessian_lipschitz", problem.hessian_lipschitz, needed_for=need
+        "hessian_lipschitz", spec.hessian_lipschitz, needed_for=_NEED
     )
-    if initial_gap is None:
-        b_c = validation.require_constant(
-            "loss_range", problem.loss_range, needed_for=need + " (or initial_gap=)"
-        )
-    else:
-        b_c = validation.positive("initial_gap", initial_gap)
-    if num_iters is not None:
-        num_iters = validation.positive_int("num_iters", num_iters)
-    if max_o1_calls is not None:
-        max_o1_calls = validation.positive_int("max_o1_calls", max_o1_calls)
-    if alpha is not None:
-        alpha = validation.positive("alpha", alpha)
-
-    d, n = problem.dim, problem.n
+    d, n = spec.dim, spec.n
     consts = PRESETS[preset]
-    phi = epsilon_to_zcdp(epsilon, delta)  # Lemma A.4, exact
     eta = 1.0 / m_c
     sqrt_phi = math.sqrt(phi)
     log_d = _log1(d)
@@ -319,7 +213,7 @@ def plan_spider(
             (g_c * b_c ** (2 / 3) / m_c ** (5 / 3)) ** (6 / 7) * priv ** (4 / 7),
         )
     if drift_threshold is not None:
-        kappa = validation.positive("drift_threshold", drift_threshold)
+        kappa = drift_threshold
 
     def schedule(gamma: float) -> dict[str, Any]:
         big_l = _log1(d * m_c * b_c / (rho_h * gamma * omega))
@@ -394,35 +288,52 @@ def plan_spider(
     if alpha is not None:
         alpha_kick = alpha
     eps_select = sqrt_phi if variant == "empirical" else math.sqrt(2.0 * phi)
-    return SpiderPlan(
-        variant=variant,
-        preset=preset,
-        kick_mode=kick_mode,
-        kick_budget=kick_budget,
-        zcdp=phi,
-        step_size=eta,
-        drift_threshold=kappa,
-        gamma=gamma,
-        alpha_kick=alpha_kick,
-        alpha_select=alpha_kick,
-        num_iters=s["t"],
-        freeze_period=s["freeze"],
-        max_o1_calls=s["n1_max"],
-        n1_drift=s["n1_drift"],
-        n1_kick=s["n1_kick"],
-        noise_multiplier_o1=s["z1"],
-        noise_multiplier_o2=s["z2"],
-        sigma1=s["sigma1"],
-        sigma2=s["sigma2"],
-        zeta1=s["zeta1"],
-        zeta2=s["zeta2"],
-        kick_std=s["zeta1"] / math.sqrt(d),
-        batch_o1=s["b1"],
-        batch_o2=s["b2"],
-        n_train=n_train,
-        n_select=n_select,
-        epsilon_select=eps_select,
-        failure_prob=omega,
+    return {
+        "zcdp": phi,
+        "step_size": eta,
+        "drift_threshold": kappa,
+        "gamma": gamma,
+        "alpha_kick": alpha_kick,
+        "alpha_select": alpha_kick,
+        "num_iters": s["t"],
+        "freeze_period": s["freeze"],
+        "max_o1_calls": s["n1_max"],
+        "n1_drift": s["n1_drift"],
+        "n1_kick": s["n1_kick"],
+        "noise_multiplier_o1": s["z1"],
+        "noise_multiplier_o2": s["z2"],
+        "sigma1": s["sigma1"],
+        "sigma2": s["sigma2"],
+        "zeta1": s["zeta1"],
+        "zeta2": s["zeta2"],
+        "kick_std": s["zeta1"] / math.sqrt(d),
+        "batch_o1": s["b1"],
+        "batch_o2": s["b2"],
+        "n_train": n_train,
+        "n_select": n_select,
+        "epsilon_select": eps_select,
+        "failure_prob": omega,
+    }
+
+
+def _schedule_cost(v: dict[str, Any], dim: int) -> Cost:
+    """An upper bound on the work of a run with schedule ``v`` (public).
+
+    Algorithm 1: each of the ``T`` steps calls O1 (``b1`` per-example gradients) or
+    O2 (``2 b2``, both points on one batch); at most ``N1_max`` steps call O1 and the
+    first one does, so the worst case is at an end of ``[1, N1_max]``. Algorithm 2:
+    at most ``T`` candidates, each an exact gradient of ``F_S`` (``|S|`` gradients)
+    and Hessian (``|S| d`` Hessian-vector products). The branch choices and the
+    candidate AboveThreshold stops at are post-processing of released values, so
+    the work actually done is public too; this bound is what the plan promises.
+    """
+    t, n1 = v["num_iters"], v["max_o1_calls"]
+    b1, b2, s = v["batch_o1"], v["batch_o2"], v["n_select"]
+    alg1 = max(b1 + (t - 1) * 2 * b2, n1 * b1 + (t - n1) * 2 * b2)
+    return Cost(
+        gradient_evaluations=alg1 + t * s,
+        hessian_vector_products=t * s * dim,
+        steps=2 * t,
     )
 
 
@@ -542,109 +453,65 @@ def _spider_scan(
     return final, xs, codes
 
 
-def stochastic_spider(
-    rng_key: PRNGKey,
-    problem: Problem,
-    plan: SpiderPlan,
-    *,
-    x0: ArrayLike,
-    permutation: ArrayLike | None = None,
-) -> tuple[Array, dict[str, Any], PrivacyGuarantee]:
-    r"""Algorithm 1 of seed 000 with the O1 cap: the ``T`` iterates and their privacy.
+@dataclasses.dataclass(frozen=True)
+class StochasticSpiderInfo(AlgorithmInfo):
+    """Public facts of a :func:`stochastic_spider` run (Algorithm 1 alone).
 
-    The single running-state form of spec 000 §2.2 (E8), exactly ``T`` iterations
-    (E9): state ``x = x0``, ``g_prev = 0``, ``drift = kappa``, ``frozen = 1``; per
-    step, **kick** if :math:`\|g_{prev}\| \le \alpha_{kick}` and ``frozen <= 0``
-    (``g = O1(x) + N(0, \zeta_1^2/d\, I)``, ``frozen = Gamma``, ``drift = 0``), else a
-    **drift reset** if ``drift >= kappa`` (``g = O1(x)``), else
-    ``g = g_prev + O2(x, x_prev)``; then :math:`x \leftarrow x - \eta g` and ``drift
-    += ||x_next - x||^2``. Before any O1 call the counter is checked against
-    ``plan.max_o1_calls``; if the call would exceed it, the run stops (``aborted``)
-    and the caller must release data-independent points (E7). Kick O1 calls are
-    counted (E12). With ``kick_mode="perturb"`` the kick only perturbs the move and
-    calls no oracle.
+    Every field is post-processing of the released noisy estimates (the branch
+    choices depend on released values and public parameters only).
 
-    The oracles are :func:`dpsample.finders.oracles.first_kind` /
-    :func:`~dpsample.finders.oracles.second_kind`: full batch for the empirical
-    variant (Eq. (2)); for the population variant (Eq. (3)) ``problem`` must hold
-    :math:`D_1` and ``permutation`` a public permutation of its indices, consumed
-    sequentially (``b1`` per O1 call, ``b2`` per O2 call, both points of an O2 call on
-    the same batch, E37), so no example is used twice. The whole loop is one
-    ``lax.scan`` with ``lax.switch`` branches, jitted on the oracles' static structure
-    only (:meth:`~dpsample.finders.oracles.FirstKindOracle.functional`): the data and
-    the noise levels are traced arguments, so repeated calls with other keys, other
-    data of the same shape or another privacy level (same ``T`` and batch sizes)
-    reuse one compilation.
-
-    Args:
-        rng_key: a PRNG key (consumed).
-        problem: the data the oracles see (all of ``D`` or :math:`D_1`).
-        plan: from :func:`plan_spider`.
-        x0: the public initial point.
-        permutation: public permutation of ``range(problem.n)`` (population only).
-
-    Returns:
-        ``(iterates, info, guarantee)``: the ``(T, d)`` iterates
-        :math:`x_1, \dots, x_T`; public counters (``n_o1_drift``, ``n_o1_kick``,
-        ``n_o2``, ``cap_hit``, ``branch_counts``, ``samples_used``); the guarantee of
-        the oracle releases (charged for the cap ``N1_max`` and ``T``, a privacy
-        filter: valid for zCDP/RDP, Feldman & Zrnic 2021, and for Gaussian DP, Smith
-        & Thakurta 2022).
-
-    Examples:
-        >>> import jax, jax.numpy as jnp
-        >>> from dpsample import Problem
-        >>> from dpsample.domains import Unconstrained
-        >>> from dpsample.finders.spider_sosp import plan_spider, stochastic_spider
-        >>> prob = Problem(lambda x, z: jnp.sum(jnp.cos(x - z)), jnp.zeros((1000, 2)),
-        ...                Unconstrained(2), lipschitz=1.5, smoothness=1.0,
-        ...                hessian_lipschitz=1.0, loss_range=4.0)
-        >>> plan = plan_spider(prob, epsilon=1.0, delta=1e-5, num_iters=50)
-        >>> xs, info, g = stochastic_spider(jax.random.key(0), prob, plan,
-        ...                                 x0=jnp.ones(2))
-        >>> xs.shape, info["n_o1_drift"] + info["n_o1_kick"] <= plan.max_o1_calls
-        ((50, 2), True)
+    Attributes:
+        algorithm: ``"stochastic_spider"``.
+        n_o1_drift: O1 calls at drift resets (the first step's included).
+        n_o1_kick: O1 calls at kicks (``kick_mode="o1"``).
+        n_o2: O2 calls.
+        cap_hit: Whether the O1 cap stopped the run (E7).
+        branch_counts: Steps per branch: ``o1_drift``, ``o2``, ``kick``, ``aborted``.
+        samples_used: Examples consumed from the permutation (population variant),
+            else ``None``.
     """
-    rng_key = validation.check_key(rng_key)
-    problem = check_problem(problem)
-    _check_unconstrained(problem, "stochastic_spider")
-    x0 = problem.spec.check_start(x0)
-    population = plan.variant == "population"
+
+    algorithm: str
+    n_o1_drift: int
+    n_o1_kick: int
+    n_o2: int
+    cap_hit: bool
+    branch_counts: dict[str, int]
+    samples_used: int | None
+    diagnostics: None = None
+
+
+def _algorithm_1(
+    rng_key: PRNGKey,
+    plan: Plan,
+    problem: Problem,
+    x0: Array,
+    permutation: Any,
+) -> tuple[Array, StochasticSpiderInfo]:
+    """Run Algorithm 1 of ``plan`` on ``problem`` (the data its oracles see)."""
+    population = plan["variant"] == "population"
+    o1 = plan.internal["o1"].with_data(problem)
+    o2 = plan.internal["o2"].with_data(problem)
     if population:
-        o1 = oracles.first_kind(
-            problem,
-            noise_multiplier=plan.noise_multiplier_o1,
-            sampling="fresh",
-            batch_size=plan.batch_o1,
-        )
-        o2 = oracles.second_kind(
-            problem,
-            noise_multiplier=plan.noise_multiplier_o2,
-            sampling="fresh",
-            batch_size=plan.batch_o2,
-        )
         if permutation is None:
             raise ValueError("The population variant needs a public permutation")
         perm = jnp.asarray(permutation, jnp.int32)
         if perm.shape != (problem.n,):
             raise ValueError(f"Expected a permutation of length {problem.n}")
-        if plan.batch_o1 * plan.max_o1_calls + plan.batch_o2 * plan.num_iters > (
-            problem.n
-        ):
+        b1, b2 = plan["batch_o1"], plan["batch_o2"]
+        if b1 * plan["max_o1_calls"] + b2 * plan["num_iters"] > problem.n:
             raise ValueError("The plan would reuse samples of D1")
-        batches = (plan.batch_o1, plan.batch_o2)
+        batches: tuple[int, int] | None = (b1, b2)
     else:
-        o1 = oracles.first_kind(problem, noise_multiplier=plan.noise_multiplier_o1)
-        o2 = oracles.second_kind(problem, noise_multiplier=plan.noise_multiplier_o2)
         perm = jnp.zeros((1,), jnp.int32)
         batches = None
     params = {
-        "eta": jnp.float64(plan.step_size),
-        "kappa": jnp.float64(plan.drift_threshold),
-        "alpha_kick": jnp.float64(plan.alpha_kick),
-        "kick_std": jnp.float64(plan.kick_std),
-        "freeze": jnp.int32(plan.freeze_period),
-        "n1_max": jnp.int32(plan.max_o1_calls),
+        "eta": jnp.float64(plan["step_size"]),
+        "kappa": jnp.float64(plan["drift_threshold"]),
+        "alpha_kick": jnp.float64(plan["alpha_kick"]),
+        "kick_std": jnp.float64(plan["kick_std"]),
+        "freeze": jnp.int32(plan["freeze_period"]),
+        "n1_max": jnp.int32(plan["max_o1_calls"]),
     }
     o1_fn, o1_ops = o1.functional()
     o2_fn, o2_ops = o2.functional()
@@ -657,46 +524,112 @@ def stochastic_spider(
         o2_ops,
         o1_fn=o1_fn,
         o2_fn=o2_fn,
-        num_iters=plan.num_iters,
-        kick_mode=plan.kick_mode,
+        num_iters=plan["num_iters"],
+        kick_mode=plan["kick_mode"],
         batches=batches,
     )
     codes = np.asarray(codes)
-    info = {
-        "n_o1_drift": int(final.n_o1_drift),
-        "n_o1_kick": int(final.n_o1_kick),
-        "n_o2": int(final.n_o2),
-        "cap_hit": bool(final.aborted),
-        "branch_counts": {
+    info = StochasticSpiderInfo(
+        algorithm="stochastic_spider",
+        n_o1_drift=int(final.n_o1_drift),
+        n_o1_kick=int(final.n_o1_kick),
+        n_o2=int(final.n_o2),
+        cap_hit=bool(final.aborted),
+        branch_counts={
             name: int(np.sum(codes == c))
             for c, name in enumerate(("o1_drift", "o2", "kick", "aborted"))
         },
-        "samples_used": int(final.ptr) if population else None,
-    }
-    if population:
-        # Fresh disjoint batches: each example is in at most one release, so the
-        # run costs one release of the most expensive kind (parallel composition).
-        guarantee = o1.run_guarantee(plan.max_o1_calls)
-        if plan.noise_multiplier_o2 < plan.noise_multiplier_o1:
-            guarantee = o2.run_guarantee(plan.num_iters)
-    else:
-        guarantee = o1.run_guarantee(plan.max_o1_calls).compose(
-            o2.run_guarantee(plan.num_iters)
+        samples_used=int(final.ptr) if population else None,
+    )
+    return xs, info
+
+
+def stochastic_spider(
+    rng_key: PRNGKey,
+    problem: Problem,
+    plan: Plan,
+    *,
+    x0: ArrayLike | None = None,
+    permutation: ArrayLike | None = None,
+) -> PrivateResult:
+    r"""Algorithm 1 of seed 000 with the O1 cap (a building block of SpiderSOSP).
+
+    Runs the Algorithm 1 of a :class:`SpiderSOSP` plan (from :func:`plan_spider` or
+    ``SpiderSOSP().plan(...)``) and releases **all** its ``T`` iterates with the
+    guarantee of the oracle releases alone (no selection): what :meth:`SpiderSOSP.run`
+    feeds to Algorithm 2, for callers that select or plot the iterates themselves.
+
+    The single running-state form of spec 000 §2.2 (E8), exactly ``T`` iterations
+    (E9): state ``x = x0``, ``g_prev = 0``, ``drift = kappa``, ``frozen = 1``; per
+    step, **kick** if :math:`\|g_{prev}\| \le \alpha_{kick}` and ``frozen <= 0``
+    (``g = O1(x) + N(0, \zeta_1^2/d\, I)``, ``frozen = Gamma``, ``drift = 0``), else a
+    **drift reset** if ``drift >= kappa`` (``g = O1(x)``), else
+    ``g = g_prev + O2(x, x_prev)``; then :math:`x \leftarrow x - \eta g` and ``drift
+    += ||x_next - x||^2``. Before any O1 call the counter is checked against
+    ``plan["max_o1_calls"]``; if the call would exceed it, the run stops
+    (``cap_hit``) and the caller must release data-independent points (E7). Kick O1
+    calls are counted (E12). With ``kick_mode="perturb"`` the kick only perturbs the
+    move and calls no oracle.
+
+    The oracles are the plan's :func:`~dpsample.finders.oracles.first_kind` /
+    :func:`~dpsample.finders.oracles.second_kind`: full batch for the empirical
+    variant (Eq. (2)); for the population variant (Eq. (3)) ``problem`` must hold
+    :math:`D_1` (``plan["n_train"]`` examples) and ``permutation`` a public
+    permutation of its indices, consumed sequentially (``b1`` per O1 call, ``b2`` per
+    O2 call, both points of an O2 call on the same batch, E37), so no example is used
+    twice. The whole loop is one ``lax.scan`` with ``lax.switch`` branches, jitted on
+    the oracles' static structure only: repeated calls with other keys, other data of
+    the same shape or another privacy level (same ``T`` and batch sizes) reuse one
+    compilation.
+
+    Args:
+        rng_key: a PRNG key (consumed).
+        problem: the data the oracles see (all of ``D``, or :math:`D_1`), on
+            :class:`~dpsample.domains.Unconstrained`.
+        plan: a :class:`SpiderSOSP` plan.
+        x0: the public initial point (default the plan's ``x0``).
+        permutation: public permutation of ``range(problem.n)`` (population only).
+
+    Returns:
+        ``PrivateResult(iterates, privacy, info)``: the ``(T, d)`` iterates
+        :math:`x_1, \dots, x_T`; the guarantee of the oracle releases (charged for
+        the cap ``N1_max`` and ``T``, a privacy filter: valid for zCDP/RDP, Feldman &
+        Zrnic 2021, and for Gaussian DP, Smith & Thakurta 2022; one release of each
+        kind for fresh batches, by parallel composition); and a
+        :class:`StochasticSpiderInfo`.
+
+    Raises:
+        TypeError: ``plan`` is not a :class:`SpiderSOSP` plan.
+        ValueError: a bounded domain, data that do not match the plan, a bad ``x0``
+            or a missing or mis-sized permutation (before any private computation).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from dpsample import Problem
+        >>> from dpsample.domains import Unconstrained
+        >>> from dpsample.finders.spider_sosp import plan_spider, stochastic_spider
+        >>> prob = Problem(lambda x, z: jnp.sum(jnp.cos(x - z)), jnp.zeros((1000, 2)),
+        ...                Unconstrained(2), lipschitz=1.5, smoothness=1.0,
+        ...                hessian_lipschitz=1.0, loss_range=4.0)
+        >>> plan = plan_spider(prob, epsilon=1.0, delta=1e-5, num_iters=50)
+        >>> res = stochastic_spider(jax.random.key(0), prob, plan, x0=jnp.ones(2))
+        >>> n1 = res.info.n_o1_drift + res.info.n_o1_kick
+        >>> res.value.shape, n1 <= plan["max_o1_calls"]
+        ((50, 2), True)
+    """
+    rng_key = validation.check_key(rng_key)
+    problem = check_problem(problem)
+    _check_unconstrained(problem.domain, problem.dim, "stochastic_spider")
+    if not isinstance(plan, Plan) or plan.algorithm != SpiderSOSP.name:
+        raise TypeError(
+            f"Expected a {SpiderSOSP.name} plan (plan_spider), got {plan!r}"
         )
-    return xs, info, guarantee
+    start = plan["x0"] if x0 is None else problem.spec.check_start(x0)
+    xs, info = _algorithm_1(rng_key, plan, problem, start, permutation)
+    return PrivateResult(xs, plan.internal["alg1_guarantee"], info)  # type: ignore[arg-type]
 
 
-# ------------------------------------------------------------------- the full finder
-def _check_unconstrained(problem: Problem, name: str = "spider_sosp") -> None:
-    if not isinstance(problem.domain, Unconstrained):
-        raise ValueError(
-            f"{name} takes unconstrained steps (seed 000 Algorithm 1 has no "
-            "projection, E20), so its privacy needs the declared constants on all "
-            f"of R^d: declare the Problem on Unconstrained({problem.dim}), got "
-            f"{problem.domain!r}"
-        )
-
-
+# ------------------------------------------------------------------- Algorithm 2
 def _mean_loss(loss_fn: Any, x: Array, data: Any) -> Array:
     return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
 
@@ -733,13 +666,617 @@ def _selection_queries(problem: Problem, xs: np.ndarray):
     return grad_norm, min_eig
 
 
+# ------------------------------------------------------------------- the full finder
+@dataclasses.dataclass(frozen=True)
+class SpiderSOSPInfo(AlgorithmInfo):
+    """Public facts of a :class:`SpiderSOSP` run (``result.info``).
+
+    The counters and branch counts of Algorithm 1 are post-processing of its
+    released estimates; ``selected`` is AboveThreshold's output. All are covered
+    by the guarantee.
+
+    Attributes:
+        algorithm: ``"Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2)"``.
+        plan: The schedule: the plan's parameters named in :data:`PLAN_FIELDS`.
+        preset_label: ``"paper"`` or ``"non-paper (practical)"``.
+        n_o1_drift: O1 calls at drift resets.
+        n_o1_kick: O1 calls at kicks.
+        n_o2: O2 calls.
+        cap_hit: Whether the O1 cap stopped Algorithm 1 (then ``x0`` is released).
+        branch_counts: Steps per branch of Algorithm 1.
+        samples_used: Examples of :math:`D_1` consumed (population), else ``None``.
+        selected: Index of the selected iterate, or ``None`` (fallback to ``x0``).
+        fallback: Why ``x0`` was released, or ``None``.
+        sequential_guarantee: Population variant: the sequential composition (for
+            comparison with the parallel one returned), else ``None``.
+        grad_threshold: Algorithm 2's public gradient threshold (when it ran).
+        eig_threshold: Its public eigenvalue threshold.
+        grad_slack: Lemma 4.1's gradient slack ``32 L Delta_G / eps_AT``.
+        eig_slack: Its eigenvalue slack.
+    """
+
+    algorithm: str
+    plan: dict[str, Any]
+    preset_label: str
+    n_o1_drift: int
+    n_o1_kick: int
+    n_o2: int
+    cap_hit: bool
+    branch_counts: dict[str, int]
+    samples_used: int | None
+    selected: int | None
+    fallback: str | None
+    sequential_guarantee: PrivacyGuarantee | None
+    grad_threshold: float | None = optional()
+    eig_threshold: float | None = optional()
+    grad_slack: float | None = optional()
+    eig_slack: float | None = optional()
+    diagnostics: None = None
+
+
+class SpiderSOSP(PrivateAlgorithm):
+    r"""Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2) in two phases.
+
+    :meth:`plan` computes the schedule of Theorem 4.2 / 4.6 with the exact zCDP
+    calibration, from public inputs only; :meth:`run` runs Algorithm 1
+    (:func:`stochastic_spider`) and Algorithm 2 on its iterates, and releases the
+    selected point. :func:`spider_sosp` documents every option.
+
+    Budget split of a zCDP budget :math:`\varphi`: with ``calibration=
+    "closed_form"`` the :math:`\varphi` solving :math:`\varphi + 2\sqrt{\varphi
+    \log(1/\delta)} = \varepsilon` (Lemma A.4); by default (``"accountant"``,
+    empirical variant) the largest :math:`\varphi` whose schedule's exact
+    guarantee meets :math:`(\varepsilon, \delta)` (bisection with
+    :func:`~dpsample.privacy.calibrate`, every parameter re-derived from the
+    theorem at each candidate :math:`\varphi`; Lemma A.4's conversion leaves
+    30-45% of epsilon unspent):
+
+    * empirical: :math:`\varphi/4` for all ``O1`` calls (``N1_max`` of them),
+      :math:`\varphi/4` for the ``T`` ``O2`` calls, :math:`\varphi/2` for
+      Algorithm 2 (:math:`\varepsilon_{AT} = \sqrt\varphi`); so
+      :math:`z_1 = 2\sqrt{2 N_{1,\max}/\varphi}` and :math:`z_2 =
+      2\sqrt{2T/\varphi}` (noise multipliers: std of the noise on the sum over the
+      per-example bound :math:`G`, resp. :math:`M\|x-y\|`; the replace-one
+      sensitivity is twice the bound, so one release is :math:`2/z^2`-zCDP, E3/E4:
+      exact :math:`\Delta^2/(2\sigma^2)` with :math:`c_{sens} = 2`).
+    * population: every oracle call uses fresh examples of :math:`D_1` and Algorithm
+      2 uses the disjoint :math:`D_2`, so by parallel composition each part may use
+      the whole budget: every release is :math:`\varphi`-zCDP
+      (:math:`z = 2/\sqrt{2\varphi}`) and :math:`\varepsilon_{AT} =
+      \sqrt{2\varphi}` (the paper spends :math:`\varphi/2` per part and states
+      :math:`\varphi`; spec 000 E15).
+
+    Constants (spec 000 §2.7, §2.8): :math:`\eta = 1/M`; :math:`\kappa` of Theorem
+    4.2 (:math:`(G^{4/3}B^{1/3}/M^{5/3})(\sqrt d/(n\sqrt\varphi))^{2/3}`) or 4.6
+    (the max of its two branches); :math:`\gamma = 4\sqrt{C(\zeta_2^2\kappa +
+    4\zeta_1^2)\log(Td/\omega)}` (Lemma 3.3's form, E10) with ``T``, ``Gamma``,
+    ``N1_max`` and the noise depending on :math:`\gamma`: the circularity is solved
+    by a damped fixed-point iteration (geometric mean of successive values). ``T``,
+    ``N1_drift`` and the kick threshold follow the preset (:data:`PRESETS`);
+    :math:`\Gamma = \lceil M L/\sqrt{\rho\gamma}\rceil`; the kick bound is
+    :math:`\lceil T/(\Gamma+1)\rceil` (E12). Population batches:
+    :math:`b_1 = \lfloor |D_1|/(2N_{1,\max})\rfloor`,
+    :math:`b_2 = \lfloor |D_1|/(2T)\rfloor` (E15), so :math:`b_1 N_{1,\max} + b_2 T
+    \le |D_1|`: samples are never reused. ``x0`` defaults to the origin (the
+    centre of ``R^d``).
+
+    Overrides (``drift_threshold``, ``num_iters``, ``max_o1_calls``, ``alpha``)
+    replace the theorem's value; the privacy calibration always uses the values that
+    will run.
+
+    Cost and compute budget: the plan's :class:`~dpsample.plan.Cost` is the worst
+    case over the branch choices (``_schedule_cost``: at most ``N1_max`` O1 calls of
+    ``b1`` gradients, the other steps O2 calls of ``2 b2``, and at most ``T``
+    selection queries of ``|S|`` gradients and ``|S| d`` Hessian-vector products).
+    With ``Budget(max_evaluations=E)`` a theorem-default ``T`` whose cost exceeds
+    ``E`` is capped at the largest ``T' <= T`` that fits, and every other parameter
+    is re-derived from the theorem at ``T'`` (the same fixed point with ``T`` fixed,
+    so ``Gamma``, ``N1_max``, the noise and, for the population variant, the batch
+    sizes follow ``T'``). A ``num_iters`` given by the caller whose cost exceeds
+    ``E`` is refused.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Budget, Problem
+        >>> from dpsample.domains import Unconstrained
+        >>> from dpsample.finders.spider_sosp import SpiderSOSP
+        >>> prob = Problem(lambda x, z: jnp.sum(jnp.cos(x - z)), jnp.zeros((1000, 2)),
+        ...                Unconstrained(2), lipschitz=1.5, smoothness=1.0,
+        ...                hessian_lipschitz=1.0, loss_range=4.0)
+        >>> plan = SpiderSOSP().plan(prob.spec, Budget(1.0, 1e-5))
+        >>> plan["max_o1_calls"] == min(plan["n1_drift"] + plan["n1_kick"],
+        ...                             plan["num_iters"])
+        True
+        >>> z1, z2 = plan["noise_multiplier_o1"], plan["noise_multiplier_o2"]
+        >>> rho = 2 * plan["max_o1_calls"] / z1**2 + 2 * plan["num_iters"] / z2**2
+        >>> abs(rho + plan["epsilon_select"] ** 2 / 2 - plan["zcdp"]) < 1e-12
+        True
+
+    References:
+        Seed 000, Theorems 4.2 and 4.6, Lemmas 3.3-3.7, App. C.1 and C.4; spec 000
+        §2.5-2.8 and §6.2.
+    """
+
+    name = "spider_sosp"
+    kind = "finder"
+    seed = "000"
+    theorem = "Algorithms 1-2, Theorems 4.2 (empirical) / 4.6 (population)"
+    guarantee_type = (
+        "zCDP: N1_max O1 + T O2 Gaussian releases and pure AboveThreshold, "
+        "converted to (epsilon, delta)"
+    )
+    summary = "Stochastic Spider with drift control + AboveThreshold SOSP selection"
+
+    def _plan(  # type: ignore[override]
+        self,
+        spec: ProblemSpec,
+        budget: Budget,
+        *,
+        x0: ArrayLike | None = None,
+        variant: str = "empirical",
+        preset: str = "practical",
+        failure_prob: float = 0.05,
+        drift_threshold: float | None = None,
+        num_iters: int | None = None,
+        max_o1_calls: int | None = None,
+        alpha: float | None = None,
+        kick_mode: str = "o1",
+        kick_budget: str | None = None,
+        initial_gap: float | None = None,
+        calibration: str = "accountant",
+    ) -> Plan:
+        epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
+        if calibration not in ("accountant", "closed_form"):
+            raise ValueError(
+                "Expected calibration 'accountant' or 'closed_form', got "
+                f"{calibration!r}"
+            )
+        _check_unconstrained(spec.domain, spec.dim)
+        if x0 is None:
+            x0_param = Param(spec.domain.center_point, "default", "the origin")
+        else:
+            x0_param = Param(spec.check_start(x0), "user")
+        omega = validation.delta_in_open_unit(failure_prob, name="failure_prob")
+        if variant not in ("empirical", "population"):
+            raise ValueError(
+                f"Expected variant 'empirical' or 'population', got {variant!r}"
+            )
+        if preset not in PRESETS:
+            raise ValueError(f"Expected preset 'practical' or 'paper', got {preset!r}")
+        if kick_mode not in ("o1", "perturb"):
+            raise ValueError(f"Expected kick_mode 'o1' or 'perturb', got {kick_mode!r}")
+        user_kick_budget = kick_budget
+        if kick_mode == "perturb":
+            if kick_budget not in (None, "none"):
+                raise ValueError(
+                    "kick_mode='perturb' makes no kick O1 calls: no budget"
+                )
+            kick_budget = "none"
+        elif kick_budget is None:
+            kick_budget = "shared" if preset == "paper" else "separate"
+        elif kick_budget not in ("shared", "separate"):
+            raise ValueError(
+                f"Expected kick_budget 'shared' or 'separate', got {kick_budget!r}"
+            )
+        for name in ("lipschitz", "smoothness", "hessian_lipschitz"):
+            validation.require_constant(name, getattr(spec, name), needed_for=_NEED)
+        if initial_gap is None:
+            b_c = validation.require_constant(
+                "loss_range", spec.loss_range, needed_for=_NEED + " (or initial_gap=)"
+            )
+        else:
+            b_c = validation.positive("initial_gap", initial_gap)
+        if num_iters is not None:
+            num_iters = validation.positive_int("num_iters", num_iters)
+        if max_o1_calls is not None:
+            max_o1_calls = validation.positive_int("max_o1_calls", max_o1_calls)
+        if alpha is not None:
+            alpha = validation.positive("alpha", alpha)
+        if drift_threshold is not None:
+            drift_threshold = validation.positive("drift_threshold", drift_threshold)
+        phi_closed = epsilon_to_zcdp(epsilon, delta)  # Lemma A.4, exact
+
+        def solve(t: int | None, phi: float) -> dict[str, Any]:
+            return _schedule(
+                spec,
+                phi,
+                variant=variant,
+                preset=preset,
+                omega=omega,
+                kick_mode=kick_mode,
+                kick_budget=kick_budget,
+                b_c=b_c,
+                drift_threshold=drift_threshold,
+                num_iters=t,
+                max_o1_calls=max_o1_calls,
+                alpha=alpha,
+            )
+
+        phi = phi_closed
+        if calibration == "accountant" and variant == "empirical":
+            # The zCDP budget phi' whose schedule's exact guarantee (PLD/RDP of the
+            # Gaussian releases composed with pure AboveThreshold) meets (eps,
+            # delta): Lemma A.4's conversion is loose, so phi' > phi_closed.
+            def make_guarantee(scale: float) -> PrivacyGuarantee:
+                v = solve(num_iters, phi_closed / scale)
+                return _empirical_guarantees(spec, v)[3]
+
+            try:
+                cal = calibrate(
+                    make_guarantee,
+                    epsilon=epsilon,
+                    delta=delta,
+                    initial=1.0,
+                    min_lower=1e-6,
+                    max_upper=1.0,
+                    rtol=1e-3,
+                )
+                phi = phi_closed / cal.noise
+            except OverflowError:
+                # dp-accounting's PLD overflows at absurd budgets (epsilon ~ 1e10):
+                # keep Lemma A.4's phi, a valid (if loose) calibration.
+                pass
+        values = solve(num_iters, phi)
+        cost = _schedule_cost(values, spec.dim)
+        cap = budget.max_evaluations
+        capped_from = None
+        if cap is not None and cost.evaluations > cap:
+            if num_iters is not None:
+                raise ValueError(
+                    f"num_iters={num_iters} needs up to {cost.evaluations:,} "
+                    f"per-example evaluations, over max_evaluations={cap:,}"
+                )
+            values, capped_from = _cap_schedule(
+                lambda t: solve(t, phi), values, cap, spec.dim
+            )
+            cost = _schedule_cost(values, spec.dim)
+        values.update(
+            variant=variant, preset=preset, kick_mode=kick_mode, kick_budget=kick_budget
+        )
+        params = _plan_params(
+            values,
+            x0_param,
+            preset=preset,
+            user=dict(
+                variant=variant != "empirical",
+                preset=preset != "practical",
+                kick_mode=kick_mode != "o1",
+                kick_budget=user_kick_budget is not None,
+                drift_threshold=drift_threshold is not None,
+                num_iters=num_iters is not None,
+                max_o1_calls=max_o1_calls is not None,
+                alpha=alpha is not None,
+                failure_prob=failure_prob != 0.05,
+            ),
+            capped_from=capped_from,
+            cap=cap,
+        )
+        if phi != phi_closed:
+            params["zcdp"] = Param(
+                phi,
+                "calibrated",
+                "largest phi whose exact guarantee meets (eps, delta); Lemma A.4's "
+                f"closed form gives {phi_closed:.6g}",
+            )
+        params["calibration"] = Param(
+            calibration,
+            "user" if calibration != "accountant" else "default",
+            "exact accountant" if calibration == "accountant" else "Lemma A.4",
+        )
+        params["initial_gap"] = Param(
+            b_c,
+            "user" if initial_gap is not None else "derived",
+            "" if initial_gap is not None else "the declared loss_range",
+        )
+        # Algorithm 1's oracles, planned on the spec of the data they will see.
+        relation = spec.relation
+        if variant == "empirical":
+            o1, o2, alg1, guarantee = _empirical_guarantees(spec, values)
+            sequential = guarantee
+        else:
+            train_spec = spec.replace(n=values["n_train"])
+            o1 = oracles.first_kind(
+                train_spec,
+                noise_multiplier=values["noise_multiplier_o1"],
+                sampling="fresh",
+                batch_size=values["batch_o1"],
+            )
+            o2 = oracles.second_kind(
+                train_spec,
+                noise_multiplier=values["noise_multiplier_o2"],
+                sampling="fresh",
+                batch_size=values["batch_o2"],
+            )
+            # Fresh disjoint batches: each example is in at most one release, so the
+            # run costs one release of the most expensive kind (parallel composition).
+            alg1 = o1.run_guarantee(values["max_o1_calls"])
+            if values["noise_multiplier_o2"] < values["noise_multiplier_o1"]:
+                alg1 = o2.run_guarantee(values["num_iters"])
+            alg2 = PrivacyGuarantee.pure(values["epsilon_select"], relation=relation)
+            sequential = alg1.compose(alg2)
+            rho_1 = alg1.zcdp_rho()
+            rho_2 = values["epsilon_select"] ** 2 / 2.0
+            guarantee = PrivacyGuarantee.zcdp(max(rho_1, rho_2), relation=relation)
+        return Plan(
+            algorithm=self.name,
+            spec=spec,
+            budget=budget,
+            params=params,
+            guarantee=guarantee,
+            cost=cost,
+            internal={
+                "o1": o1,
+                "o2": o2,
+                "alg1_guarantee": alg1,
+                "sequential_guarantee": sequential if variant == "population" else None,
+            },
+        )
+
+    def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
+        x0 = jnp.asarray(plan["x0"], jnp.float64)
+        k_split, k_perm, k_alg1, k_alg2 = jax.random.split(rng_key, 4)
+        if plan["variant"] == "population":
+            # Public, data-independent split and batch order (E36).
+            n_train = plan["n_train"]
+            order = np.asarray(jax.random.permutation(k_split, problem.n))
+            d1 = jax.tree.map(lambda leaf: leaf[order[:n_train]], problem.data)
+            d2 = jax.tree.map(lambda leaf: leaf[order[n_train:]], problem.data)
+            train, select = problem.replace(data=d1), problem.replace(data=d2)
+            perm = jax.random.permutation(k_perm, n_train)
+        else:
+            train = select = problem
+            perm = None
+        xs, run = _algorithm_1(k_alg1, plan, train, x0, perm)
+        preset = plan["preset"]
+        common = dict(
+            algorithm="Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2)",
+            plan={k: plan[k] for k in PLAN_FIELDS},
+            preset_label="paper" if preset == "paper" else "non-paper (practical)",
+            n_o1_drift=run.n_o1_drift,
+            n_o1_kick=run.n_o1_kick,
+            n_o2=run.n_o2,
+            cap_hit=run.cap_hit,
+            branch_counts=run.branch_counts,
+            samples_used=run.samples_used,
+            sequential_guarantee=plan.internal["sequential_guarantee"],
+        )
+        if run.cap_hit:
+            info = SpiderSOSPInfo(
+                **common,
+                selected=None,
+                fallback="x0 (O1 cap reached: data-independent output, E7)",
+            )
+            return PrivateResult(x0, plan.guarantee, info)  # type: ignore[arg-type]
+        xs_np = np.asarray(xs)
+        grad_norm, min_eig = _selection_queries(select, xs_np)
+        spec = plan.spec
+        sel = above_threshold_sosp(
+            k_alg2,
+            grad_norm,
+            min_eig,
+            alpha=plan["alpha_select"],
+            hessian_lipschitz=spec.hessian_lipschitz,
+            epsilon=plan["epsilon_select"],
+            grad_sensitivity=C_SENS * spec.lipschitz / plan["n_select"],
+            eig_sensitivity=C_SENS * spec.smoothness / plan["n_select"],
+            failure_prob=plan["failure_prob"],
+            num_candidates=plan["num_iters"],
+            relation=spec.relation,
+        )
+        index = int(sel.value)
+        thresholds = {
+            k: sel.info[k]
+            for k in ("grad_threshold", "eig_threshold", "grad_slack", "eig_slack")
+        }
+        if index < 0:
+            info = SpiderSOSPInfo(
+                **common,
+                selected=None,
+                fallback="x0 (AboveThreshold returned no candidate)",
+                **thresholds,
+            )
+            return PrivateResult(x0, plan.guarantee, info)  # type: ignore[arg-type]
+        info = SpiderSOSPInfo(**common, selected=index, fallback=None, **thresholds)
+        value = jnp.asarray(xs_np[index])
+        return PrivateResult(value, plan.guarantee, info)  # type: ignore[arg-type]
+
+
+def _empirical_guarantees(
+    spec: ProblemSpec, values: dict[str, Any]
+) -> tuple[Any, Any, PrivacyGuarantee, PrivacyGuarantee]:
+    """``(O1, O2, Algorithm 1's guarantee, the whole guarantee)`` of a schedule.
+
+    The empirical variant's ``values``: every release on all ``n`` examples.
+    """
+    o1 = oracles.first_kind(spec, noise_multiplier=values["noise_multiplier_o1"])
+    o2 = oracles.second_kind(spec, noise_multiplier=values["noise_multiplier_o2"])
+    alg1 = o1.run_guarantee(values["max_o1_calls"]).compose(
+        o2.run_guarantee(values["num_iters"])
+    )
+    alg2 = PrivacyGuarantee.pure(values["epsilon_select"], relation=spec.relation)
+    return o1, o2, alg1, alg1.compose(alg2)
+
+
+def _cap_schedule(
+    solve: Any, values: dict[str, Any], cap: int, dim: int
+) -> tuple[dict[str, Any], int]:
+    """The theorem's schedule at the largest ``T' <= T`` whose cost fits ``cap``.
+
+    Bisection on ``T'``, re-solving the whole schedule at each (``solve(T')``); the
+    lower end always fits, so the answer does even if rounding makes the cost not
+    monotone in ``T'``.
+    """
+    t = values["num_iters"]
+    lo_values = solve(1)
+    if _schedule_cost(lo_values, dim).evaluations > cap:
+        raise ValueError(
+            f"max_evaluations={cap:,} is below one iteration of spider_sosp "
+            f"({_schedule_cost(lo_values, dim).evaluations:,} per-example "
+            "evaluations)"
+        )
+    lo, hi = 1, t
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        candidate = solve(mid)
+        if _schedule_cost(candidate, dim).evaluations <= cap:
+            lo, lo_values = mid, candidate
+        else:
+            hi = mid
+    return lo_values, t
+
+
+def _plan_params(
+    v: dict[str, Any],
+    x0: Param,
+    *,
+    preset: str,
+    user: dict[str, bool],
+    capped_from: int | None,
+    cap: int | None,
+) -> dict[str, Param]:
+    """The plan's parameters with their sources (see :data:`PLAN_FIELDS`)."""
+    paper = preset == "paper"
+    rule = "seed 000 (paper constants)" if paper else "practical preset (non-paper)"
+
+    def given(name: str, source: str, note: str = "") -> Param:
+        if user.get(name):
+            return Param(v[name], "user")
+        return Param(v[name], source, note)
+
+    steps_note = (
+        "Thm 4.2/4.6: T = B M L^4 / gamma^2"
+        if paper
+        else f"{rule}: T = c_T B M / gamma^2, c_T = {PRESETS['practical']['c_T']:g}"
+    )
+    if capped_from is not None:
+        steps_note += (
+            f"; capped at T={v['num_iters']} (max_evaluations={cap:,}: the largest "
+            f"T whose cost fits, was {capped_from}); the rest re-derived at this T"
+        )
+    empirical = v["variant"] == "empirical"
+    return {
+        "x0": x0,
+        "variant": given("variant", "default", "empirical risk (Theorem 4.2)"),
+        "preset": given("preset", "default", "non-paper constants (PRESETS)"),
+        "kick_mode": given("kick_mode", "default", "kicks call O1 (Algorithm 1)"),
+        "kick_budget": given(
+            "kick_budget", "default", "shared for the paper preset, else separate"
+        ),
+        "zcdp": Param(v["zcdp"], "derived", "Lemma A.4: the zCDP of (eps, delta)"),
+        "step_size": Param(v["step_size"], "theorem", "eta = 1/M"),
+        "drift_threshold": given(
+            "drift_threshold",
+            "theorem",
+            "kappa of Thm 4.2" if empirical else "kappa of Thm 4.6",
+        ),
+        "gamma": Param(v["gamma"], "theorem", "Lemma 3.3 (E10), damped fixed point"),
+        "alpha_kick": Param(v["alpha_kick"], "user")
+        if user.get("alpha")
+        else Param(
+            v["alpha_kick"],
+            "theorem" if paper else "default",
+            "gamma log^3(B M d/(rho omega))" if paper else "c_alpha gamma",
+        ),
+        "alpha_select": Param(v["alpha_select"], "derived", "= alpha_kick"),
+        "num_iters": given("num_iters", "theorem" if paper else "default", steps_note),
+        "freeze_period": Param(
+            v["freeze_period"], "theorem", "Gamma = M L / sqrt(rho gamma)"
+        ),
+        "max_o1_calls": given(
+            "max_o1_calls", "theorem", "N1_drift (+ N1_kick when separate), <= T"
+        ),
+        "n1_drift": Param(
+            v["n1_drift"],
+            "theorem" if paper else "default",
+            "Lemma 3.7 + 1" if paper else f"{rule}: c_N 6 B eta / kappa + 1",
+        ),
+        "n1_kick": Param(v["n1_kick"], "theorem", "ceil(T/(Gamma + 1)) (E12)"),
+        "noise_multiplier_o1": Param(
+            v["noise_multiplier_o1"],
+            "theorem",
+            "phi/4 for N1_max O1 calls" if empirical else "phi per fresh release",
+        ),
+        "noise_multiplier_o2": Param(
+            v["noise_multiplier_o2"],
+            "theorem",
+            "phi/4 for T O2 calls" if empirical else "phi per fresh release",
+        ),
+        "sigma1": Param(v["sigma1"], "derived", "z1 G / b1"),
+        "sigma2": Param(v["sigma2"], "derived", "z2 M / b2 per unit displacement"),
+        "zeta1": Param(v["zeta1"], "derived", "nSG parameter of O1"),
+        "zeta2": Param(v["zeta2"], "derived", "nSG parameter of O2"),
+        "kick_std": Param(v["kick_std"], "derived", "zeta1 / sqrt(d) (line 8)"),
+        "batch_o1": Param(
+            v["batch_o1"],
+            "derived" if empirical else "theorem",
+            "n" if empirical else "|D1| / (2 N1_max) (E15)",
+        ),
+        "batch_o2": Param(
+            v["batch_o2"],
+            "derived" if empirical else "theorem",
+            "n" if empirical else "|D1| / (2 T) (E15)",
+        ),
+        "n_train": Param(v["n_train"], "derived", "n" if empirical else "ceil(n/2)"),
+        "n_select": Param(v["n_select"], "derived", "n" if empirical else "floor(n/2)"),
+        "epsilon_select": Param(
+            v["epsilon_select"],
+            "theorem",
+            "sqrt(phi): phi/2 for AboveThreshold" if empirical else "sqrt(2 phi)",
+        ),
+        "failure_prob": given("failure_prob", "default", "omega = 0.05"),
+    }
+
+
+def plan_spider(
+    problem: Problem | ProblemSpec,
+    *,
+    epsilon: float,
+    delta: float,
+    **options: Any,
+) -> Plan:
+    r"""The :class:`SpiderSOSP` plan of a problem (public inputs only).
+
+    ``SpiderSOSP().plan(problem.spec, Budget(epsilon, delta), **options)``: the
+    schedule of Theorem 4.2 / 4.6 with the exact zCDP calibration, for
+    :func:`stochastic_spider` or to read before running. Only ``n``, ``d``, the
+    domain and the declared constants are read.
+
+    Args:
+        problem: A :class:`~dpsample.problem.Problem` or its
+            :class:`~dpsample.problem.ProblemSpec`.
+        epsilon: Target epsilon.
+        delta: Target delta.
+        **options: Options of :class:`SpiderSOSP` (see :func:`spider_sosp`).
+
+    Returns:
+        The frozen :class:`~dpsample.plan.Plan`; ``plan["num_iters"]`` etc. are the
+        values of :data:`PLAN_FIELDS`.
+
+    Raises:
+        ValueError, MissingConstantError: As :func:`spider_sosp`.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Problem
+        >>> from dpsample.domains import Unconstrained
+        >>> from dpsample.finders.spider_sosp import plan_spider
+        >>> prob = Problem(lambda x, z: jnp.sum(jnp.cos(x - z)), jnp.zeros((1000, 2)),
+        ...                Unconstrained(2), lipschitz=1.5, smoothness=1.0,
+        ...                hessian_lipschitz=1.0, loss_range=4.0)
+        >>> plan = plan_spider(prob, epsilon=1.0, delta=1e-5, num_iters=50)
+        >>> plan["num_iters"], plan.source("num_iters"), plan.spent_epsilon() <= 1.0
+        (50, 'user', True)
+    """
+    return SpiderSOSP().plan(problem, Budget(epsilon, delta), **options)
+
+
 def spider_sosp(
     rng_key: PRNGKey,
     problem: Problem,
     *,
     epsilon: float,
     delta: float,
-    x0: ArrayLike,
+    x0: ArrayLike | None = None,
     variant: str = "empirical",
     preset: str = "practical",
     failure_prob: float = 0.05,
@@ -750,11 +1287,14 @@ def spider_sosp(
     kick_mode: str = "o1",
     kick_budget: str | None = None,
     initial_gap: float | None = None,
+    calibration: str = "accountant",
 ) -> PrivateResult:
     r"""Private alpha-SOSP by Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2).
 
-    Runs :func:`stochastic_spider` (Algorithm 1) with the parameters of
-    :func:`plan_spider`, then Algorithm 2
+    ``SpiderSOSP().solve(rng_key, problem, epsilon=..., delta=..., **options)``
+    (:class:`SpiderSOSP` documents the plan: budget split, constants, cost and the
+    compute-budget rule). Runs Algorithm 1 (:func:`stochastic_spider`) with the
+    plan's parameters, then Algorithm 2
     (:func:`~dpsample.mechanisms.above_threshold_sosp`) on its iterates with the
     exact queries :math:`\|\nabla F_S(x_i)\|` and
     :math:`\lambda_{\min}(\nabla^2 F_S(x_i))` (float64 ``eigvalsh``, E34), both
@@ -789,8 +1329,9 @@ def spider_sosp(
           (charged at the cap), ``T`` O2 releases and Algorithm 2, i.e.
           ``gaussian(z1 / 2).repeat(N1_max)``, ``gaussian(z2 / 2).repeat(T)`` and
           ``pure(eps_AT)``; zCDP :math:`\varphi/4 + \varphi/4 + \varphi/2 =
-          \varphi`, so ``privacy.epsilon(delta) <= epsilon`` (PLD/RDP may be
-          tighter).
+          \varphi`, with :math:`\varphi` calibrated so that
+          ``privacy.epsilon(delta) <= epsilon`` by the exact accountant (see
+          ``calibration``).
         * population: each example of :math:`D_1` is used by at most one release
           (fresh batches, enforced by the cap and ``b1 N1_max + b2 T <= |D1|``),
           and :math:`D_2` only by Algorithm 2. A replaced example lies in one
@@ -810,7 +1351,7 @@ def spider_sosp(
             :math:`F`, E21).
         epsilon: target epsilon ``> 0``.
         delta: target delta in ``(0, 1)``.
-        x0: the public initial point (finite, shape ``(d,)``).
+        x0: the public initial point (finite, shape ``(d,)``; default the origin).
         variant: ``"empirical"`` or ``"population"``.
         preset: ``"practical"`` (non-paper constants, see :data:`PRESETS`) or
             ``"paper"``.
@@ -820,13 +1361,29 @@ def spider_sosp(
         max_o1_calls: override of the O1 cap ``N1_max``.
         alpha: override of :math:`\alpha_1` (kick threshold and Algorithm 2).
         kick_mode: ``"o1"`` (paper) or ``"perturb"`` (variant, no kick O1 calls).
-        kick_budget: ``"shared"`` or ``"separate"`` (see :class:`SpiderPlan`).
-        initial_gap: public ``B >= F(x0) - inf F`` replacing ``loss_range`` in the
-            schedule (see :func:`plan_spider`); e.g. a warm start's ``psi``.
+        kick_budget: ``"shared"`` (kick O1 calls count toward the Lemma 3.7 cap;
+            default for ``"paper"``) or ``"separate"`` (cap = drift bound + kick
+            bound; default for ``"practical"``).
+        initial_gap: a public bound ``B >= F(x0) - inf F`` used in place of the
+            declared ``loss_range`` wherever the theorems use ``B`` as the initial
+            gap (``kappa``, ``T``, ``N1_drift``, the log factors): e.g. a warm
+            start's ``psi`` (seed 003 Theorem 3.4). It changes the schedule only;
+            the calibration is always to what runs.
+        calibration: ``"accountant"`` (default): the zCDP budget :math:`\varphi`
+            of the empirical variant is the largest whose schedule's exact
+            guarantee (dp-accounting PLD/RDP of the Gaussian releases composed with
+            the pure AboveThreshold) meets ``(epsilon, delta)``, so the run spends
+            its budget (within 0.1% in :math:`\varphi`, never above; issue 16);
+            every parameter is then the theorem's at that :math:`\varphi`.
+            ``"closed_form"``: the paper's :math:`\varphi` of Lemma A.4, whose
+            zCDP-to-DP conversion is loose (about 0.55-0.7 of epsilon spent). The
+            population variant's guarantee is stated in zCDP, where Lemma A.4 is
+            exact, so both options agree there.
 
     Returns:
-        ``PrivateResult(value, privacy, info)``; ``info`` holds the plan
-        (``info["plan"]``, a :class:`SpiderPlan` as a dict), the counters of
+        ``PrivateResult(value, privacy, info)``; ``info`` (a
+        :class:`SpiderSOSPInfo`) holds the schedule (``info["plan"]``, the plan's
+        parameters named in :data:`PLAN_FIELDS`), the counters of
         Algorithm 1, ``cap_hit``, ``selected`` (index or ``None``), ``fallback``,
         the Algorithm 2 thresholds and slacks, and ``preset_label`` (``"paper"`` or
         ``"non-paper (practical)"``).
@@ -862,15 +1419,12 @@ def spider_sosp(
         Feldman & Zrnic, `Individual Privacy Accounting via a Rényi Filter
         <https://arxiv.org/abs/2008.11193>`_, 2021.
     """
-    rng_key = validation.check_key(rng_key)
-    problem = check_problem(problem)
-    epsilon, delta = validation.check_privacy(epsilon, delta)
-    _check_unconstrained(problem)
-    x0 = problem.spec.check_start(x0)
-    plan = plan_spider(
+    return SpiderSOSP().solve(
+        rng_key,
         problem,
         epsilon=epsilon,
         delta=delta,
+        x0=x0,
         variant=variant,
         preset=preset,
         failure_prob=failure_prob,
@@ -881,71 +1435,8 @@ def spider_sosp(
         kick_mode=kick_mode,
         kick_budget=kick_budget,
         initial_gap=initial_gap,
+        calibration=calibration,
     )
-    k_split, k_perm, k_alg1, k_alg2 = jax.random.split(rng_key, 4)
-    relation = problem.relation
-    if plan.variant == "population":
-        # Public, data-independent split and batch order (E36).
-        order = np.asarray(jax.random.permutation(k_split, problem.n))
-        d1 = jax.tree.map(lambda leaf: leaf[order[: plan.n_train]], problem.data)
-        d2 = jax.tree.map(lambda leaf: leaf[order[plan.n_train :]], problem.data)
-        train, select = problem.replace(data=d1), problem.replace(data=d2)
-        perm = jax.random.permutation(k_perm, plan.n_train)
-    else:
-        train = select = problem
-        perm = None
-    xs, run_info, alg1_guarantee = stochastic_spider(
-        k_alg1, train, plan, x0=x0, permutation=perm
-    )
-    alg2_guarantee = PrivacyGuarantee.pure(plan.epsilon_select, relation=relation)
-    sequential = alg1_guarantee.compose(alg2_guarantee)
-    if plan.variant == "population":
-        rho_1 = alg1_guarantee.zcdp_rho()
-        rho_2 = plan.epsilon_select**2 / 2.0
-        guarantee = PrivacyGuarantee.zcdp(max(rho_1, rho_2), relation=relation)
-    else:
-        guarantee = sequential
-
-    info: dict[str, Any] = {
-        "algorithm": "Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2)",
-        "plan": plan._asdict(),
-        "preset_label": "paper" if preset == "paper" else "non-paper (practical)",
-        **run_info,
-        "selected": None,
-        "fallback": None,
-        "sequential_guarantee": sequential if plan.variant == "population" else None,
-    }
-    if run_info["cap_hit"]:
-        info["fallback"] = "x0 (O1 cap reached: data-independent output, E7)"
-        return PrivateResult(x0, guarantee, info)
-
-    xs_np = np.asarray(xs)
-    grad_norm, min_eig = _selection_queries(select, xs_np)
-    sel = above_threshold_sosp(
-        k_alg2,
-        grad_norm,
-        min_eig,
-        alpha=plan.alpha_select,
-        hessian_lipschitz=problem.hessian_lipschitz,
-        epsilon=plan.epsilon_select,
-        grad_sensitivity=C_SENS * problem.lipschitz / plan.n_select,
-        eig_sensitivity=C_SENS * problem.smoothness / plan.n_select,
-        failure_prob=plan.failure_prob,
-        num_candidates=plan.num_iters,
-        relation=relation,
-    )
-    index = int(sel.value)
-    info.update(
-        {
-            k: sel.info[k]
-            for k in ("grad_threshold", "eig_threshold", "grad_slack", "eig_slack")
-        }
-    )
-    if index < 0:
-        info["fallback"] = "x0 (AboveThreshold returned no candidate)"
-        return PrivateResult(x0, guarantee, info)
-    info["selected"] = index
-    return PrivateResult(jnp.asarray(xs_np[index]), guarantee, info)
 
 
 precision.scope_public(globals())

@@ -117,7 +117,7 @@ def randomized_response_rdp(
     """
     eps = float(epsilon)
     log_p = -math.log1p(math.exp(-eps))  # log(e^eps / (1 + e^eps))
-    log_q = -math.log1p(math.exp(eps))
+    log_q = log_p - eps  # log(1 / (1 + e^eps)), no overflow at large eps
     out = []
     for a in orders:
         a = float(a)

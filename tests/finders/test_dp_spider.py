@@ -214,3 +214,39 @@ def test_audit_stays_below_the_claim_and_flags_half_the_noise():
     assert honest.epsilon_lower_bound <= 1.0, honest
     weak = audit.run(twin=True)
     assert weak.epsilon_lower_bound > 1.0, weak
+
+
+def test_compute_budget_caps_the_theorem_schedule_and_refuses_a_fixed_one(small):
+    """``max_evaluations`` shrinks the theorem's T and re-derives q at the capped T."""
+    from dpsample import Budget
+    from dpsample.finders.dp_spider import DPSpider
+
+    spec = small.problem.spec
+    algo = DPSpider(x0=small.saddle)
+    free = algo.plan(spec, Budget(2.0, DELTA))
+    cap = free.cost.evaluations // 3
+    capped = algo.plan(spec, Budget(2.0, DELTA, max_evaluations=cap))
+    t, q = capped["num_steps"], capped["phase_length"]
+    assert t < free["num_steps"]
+    assert capped.cost.evaluations <= cap < free.cost.evaluations
+    assert "capped" in capped.params["num_steps"].note
+    # q is the theorem's proof form at the capped T, clipped to [1, T]
+    abar = free.internal["theorem_parameters"]["abar"]
+    assert q == max(1, min(t, int(np.floor(1 / (t * abar**2)))))
+    # the largest T that fits: one more step does not
+    m1, m2 = spec.n, capped.internal["o2"].max_batch_size
+    nxt = t + 1
+    q_next = max(1, min(nxt, int(np.floor(1 / (nxt * abar**2)))))
+    n_a = -(-nxt // q_next)
+    assert n_a * m1 + 2 * (nxt - n_a) * m2 > cap
+    # the noise is calibrated for what runs, and the budget is still met
+    assert capped.spent_epsilon() <= 2.0
+    assert capped["noise_constant"] <= free["noise_constant"]
+    with pytest.raises(ValueError, match=f"max_evaluations={cap:,}"):
+        algo.plan(
+            spec,
+            Budget(2.0, DELTA, max_evaluations=cap),
+            num_steps=free["num_steps"],
+        )
+    with pytest.raises(ValueError, match="below one DP-SPIDER anchor"):
+        algo.plan(spec, Budget(2.0, DELTA, max_evaluations=spec.n - 1))

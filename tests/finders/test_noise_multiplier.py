@@ -172,9 +172,10 @@ def _calibrated(name, small):
             delta=DELTA,
             num_iters=30,
             variant=name.rsplit("_", 1)[1],
+            calibration="closed_form",  # the pinned (paper's) calibration
         )
-        assert plan.noise_multiplier_o1 == plan.noise_multiplier_o2
-        return (_hex(plan.sigma1), _hex(plan.sigma2)), plan.noise_multiplier_o1
+        assert plan["noise_multiplier_o1"] == plan["noise_multiplier_o2"]
+        return (_hex(plan["sigma1"]), _hex(plan["sigma2"])), plan["noise_multiplier_o1"]
     unc = dpsample.Problem(
         p.loss_fn,
         p.data,

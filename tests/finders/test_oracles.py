@@ -16,7 +16,7 @@ from scipy import stats
 import dpsample
 from dpsample._src import clipping
 from dpsample.errors import MissingConstantError
-from dpsample.finders import oracles
+from dpsample.finders import batches, oracles
 
 REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
 
@@ -76,7 +76,7 @@ def test_poisson_inclusion_rate_and_truncation():
     n, b = 50, 10
     keys = jax.random.split(jax.random.key(3), 3000)
     idx, w = jax.vmap(
-        lambda k: oracles.sample_batch(
+        lambda k: batches.sample_batch(
             k, n, sampling="poisson", batch_size=b, max_batch_size=40
         )
     )(keys)
@@ -90,7 +90,7 @@ def test_poisson_inclusion_rate_and_truncation():
     assert abs(sizes.mean() - b) < 5 * np.sqrt(b * (1 - b / n) / 3000)
     # truncation keeps a uniform random subset of size max_batch_size
     idx, w = jax.vmap(
-        lambda k: oracles.sample_batch(
+        lambda k: batches.sample_batch(
             k, n, sampling="poisson", batch_size=40, max_batch_size=5
         )
     )(keys)
@@ -101,7 +101,7 @@ def test_poisson_inclusion_rate_and_truncation():
 
 
 def test_without_replacement_batches_are_distinct():
-    idx, w = oracles.sample_batch(
+    idx, w = batches.sample_batch(
         jax.random.key(4), 30, sampling="without_replacement", batch_size=12
     )
     assert len(set(np.asarray(idx).tolist())) == 12 and float(w.sum()) == 12
@@ -110,7 +110,7 @@ def test_without_replacement_batches_are_distinct():
     idx = np.asarray(
         jax.jit(
             jax.vmap(
-                lambda key: oracles.sample_batch(
+                lambda key: batches.sample_batch(
                     key, n, sampling="without_replacement", batch_size=k
                 )[0]
             )
@@ -142,11 +142,11 @@ def test_without_replacement_subsets_are_exactly_uniform(monkeypatch, cap):
     with ties broken by index (no redraw) is rejected by the same test.
     """
     if cap is not None:
-        monkeypatch.setattr(oracles, "_BUCKET_CAP", cap)
+        monkeypatch.setattr(batches, "_BUCKET_CAP", cap)
     n, k, draws = 7, 3, 35_000
     keys = jax.random.split(jax.random.key(11), draws)
     rows = np.asarray(
-        jax.jit(jax.vmap(lambda key: oracles._uniform_subset(key, n, k)))(keys)
+        jax.jit(jax.vmap(lambda key: batches._uniform_subset(key, n, k)))(keys)
     )
     assert all(len(set(r)) == k for r in rows[:500].tolist())
     assert _subset_chi2_pvalue(rows, n, k) > 1e-3
@@ -162,11 +162,11 @@ def test_without_replacement_subsets_are_exactly_uniform(monkeypatch, cap):
 
 def test_fresh_batches_are_disjoint_and_capped():
     rows = np.asarray(
-        oracles.fresh_batches(jax.random.key(5), 20, batch_size=4, num_batches=5)
+        batches.fresh_batches(jax.random.key(5), 20, batch_size=4, num_batches=5)
     )
     assert len(set(rows.ravel().tolist())) == 20
     with pytest.raises(ValueError, match="at most once"):
-        oracles.fresh_batches(jax.random.key(5), 20, batch_size=4, num_batches=6)
+        batches.fresh_batches(jax.random.key(5), 20, batch_size=4, num_batches=6)
 
 
 def _pld_eps(event, count, delta):

@@ -15,7 +15,12 @@ from dp_accounting import pld as dp_pld
 
 import dpsample
 from dpsample.errors import MissingConstantError
-from dpsample.finders.spider_sosp import plan_spider, spider_sosp, stochastic_spider
+from dpsample.finders.spider_sosp import (
+    PLAN_FIELDS,
+    plan_spider,
+    spider_sosp,
+    stochastic_spider,
+)
 
 DELTA = 1e-5
 
@@ -153,7 +158,7 @@ def test_kick_count_bound_and_population_sample_budget(case):
     )
     n1 = case.problem.n  # any D1-sized problem works for the structural checks
     del n1
-    d1 = jax.tree.map(lambda a: a[: plan.n_train], case.problem.data)
+    d1 = jax.tree.map(lambda a: a[: plan["n_train"]], case.problem.data)
     train = dpsample.Problem(
         case.problem.loss_fn,
         d1,
@@ -163,16 +168,17 @@ def test_kick_count_bound_and_population_sample_budget(case):
         hessian_lipschitz=1.0,
         loss_range=4.0,
     )
-    perm = jax.random.permutation(jax.random.key(9), plan.n_train)
-    xs, info, _ = stochastic_spider(
+    perm = jax.random.permutation(jax.random.key(9), plan["n_train"])
+    alg1 = stochastic_spider(
         jax.random.key(4), train, plan, x0=case.saddle, permutation=perm
     )
+    xs, info = alg1.value, alg1.info
     assert xs.shape == (200, 2)
-    assert info["n_o1_kick"] <= math.ceil(200 / (plan.freeze_period + 1))
+    assert info["n_o1_kick"] <= math.ceil(200 / (plan["freeze_period"] + 1))
     n_o1 = info["n_o1_drift"] + info["n_o1_kick"]
-    assert n_o1 <= plan.max_o1_calls and info["n_o2"] + n_o1 == 200
-    used = plan.batch_o1 * n_o1 + plan.batch_o2 * info["n_o2"]
-    assert info["samples_used"] == used <= plan.n_train
+    assert n_o1 <= plan["max_o1_calls"] and info["n_o2"] + n_o1 == 200
+    used = plan["batch_o1"] * n_o1 + plan["batch_o2"] * info["n_o2"]
+    assert info["samples_used"] == used <= plan["n_train"]
 
 
 # ------------------------------------------------------------------- accounting
@@ -186,6 +192,7 @@ def test_empirical_accounting_matches_independent_computation(case):
         x0=case.saddle,
         num_iters=120,
         alpha=0.05,
+        calibration="closed_form",
     )
     plan = res.info["plan"]
     n, g_c, m_c = case.problem.n, case.problem.lipschitz, case.problem.smoothness
@@ -212,15 +219,16 @@ def test_empirical_accounting_matches_independent_computation(case):
 
 def test_algorithm_1_guarantee_against_dp_accounting(case):
     plan = plan_spider(case.problem, epsilon=2.0, delta=DELTA, num_iters=60)
-    _, _, g = stochastic_spider(jax.random.key(6), case.problem, plan, x0=case.saddle)
+    g = stochastic_spider(jax.random.key(6), case.problem, plan, x0=case.saddle).privacy
     # dp_accounting's reading of the noise multipliers (PLD doubles C for REPLACE_ONE)
     acc = dp_pld.PLDAccountant(
         neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE
     )
     acc.compose(
-        dp_accounting.GaussianDpEvent(plan.noise_multiplier_o1), plan.max_o1_calls
+        dp_accounting.GaussianDpEvent(plan["noise_multiplier_o1"]),
+        plan["max_o1_calls"],
     )
-    acc.compose(dp_accounting.GaussianDpEvent(plan.noise_multiplier_o2), 60)
+    acc.compose(dp_accounting.GaussianDpEvent(plan["noise_multiplier_o2"]), 60)
     assert math.isclose(g.epsilon(DELTA), acc.get_epsilon(DELTA), rel_tol=2e-3)
 
 
@@ -273,14 +281,15 @@ def test_plans_are_self_consistent(case, preset):
         plan = plan_spider(
             case.problem, epsilon=10.0, delta=DELTA, variant=variant, preset=preset
         )
-        assert 1 <= plan.max_o1_calls <= plan.num_iters
-        assert plan.kick_budget == ("shared" if preset == "paper" else "separate")
+        assert 1 <= plan["max_o1_calls"] <= plan["num_iters"]
+        assert plan["kick_budget"] == ("shared" if preset == "paper" else "separate")
         if variant == "population":
             assert (
-                plan.batch_o1 * plan.max_o1_calls + plan.batch_o2 * plan.num_iters
-            ) <= plan.n_train
+                plan["batch_o1"] * plan["max_o1_calls"]
+                + plan["batch_o2"] * plan["num_iters"]
+            ) <= plan["n_train"]
         if preset == "paper":
-            assert plan.alpha_kick > plan.gamma  # gamma * L^3
+            assert plan["alpha_kick"] > plan["gamma"]  # gamma * L^3
 
 
 # --------------------------------------------------------------------- fallback
@@ -410,3 +419,34 @@ def test_sosp_success_rate_over_seeds(case):
         except AssertionError as err:
             fails.append(str(err))
     assert len(fails) <= 2, fails
+
+
+@pytest.mark.parametrize("variant", ["empirical", "population"])
+def test_compute_budget_caps_the_theorem_schedule_and_refuses_a_fixed_one(
+    case, variant
+):
+    """``max_evaluations`` caps T and re-derives the schedule from the theorem."""
+    from dpsample import Budget
+    from dpsample.finders.spider_sosp import SpiderSOSP
+
+    spec = case.problem.spec
+    algo = SpiderSOSP(variant=variant)
+    free = algo.plan(spec, Budget(10.0, DELTA))
+    cap = free.cost.evaluations // 4
+    capped = algo.plan(spec, Budget(10.0, DELTA, max_evaluations=cap))
+    t = capped["num_iters"]
+    assert t < free["num_iters"]
+    assert capped.cost.evaluations <= cap < free.cost.evaluations
+    assert "capped" in capped.params["num_iters"].note
+    # every other parameter is the theorem's at the capped T (same fixed point)
+    same_t = algo.plan(spec, Budget(10.0, DELTA), num_iters=t)
+    for name in PLAN_FIELDS:
+        assert capped[name] == same_t[name], name
+    assert algo.plan(spec, Budget(10.0, DELTA), num_iters=t + 1).cost.evaluations > cap
+    assert capped.spent_epsilon() <= 10.0
+    with pytest.raises(ValueError, match=f"max_evaluations={cap:,}"):
+        algo.plan(
+            spec,
+            Budget(10.0, DELTA, max_evaluations=cap),
+            num_iters=free["num_iters"],
+        )
