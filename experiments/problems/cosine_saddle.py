@@ -34,6 +34,7 @@ achieved accuracy ``alpha_hat(x) = max(||grad F_D(x)||, max(0, -lambda_min)^2/rh
 from __future__ import annotations
 
 import math
+import types
 from typing import Any
 
 import jax
@@ -41,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision
-from dpsample.finders.spider_sosp import SpiderPlan, stochastic_spider
+from dpsample.finders.spider_sosp import stochastic_spider
 
 __all__ = ["loss", "make", "measure", "signs"]
 
@@ -102,7 +103,7 @@ def _alpha_hat(fd: _Empirical, x: np.ndarray, rho: float) -> np.ndarray:
 def _spider_checks(execution: Any, fd: _Empirical, x0: np.ndarray) -> dict[str, float]:
     cfg, problem, result = execution.config, execution.problem, execution.result
     info = result.info
-    plan = SpiderPlan(**info["plan"])
+    plan = types.SimpleNamespace(**info["plan"])
     t_max, cap = plan.num_iters, plan.max_o1_calls
     n_o1 = info["n_o1_drift"] + info["n_o1_kick"]
     # S1: structural privacy
@@ -117,8 +118,9 @@ def _spider_checks(execution: Any, fd: _Empirical, x0: np.ndarray) -> dict[str, 
     # are checked against the run's below.
     seed = int(cfg["data"]["seed"]) - DATA_SEED_OFFSET
     key = jax.random.split(jax.random.key(seed), 4)[2]
-    xs, run_info, _ = stochastic_spider(key, problem, plan, x0=jnp.asarray(x0))
-    xs = np.vstack([x0[None, :], np.asarray(xs)])  # x_0 .. x_T
+    alg1 = stochastic_spider(key, problem, execution.plan, x0=jnp.asarray(x0))
+    run_info = alg1.info
+    xs = np.vstack([x0[None, :], np.asarray(alg1.value)])  # x_0 .. x_T
     assert (run_info["n_o2"], run_info["n_o1_kick"]) == (
         info["n_o2"],
         info["n_o1_kick"],
