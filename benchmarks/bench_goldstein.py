@@ -58,7 +58,7 @@ def _calibration(quick: bool) -> list[dict]:
             kw.update(n=200, beta=0.3, num_iters=400)
         plan = gs.plan_goldstein(**kw)
         t0 = time.perf_counter()
-        noise, _ = gs._guarantee(plan)
+        noise, _ = gs.goldstein_guarantee(plan)
         t_rdp = time.perf_counter() - t0
         if passes == "single":
             reps = plan["tree_height"] + 1
@@ -110,7 +110,7 @@ def _oracle_cost(quick: bool) -> dict:
     runners = {}
     for kind in ("zero_order", "first_order"):
         plan = gs.plan_goldstein(n=n, dim=2, lipschitz=1.0, estimator=kind, **common)
-        run = gs._make_runner(prob.loss_fn, plan, enforce=True)
+        run = gs.make_runner(prob.loss_fn, plan)
         runners[kind] = (run, plan["num_iters"])
     x0 = jnp.array([2.0, 0.0])
     times = {k: [] for k in runners}

@@ -96,7 +96,18 @@ def grad_norm(problem: dpsample.Problem, x: Any) -> float:
     return float(jnp.linalg.norm(problem.gradient(jnp.asarray(x))))
 
 
-def run_finder(name: str, n: int, epsilon: float, **extra: Any) -> dict[str, Any]:
+def min_eigenvalue(problem: dpsample.Problem, x: Any) -> float:
+    """``lambda_min(hess F_D(x))`` (non-private diagnostic; -0.99 at the saddle)."""
+    return float(np.linalg.eigvalsh(np.asarray(problem.hessian(jnp.asarray(x))))[0])
+
+
+def run_finder(
+    name: str,
+    n: int,
+    epsilon: float,
+    max_evaluations: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """Plan once, run five keys; spent epsilon, gradient norms, wall time, cost."""
     domain = (
         dpsample.Ball(4.0, dim=DIM)
@@ -107,16 +118,17 @@ def run_finder(name: str, n: int, epsilon: float, **extra: Any) -> dict[str, Any
     options = dict(FINDER_OPTIONS.get(name, lambda n: {})(n))
     options.update(extra)
     algo = registry.create(name, x0=X0, **options)
-    budget = Budget(epsilon, DELTA)
+    budget = Budget(epsilon, DELTA, max_evaluations=max_evaluations)
     t0 = time.perf_counter()
     plan = algo.plan(problem.spec, budget)
     t_plan = time.perf_counter() - t0
-    norms, infos = [], []
+    norms, eigs, infos = [], [], []
     t0 = time.perf_counter()
     for k in range(KEYS):
         res = algo.run(jax.random.key(k), plan, problem.data)
         jax.block_until_ready(res.value)
         norms.append(grad_norm(problem, res.value))
+        eigs.append(min_eigenvalue(problem, res.value))
         infos.append(res.info)
     t_run = time.perf_counter() - t0
     return {
@@ -125,6 +137,9 @@ def run_finder(name: str, n: int, epsilon: float, **extra: Any) -> dict[str, Any
         "epsilon_requested": epsilon,
         "epsilon_spent": plan.spent_epsilon(),
         "grad_norms": norms,
+        "min_eigenvalues": eigs,
+        "escaped": sum(lam > 0.5 for lam in eigs),
+        "max_evaluations": max_evaluations,
         "seconds_plan": t_plan,
         "seconds_runs": t_run,
         "evaluations": plan.cost.evaluations,
@@ -140,17 +155,22 @@ def table(rows: list[dict[str, Any]]) -> str:
     """The issue's table, one line per row (markdown)."""
     lines = [
         "| finder | n | epsilon spent (of requested) | ||grad F|| over 5 keys "
-        "(min - max; median) | wall time (plan + 5 runs) | evaluations |",
-        "|---|---|---|---|---|---|",
+        "(min - max; median) | escaped (lambda_min > 0.5) | wall time (plan + 5 "
+        "runs) | evaluations |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         g = r["grad_norms"]
         opts = ", ".join(f"{k}={v}" for k, v in r["options"].items())
+        if r.get("max_evaluations") is not None:
+            opts = ", ".join(
+                x for x in (opts, f"max_evaluations={r['max_evaluations']:.0e}") if x
+            )
         name = r["finder"] + (f" ({opts})" if opts else "")
         lines.append(
             f"| `{name}` | {r['n']:,} | {r['epsilon_spent']:.3f} of "
             f"{r['epsilon_requested']:g} | {min(g):.3g} - {max(g):.3g}; "
-            f"{statistics.median(g):.3g} | "
+            f"{statistics.median(g):.3g} | {r.get('escaped', '?')} of {len(g)} | "
             f"{r['seconds_plan']:.1f} + {r['seconds_runs']:.1f} s | "
             f"{r['evaluations']:,} |"
         )
@@ -199,6 +219,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--epsilon", type=float, default=10.0)
     parser.add_argument("--ablation", action="store_true")
     parser.add_argument(
+        "--max-evaluations",
+        type=float,
+        default=None,
+        help="compute budget (per run) for every finder of this invocation",
+    )
+    parser.add_argument(
         "--output", default=str(ROOT / "benchmarks" / "results" / "saddle_table.json")
     )
     args = parser.parse_args(argv)
@@ -209,7 +235,8 @@ def main(argv: list[str]) -> int:
     for n in sizes:
         for name in args.finders:
             registry.get(name)  # a clear error for an unknown name
-            row = run_finder(name, n, args.epsilon)
+            cap = None if args.max_evaluations is None else int(args.max_evaluations)
+            row = run_finder(name, n, args.epsilon, max_evaluations=cap)
             rows.append(row)
             print(table([row]).splitlines()[-1], flush=True)
     print("\n" + table(rows))
@@ -227,6 +254,8 @@ def main(argv: list[str]) -> int:
             "paper_calibration": {"calibration": "closed_form"},
             "paper_preset": {"preset": "paper"},
             "kick_perturb": {"kick_mode": "perturb"},
+            "forward_order (the pre-issue-16 default)": {"selection_order": "forward"},
+            "selection_share_0.1": {"selection_share": 0.1},
         }
         ablation = {}
         for n in sizes:

@@ -150,9 +150,10 @@ def quickstart(
             epsilon=epsilon, delta=delta, radius=radius, seed=seed, features=features
         )
     )
-    rep = execute(cfg).report
+    ex = execute(cfg)
+    rep = ex.report
     total, diag = rep["privacy"], rep[NON_PRIVATE_KEY]
-    pipeline = _warm_start_sections(rep["info"])
+    pipeline = _warm_start_sections(ex.result.info, ex.plan)
     return {
         "problem": {
             "dataset": "breast_cancer (scikit-learn, bundled)",
@@ -202,56 +203,68 @@ def quickstart(
     }
 
 
-def _warm_start_sections(info: dict[str, Any]) -> dict[str, Any]:
-    """The quickstart's pipeline-specific sections, from the warm start's info.
+def _warm_start_sections(info: Any, plan: Any) -> dict[str, Any]:
+    """The quickstart's pipeline-specific sections, from the run's typed objects.
 
-    The one place that reads the (transitional, untyped) ``warm_start`` info by
-    its keys; when the pipeline is an algorithm object with a typed info and a
-    plan with stages, this reads those instead.
+    Args:
+        info: The warm start's :class:`~dpsample.pipelines.WarmStartInfo` (its
+            stages' guarantees, the bound psi and its terms, the stationarity
+            bounds, the dispatcher's decision).
+        plan: The warm start's :class:`~dpsample.plan.Plan` (the schedule of each
+            stage, from its stage plans).
+
+    Returns:
+        ``stages``, ``warm_start_bound``, ``stationarity_bound``, ``dispatcher``
+        and ``schedule``, JSON-safe.
     """
-    finder_info, sampler_info = info["finder_info"], info["sampler_info"]
-    psi_terms = info["psi_terms"]
-    decision, reason = info["dispatcher"]
-    sampler_report, finder_report = info["privacy_sampler"], info["privacy_finder"]
-    return {
+    from dpsample.config import jsonable
+
+    delta = plan.budget.delta
+    sampler_plan, finder_plan = plan.stage("sampler"), plan.stage("finder")
+    sampler_g, finder_g = info.privacy_sampler, info.privacy_finder
+    finder_report = finder_g.report(delta)
+    terms = info.psi_terms  # a WarmStartBound: psi derived from the net that ran
+    decision, reason = info.dispatcher
+    sections = {
         "stages": {
             "sampler": {
                 "mechanism": "exponential mechanism over a grid net "
                 "(seed 003 Def. 4.1)",
-                "epsilon_share": info["epsilon_split"][0],
-                "pure_epsilon": sampler_report["pure_epsilon"],
-                "epsilon_at_delta": sampler_report["epsilon"],
+                "epsilon_share": info.epsilon_split[0],
+                "pure_epsilon": sampler_g.epsilon(0.0),
+                "epsilon_at_delta": sampler_g.epsilon(delta),
             },
             "finder": {
                 "mechanism": "DP-SPIDER (seed 003 Thm 3.2)",
-                "epsilon_share": info["epsilon_split"][1],
-                "delta_share": info["delta_split"][1],
+                "epsilon_share": info.epsilon_split[1],
+                "delta_share": info.delta_split[1],
                 "epsilon_at_delta": finder_report["epsilon"],
                 "tightest_route": finder_report["tightest"],
                 "routes": finder_report["routes"],
             },
         },
         "warm_start_bound": {
-            "psi": info["psi"],
-            "failure_prob": info["psi_failure_prob"],
-            "covering_term": psi_terms["covering"],
-            "tail_term": psi_terms["tail"],
-            "minimizer_gap": psi_terms["minimizer_gap"],
-            "paper_closed_form": info["paper_psi"],
+            "psi": info.psi,
+            "failure_prob": info.psi_failure_prob,
+            "covering_term": terms.covering,
+            "tail_term": terms.tail,
+            "minimizer_gap": terms.minimizer_gap,
+            "paper_closed_form": info.paper_psi,
         },
         "stationarity_bound": {
-            "warm_start": info["stationarity_bound"],
-            "cold_start": info["cold_start_bound"],
+            "warm_start": info.stationarity_bound,
+            "cold_start": info.cold_start_bound,
             "note": "Theorem 3.2 / Lemma 3.1 rate shapes with the absolute constant "
             "set to 1 (for comparison, not certified bounds)",
         },
         "dispatcher": {"warm_start": decision, "reason": reason},
         "schedule": {
-            "net_size": sampler_info["net_size"],
-            "covering_radius": sampler_info["covering_radius"],
-            "inverse_temperature": sampler_info["inverse_temperature"],
             **{
-                k: finder_info.get(k)
+                k: sampler_plan.get(k)
+                for k in ("net_size", "covering_radius", "inverse_temperature")
+            },
+            **{
+                k: finder_plan.get(k)
                 for k in (
                     "num_steps",
                     "phase_length",
@@ -264,6 +277,7 @@ def _warm_start_sections(info: dict[str, Any]) -> dict[str, Any]:
             },
         },
     }
+    return jsonable(sections, delta=delta)
 
 
 def _fmt_point(point: Sequence[float], limit: int = 8) -> str:
@@ -560,11 +574,9 @@ def list_algorithms() -> dict[str, Any]:
     """Every registered algorithm, as ``dpsample list --json`` prints it.
 
     Returns:
-        ``{"algorithms": [...], "transitional": [...]}``: each registered
-        algorithm's name, kind, seed, theorem, guarantee type, summary and options
-        (name, type, default, required); and (issue 12, until every family is
-        converted) the names ``dpsample run`` still runs through their old
-        functions, which have no plan.
+        ``{"algorithms": [...]}``: each registered algorithm's name, kind, seed,
+        theorem, guarantee type, summary and options (name, type, default,
+        required).
 
     Examples:
         >>> from dpsample.cli import list_algorithms
@@ -572,7 +584,7 @@ def list_algorithms() -> dict[str, Any]:
         ['dp_sgd']
     """
     from dpsample import registry
-    from dpsample.config import TRANSITIONAL, jsonable
+    from dpsample.config import jsonable
 
     algorithms = [
         {
@@ -594,13 +606,7 @@ def list_algorithms() -> dict[str, Any]:
         }
         for e in registry.entries()
     ]
-    registered = set(registry.names())
-    transitional = [
-        {"name": name, "kind": kind, "function": function}
-        for name, (kind, function) in TRANSITIONAL.items()
-        if name not in registered
-    ]
-    return jsonable({"algorithms": algorithms, "transitional": transitional})
+    return jsonable({"algorithms": algorithms})
 
 
 def _print_list(listing: dict[str, Any]) -> None:
@@ -613,13 +619,6 @@ def _print_list(listing: dict[str, Any]) -> None:
     for row in [header, *rows]:
         cells = [c.ljust(w) for c, w in zip(row[:3], widths, strict=True)]
         print("  ".join([*cells, row[3]]))
-    if listing["transitional"]:
-        names = ", ".join(f"{t['name']} ({t['kind']})" for t in listing["transitional"])
-        print()
-        print(
-            "Not yet converted to the plan/run contract (dpsample run runs them "
-            f"through their old functions; no --dry-run): {names}"
-        )
 
 
 # ------------------------------------------------------------------------- sweep

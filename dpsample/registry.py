@@ -45,6 +45,12 @@ ALGORITHMS: tuple[str, ...] = (
     "dpsample.samplers.gibbs:Gibbs",
     "dpsample.finders.dp_spider:DPSpider",
     "dpsample.finders.spider_sosp:SpiderSOSP",
+    "dpsample.finders.trust_region:DPTrustRegion",
+    "dpsample.finders.trust_region:DPStochasticTrustRegion",
+    "dpsample.finders.goldstein.algorithms:GoldsteinZeroOrder",
+    "dpsample.finders.goldstein.algorithms:GoldsteinFirstOrder",
+    "dpsample.pipelines.quasar:QuasarSGD",
+    "dpsample.pipelines.warm_start:WarmStart",
 )
 
 

@@ -61,14 +61,18 @@ def quadratic_ball(seed: int, n: int, wrap: Callable[[Any], Any] = _identity):
     )
 
 
-def cosine_unconstrained(seed: int, n: int, wrap: Callable[[Any], Any] = _identity):
-    """Seed 000's cosine saddle in ``d = 2`` on ``R^2`` (constants exact on ``R^d``)."""
+def cosine_free(seed: int, n: int, wrap: Callable[[Any], Any] = _identity):
+    """Seed 000's cosine saddle ``sum_j s_j cos(x_j - z_j)``, ``s = (-1, 1)``, on R^2.
+
+    Constants exact on all of ``R^2``: ``G = sqrt(2)``, ``M = 1``, ``rho = 1``,
+    ``B = 4``.
+    """
     rng = np.random.default_rng(seed)
-    z = rng.uniform(-0.3, 0.3, size=(n, 2))
+    z = rng.normal(0.0, 0.1, size=(n, 2))
+    s = jnp.array([-1.0, 1.0])
 
     def loss(x, ex):
-        c = jnp.cos(x - ex["z"])
-        return c[1] - c[0]
+        return jnp.sum(s * jnp.cos(x - ex["z"]))
 
     return dpsample.Problem(
         wrap(loss),
@@ -79,6 +83,20 @@ def cosine_unconstrained(seed: int, n: int, wrap: Callable[[Any], Any] = _identi
         hessian_lipschitz=1.0,
         loss_range=4.0,
     )
+
+
+def _convenience(name: str) -> Callable[..., Any]:
+    """``(rng_key, problem, budget, options)`` through the plain function ``name``."""
+
+    def call(rng_key, problem, budget, options):
+        import dpsample.finders as finders
+
+        fn = getattr(finders, name)
+        return fn(
+            rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+        )
+
+    return call
 
 
 def _dp_sgd(rng_key, problem, budget, options):
@@ -111,10 +129,26 @@ def _dp_spider(rng_key, problem, budget, options):
     )
 
 
+def _quasar_sgd(rng_key, problem, budget, options):
+    from dpsample.pipelines import dp_sgd_quasar
+
+    return dp_sgd_quasar(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
 def _spider_sosp(rng_key, problem, budget, options):
     from dpsample.finders import spider_sosp
 
     return spider_sosp(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
+def _warm_start(rng_key, problem, budget, options):
+    from dpsample.pipelines import warm_start
+
+    return warm_start(
         rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
     )
 
@@ -145,9 +179,61 @@ CASES: dict[str, Case] = {
         _dp_spider,
     ),
     "spider_sosp": Case(
-        cosine_unconstrained,
+        cosine_free,
         Budget(8.0, 1e-5),
         {"num_iters": 12, "alpha": 2.0, "x0": [0.1, -0.2]},
         _spider_sosp,
+    ),
+    "dp_trust_region": Case(
+        cosine_free,
+        Budget(2.0, 1e-5),
+        {"num_iters": 3, "x0": [0.1, -0.2]},
+        _convenience("dp_trust_region"),
+    ),
+    "dp_stochastic_trust_region": Case(
+        cosine_free,
+        Budget(2.0, 1e-5),
+        {
+            "num_iters": 3,
+            "x0": [0.1, -0.2],
+            "grad_batch_size": 16,
+            "hessian_batch_size": 16,
+            "accounting": "tight",
+        },
+        _convenience("dp_stochastic_trust_region"),
+    ),
+    "goldstein_zero_order": Case(
+        cosine_free,
+        Budget(2.0, 1e-5),
+        {
+            "alpha": 0.2,
+            "num_directions": 2,
+            "enforce_sensitivity": True,
+            "x0": [0.1, -0.2],
+        },
+        _convenience("goldstein_zero_order"),
+    ),
+    "goldstein_first_order": Case(
+        cosine_free,
+        Budget(2.0, 1e-5),
+        {"alpha": 0.2, "num_directions": 2, "x0": [0.1, -0.2]},
+        _convenience("goldstein_first_order"),
+    ),
+    "quasar_sgd": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {"quasar_convexity": 1.0, "failure_prob": 0.25, "num_steps": 5},
+        _quasar_sgd,
+    ),
+    "warm_start": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {
+            "sampler": "net",
+            "finder": "dp_sgd",
+            "sampler_options": {"spacing": 0.25},
+            "finder_options": {"num_steps": 6, "batch_size": 8},
+        },
+        _warm_start,
     ),
 }

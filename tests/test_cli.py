@@ -311,16 +311,18 @@ def test_options_checked_against_the_function():
         "domain": {"kind": "unconstrained"},
         "privacy": {"epsilon": 1.0, "delta": 1e-6},
     }
-    with pytest.raises(ConfigError, match="needs the option 'alpha'"):
-        config.resolve_config(finder)
+    # alpha has a default since issue 16 (default_alpha): no longer required
+    assert config.resolve_config(finder)["options"] == {}
+    with pytest.raises(ConfigError, match="alpha must be a number"):
+        config.resolve_config(finder | {"options": {"alpha": "big"}})
     assert config.resolve_config(finder | {"options": {"alpha": 0.1}})["options"] == {
         "alpha": 0.1
     }
     pipeline = finder | {"job": {"kind": "pipeline", "name": "warm_start"}}
-    from importlib import import_module
+    from dpsample.config import jobs
 
-    module = import_module("dpsample.pipelines.warm_start")
-    for option, names in (("sampler", module.SAMPLERS), ("finder", module.FINDERS)):
+    for option in ("sampler", "finder"):
+        names = jobs.stage_names(option)
         with pytest.raises(ConfigError) as err:
             config.resolve_config(pipeline | {"options": {option: "nope"}})
         assert all(repr(n) in str(err.value) for n in names)

@@ -158,8 +158,7 @@ def test_list_json_has_the_registry_entries_and_their_options(capsys):
         )
         assert item["guarantee_type"] == entry.guarantee_type
         assert [o["name"] for o in item["options"]] == [o.name for o in entry.options()]
-    transitional = {t["name"] for t in listing["transitional"]}
-    assert transitional == set(config.TRANSITIONAL) - set(registry.names())
+    assert set(listing) == {"algorithms"}  # no other table of algorithms
 
 
 # ------------------------------------------------------------------- dry run
@@ -195,16 +194,31 @@ def test_dry_run_reads_no_data_and_prints_the_guarantee_a_run_returns(
     assert report["problem"] == {k: planned["problem"][k] for k in report["problem"]}
 
 
-def test_dry_run_without_seed_and_of_a_job_with_no_plan(small, capsys):
+def test_dry_run_without_seed(small, capsys):
     planned = _main_json(capsys, "run", "--dry-run", small)
     assert config.SEED_ASSUMPTION not in planned["privacy"]["assumptions"]
     assert "OS entropy" in planned["job"]["rng_key"]
-    net = REPO / "examples" / "net_iris.toml"
-    if "net" in registry.names():
-        pytest.skip("every example job has a plan")
-    assert cli.main(["run", "--dry-run", str(net)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("dpsample: error: ") and "has no plan yet" in err
+
+
+@pytest.mark.parametrize(
+    "example", sorted((REPO / "examples").glob("*.toml")), ids=lambda p: p.stem
+)
+def test_every_example_job_has_a_plan(example, monkeypatch, capsys):
+    """``--dry-run`` of each example prints its plan and guarantee, reading no data."""
+    raw = tomllib.loads(example.read_text())
+    with monkeypatch.context() as mp:
+        _no_data(mp)
+        planned = _main_json(capsys, "run", "--dry-run", example)
+    assert planned["job"] == {
+        "kind": raw["job"]["kind"],
+        "name": raw["job"]["name"],
+        "rng_key": planned["job"]["rng_key"],
+    }
+    assert planned["plan"]["algorithm"] == raw["job"]["name"]
+    assert planned["plan"]["params"] and planned["plan"]["cost"]["steps"] >= 1
+    priv = planned["privacy"]
+    assert priv["within_budget"] and priv["stages"]
+    assert priv["epsilon"] <= raw["privacy"]["epsilon"] * (1 + 1e-9)
 
 
 def test_a_source_without_public_shapes_needs_declared_n_and_d():

@@ -3,8 +3,7 @@
 A registered algorithm runs as ``plan`` then ``run`` with the same result as its
 convenience function for the same key; the options are checked by name and type
 before anything runs; ``[privacy] max_evaluations`` is the plan's compute budget.
-Names not yet registered run through a transitional table, which is deleted once
-every family is registered (the first test fails then, to say so).
+Every name a configuration accepts is a registry entry: there is no other table.
 """
 
 from __future__ import annotations
@@ -32,28 +31,17 @@ def _dp_sgd_config(**sections):
     return raw
 
 
-# ------------------------------------------------------------- the transition
-def test_the_transitional_table_is_still_needed():
-    """Fails once every family is registered: then delete ``TRANSITIONAL``,
-    ``Job.function``, ``run_transitional`` and ``_check_transitional`` from
-    ``dpsample/config/jobs.py`` (and this test)."""
-    unregistered = set(jobs.TRANSITIONAL) - set(registry.names())
-    assert unregistered, (
-        "every algorithm is registered: delete the transitional path of "
-        "dpsample.config.jobs"
-    )
-
-
-def test_registered_names_take_precedence_and_every_name_resolves():
-    for entry in registry.entries():
-        job = config.resolve_job(entry.kind, entry.name)
-        assert job.registered and job.entry == entry and job.function is None
-    for name, (kind, _) in jobs.TRANSITIONAL.items():
-        job = config.resolve_job(kind, name)
-        assert job.registered == (name in registry.names())
-        if not job.registered:
-            assert callable(job.callable())
-    assert set(config.job_names()) == set(registry.names()) | set(jobs.TRANSITIONAL)
+# --------------------------------------------------------------- the names
+def test_every_job_name_resolves_to_its_registry_entry():
+    """The configuration keeps no table of its own: its names are the registry's."""
+    assert config.job_names() == registry.names()
+    for kind in ("sampler", "finder", "pipeline"):
+        assert config.job_names(kind) == registry.names(kind)
+    for name in config.job_names():
+        entry = registry.get(name)
+        job = config.resolve_job(entry.kind, name)
+        assert job.entry == entry and (job.kind, job.name) == (entry.kind, name)
+        assert isinstance(job.create(), entry.create().__class__)
 
 
 def test_unknown_names_and_kinds_list_the_choices():
@@ -123,7 +111,7 @@ def test_value_checks_follow_the_annotation():
 
 # ---------------------------------------------------------------------- runs
 def test_a_registered_job_runs_its_plan_like_the_function():
-    """Same key, same released point as ``dp_sgd(...)`` (and as the old table)."""
+    """Same key, same released point as ``dp_sgd(...)``."""
     from dpsample.finders import dp_sgd
 
     cfg = config.resolve_config(_dp_sgd_config(job={"seed": 3}))
@@ -138,11 +126,6 @@ def test_a_registered_job_runs_its_plan_like_the_function():
         batch_size=100,
     )
     np.testing.assert_array_equal(np.asarray(ex.result.value), np.asarray(direct.value))
-    old = jobs.Job("finder", "dp_sgd", function="dpsample.finders.dp_sgd:dp_sgd")
-    legacy, _ = jobs.run_transitional(
-        old, jax.random.key(3), ex.problem, cfg["privacy"], dict(cfg["options"])
-    )
-    np.testing.assert_array_equal(np.asarray(ex.result.value), np.asarray(legacy.value))
     # the report is made from the plan and the typed info
     report = ex.report
     assert report["plan"]["params"]["noise_multiplier"]["source"] == "calibrated"
@@ -175,8 +158,8 @@ def test_max_evaluations_is_the_plans_compute_budget():
         config.plan_config(fixed)
     with pytest.raises(ConfigError, match="max_evaluations must be >= 1"):
         config.resolve_config(_dp_sgd_config(privacy={"max_evaluations": 0}))
+    # every job has a plan, so every job takes the compute budget into it
     net = tomllib.loads((REPO / "examples" / "net_iris.toml").read_text())
     net["privacy"]["max_evaluations"] = 100
-    if "net" not in registry.names():  # transitional: no plan, no compute budget
-        with pytest.raises(ConfigError, match="not yet converted"):
-            config.resolve_config(net)
+    planned = config.plan_config(config.resolve_config(net))
+    assert planned.plan.budget.max_evaluations == 100

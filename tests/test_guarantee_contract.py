@@ -46,8 +46,7 @@ from scipy import optimize, stats
 
 import dpsample
 from dpsample.finders import dp_sgd, dp_spider
-from dpsample.finders.goldstein import _guarantee as goldstein_guarantee
-from dpsample.finders.goldstein import plan_goldstein
+from dpsample.finders.goldstein import goldstein_guarantee, plan_goldstein
 from dpsample.finders.oracles import first_kind, second_kind
 from dpsample.privacy import BudgetLedger, PrivacyGuarantee
 from dpsample.privacy.guarantee import PLD_DISCRETIZATION, RDP_ORDERS

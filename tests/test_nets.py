@@ -533,3 +533,36 @@ def test_compiles_once_per_net_and_chunking():
     for i, eps in enumerate([1.0, 2.0, 0.5]):  # new keys and epsilons: no retrace
         run(jax.random.key(i + 1), problem, epsilon=eps, net=net)
     assert nets.stream.stream_argmax._cache_size() == before
+
+
+def test_compute_budget_coarsens_the_theorem_net_and_refuses_a_fixed_one():
+    import jax.numpy as jnp
+
+    from dpsample import Ball, Budget, Problem
+    from dpsample.nets import NetExponentialMechanism
+
+    data = {"x": jnp.ones((100, 2)), "y": jnp.ones(100)}
+    problem = Problem(
+        lambda x, z: -z["y"] * jnp.dot(z["x"], x),
+        data,
+        Ball(1.0, dim=2),
+        lipschitz=1.5,
+    )
+    algo = NetExponentialMechanism()
+    free = algo.plan(problem.spec, Budget(1.0, 0.0))
+    cap = free.cost.loss_evaluations // 4
+    capped = algo.plan(problem.spec, Budget(1.0, 0.0, cap))
+    assert capped.cost.loss_evaluations <= cap
+    assert capped["spacing"] > free["spacing"]
+    assert capped.params["net"].source == "derived"
+    assert "max_evaluations" in capped.params["net"].note
+    # the bounds are those of the net that runs (the same as asking for its spacing)
+    same = algo.plan(problem.spec, Budget(1.0, 0.0), spacing=capped["spacing"])
+    assert capped["net_size"] == same["net_size"] < free["net_size"]
+    assert capped["risk_bound"] == same["risk_bound"]
+    assert capped.warm_start.psi == same.warm_start.psi
+    assert capped.guarantee.epsilon(0.0) == free.guarantee.epsilon(0.0)
+    with pytest.raises(ValueError, match="max_evaluations"):
+        algo.plan(problem.spec, Budget(1.0, 0.0, cap), spacing=free["spacing"])
+    with pytest.raises(ValueError, match="max_evaluations"):
+        algo.plan(problem.spec, Budget(1.0, 0.0, 10))

@@ -448,7 +448,19 @@ def _huber_problem(n=1000, dim=2, beta=20.0):
 
 
 @pytest.mark.slow
-def test_warm_start_beats_cold_start_on_average():
+def test_warm_start_is_no_worse_than_the_cold_start_at_the_same_budget():
+    """Both runs spend (within 2%) the same budget; the warm start is not worse.
+
+    This test used to assert that the warm start is *better* (one-sided
+    Mann-Whitney p < 0.01 over 10 keys). That held only because the cold
+    DP-SPIDER run spent 0.60 of its epsilon = 1 (coarse calibration) and stalled at
+    ||grad F|| ~ 1; since calibration spends the budget (issue 16) the cold start
+    reaches a mean of 0.35 against the warm start's 0.24, p = 0.21 at 10 keys
+    (``docs/warm_start.md``, "Warm against cold at the same budget"). What the
+    measurements support, and this asserts: the warm start is not stochastically
+    *worse* (the opposite one-sided test does not reject at 0.01), and both runs
+    spend their budget.
+    """
     prob = _huber_problem()
     # Known minimiser: the data lie within h/4 of each other, so argmin = mean.
     xbar = prob.data["x"].mean(axis=0)
@@ -464,10 +476,9 @@ def test_warm_start_beats_cold_start_on_average():
             x0=jnp.zeros(2),
             initial_gap=prob.loss_range,
         )
-        assert rw.privacy.epsilon(1e-5) <= 1.0 and rc.privacy.epsilon(1e-5) <= 1.0
+        for spent in (rw.privacy.epsilon(1e-5), rc.privacy.epsilon(1e-5)):
+            assert 0.98 <= spent <= 1.0
         warm.append(float(jnp.linalg.norm(prob.gradient(rw.value))))
         cold.append(float(jnp.linalg.norm(prob.gradient(rc.value))))
-    # One-sided Mann-Whitney U: warm-start gradient norms are stochastically smaller.
-    test = stats.mannwhitneyu(warm, cold, alternative="less")
-    assert test.pvalue < 0.01, (warm, cold)
-    assert np.mean(warm) < np.mean(cold)
+    worse = stats.mannwhitneyu(warm, cold, alternative="greater")
+    assert worse.pvalue > 0.01, (warm, cold)

@@ -54,7 +54,7 @@ from dpsample.config.execution import (
     fresh_key,
     plan_config,
 )
-from dpsample.config.jobs import TRANSITIONAL, Job, job_names, resolve_job
+from dpsample.config.jobs import Job, job_names, resolve_job
 from dpsample.config.problem import (
     build_problem,
     build_spec,
@@ -85,7 +85,6 @@ __all__ = [
     "CONSTANTS",
     "NON_PRIVATE_LABEL",
     "SEED_ASSUMPTION",
-    "TRANSITIONAL",
     "ConfigError",
     "DryRun",
     "Execution",

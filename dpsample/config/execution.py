@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from dpsample._src import precision
 from dpsample.config import problem as problem_module
-from dpsample.config.jobs import Job, resolve_job, run_transitional
+from dpsample.config.jobs import Job, resolve_job
 from dpsample.config.report import (
     build_report,
     guarantee_report,
@@ -35,7 +35,7 @@ from dpsample.config.report import (
     plan_report,
     stage_reports,
 )
-from dpsample.config.schema import INFO_SECTION, ConfigError
+from dpsample.config.schema import INFO_SECTION
 
 __all__ = [
     "SEED_ASSUMPTION",
@@ -115,8 +115,7 @@ def plan_config(cfg: Mapping[str, Any]) -> PlannedJob:
         :data:`SEED_ASSUMPTION`.
 
     Raises:
-        ConfigError: A bad configuration, or a job not yet converted to the
-            plan/run contract (it has no plan).
+        ConfigError: A bad configuration.
         ValueError: The algorithm refused to plan (infeasible budget, missing
             constants, ...).
 
@@ -137,12 +136,6 @@ def plan_config(cfg: Mapping[str, Any]) -> PlannedJob:
         True
     """
     job = resolve_job(cfg["job"]["kind"], cfg["job"]["name"])
-    if not job.registered:
-        raise ConfigError(
-            f"{job.name!r} has no plan yet: it is not yet converted to the plan/run "
-            "contract (issue 12), so it can be run but not dry-run. Algorithms with "
-            "a plan: see `dpsample list`"
-        )
     return _plan(job, cfg, *problem_module.build_spec(cfg))
 
 
@@ -217,10 +210,10 @@ class Execution(NamedTuple):
         config: The resolved configuration as run, with ``resolved`` facts added
             and without the seed.
         report: The JSON-safe report (what ``report.json`` holds).
-        ledger: The :class:`~dpsample.privacy.BudgetLedger` passed to a
-            transitional job that takes one, else ``None``.
-        plan: The :class:`~dpsample.plan.Plan` that ran (``None`` for a
-            transitional job).
+        ledger: A pipeline's :class:`~dpsample.privacy.BudgetLedger`, charged
+            with each stage's planned guarantee before the run; ``None`` for a
+            single algorithm.
+        plan: The :class:`~dpsample.plan.Plan` that ran.
     """
 
     result: Any
@@ -228,7 +221,20 @@ class Execution(NamedTuple):
     config: dict[str, Any]
     report: dict[str, Any]
     ledger: Any
-    plan: Any = None
+    plan: Any
+
+
+def _stage_ledger(name: str, plan: Any) -> Any:
+    """A ledger of the plan's budget charged with each stage's planned guarantee."""
+    from dpsample.privacy import BudgetLedger
+
+    budget = plan.budget
+    ledger = BudgetLedger(
+        epsilon=budget.epsilon, delta=budget.delta, relation=plan.spec.relation
+    )
+    for stage, stage_plan in plan.stages:
+        ledger.charge(f"{name}/{stage}:{stage_plan.algorithm}", stage_plan.guarantee)
+    return ledger
 
 
 def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execution:
@@ -237,8 +243,7 @@ def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execu
     The job is planned from public facts (:func:`plan_config`), then the data are
     loaded, checked against the plan's spec, and the plan runs with the key of
     ``[job] seed`` (with :data:`SEED_ASSUMPTION` on the guarantee) or a fresh key
-    from OS entropy (:func:`fresh_key`). TRANSITIONAL: a job not yet registered
-    runs through its old function (:func:`~dpsample.config.jobs.run_transitional`).
+    from OS entropy (:func:`fresh_key`).
 
     Args:
         cfg: The output of :func:`~dpsample.config.resolve_config`.
@@ -267,38 +272,25 @@ def _execute(cfg: dict[str, Any], diagnostics: bool | None) -> Execution:
     job = resolve_job(cfg["job"]["kind"], cfg["job"]["name"])
     seed = cfg["job"].get("seed")
     extra = (SEED_ASSUMPTION,) if seed is not None else ()
-    plan = ledger = None
+    ledger = None
     data = None
     if not problem_module.has_public_shape(cfg["data"]):
         # a source whose n and shapes are known only by reading its data
         data = problem_module.load_data(cfg["data"])
     spec, facts = problem_module.build_spec(cfg, data=data)
-    if job.registered:
-        planned = _plan(job, cfg, spec, facts)
-        plan = planned.plan
-        if "x0" in plan.params and plan["x0"] is not None:
-            cfg["options"]["x0"] = np.asarray(plan["x0"], np.float64).tolist()
-    else:
-        if job.kind == "finder":
-            x0 = cfg["options"].setdefault(
-                "x0", np.asarray(spec.domain.center_point).tolist()
-            )
-            if len(x0) != spec.dim:
-                raise ConfigError(
-                    f"[options] x0 has {len(x0)} coordinates, the problem {spec.dim}"
-                )
+    planned = _plan(job, cfg, spec, facts)
+    plan = planned.plan
+    if "x0" in plan.params and plan["x0"] is not None:
+        cfg["options"]["x0"] = np.asarray(plan["x0"], np.float64).tolist()
+    if plan.stages:  # a pipeline: its stages charged to a ledger, before the run
+        ledger = _stage_ledger(job.name, plan)
     # The private part: from here on the data are read.
     if data is None:
         data = problem_module.load_data(cfg["data"])
     problem = spec.with_data(data)
     key = fresh_key() if seed is None else jax.random.key(seed)
     t0 = time.perf_counter()
-    if job.registered:
-        result = planned.algorithm.run(key, plan, problem.data)
-    else:
-        result, ledger = run_transitional(
-            job, key, problem, cfg["privacy"], cfg["options"]
-        )
+    result = planned.algorithm.run(key, plan, problem.data)
     seconds = time.perf_counter() - t0
     if extra:
         result = result._replace(privacy=result.privacy.assuming(*extra))

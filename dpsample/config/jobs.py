@@ -9,62 +9,32 @@ takes: numbers and lists of numbers for array options (as float64 arrays), a
 run itself is
 ``entry.create().plan(spec, Budget(epsilon, delta, max_evaluations), **options)``
 then ``.run(rng_key, plan, data)`` (:mod:`dpsample.config.execution`).
-
-**Transitional (issue 12).** Algorithms not yet converted to the plan/run contract
-are run through their old functions, listed in :data:`TRANSITIONAL`. A registered
-name always takes precedence, so converting a family needs only its line in
-``dpsample.registry.ALGORITHMS``; once every name is registered this table, the
-``Job.function`` path and :func:`run_transitional` are deleted
-(``tests/test_config_jobs.py`` fails then, to say so).
 """
 
 from __future__ import annotations
 
 import collections.abc
 import dataclasses
-import importlib
 import inspect
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from dpsample import registry
 from dpsample._src import precision
 from dpsample.base import KINDS
-from dpsample.config.schema import ConfigError, choices, number_list
+from dpsample.config.schema import ConfigError, choices
 
 __all__ = [
     "RESERVED",
-    "TRANSITIONAL",
     "Job",
     "check_value",
     "job_names",
     "resolve_job",
-    "run_transitional",
+    "stage_names",
     "to_runtime",
 ]
-
-#: TRANSITIONAL: name -> (kind, "module:function") of the algorithms not yet
-#: registered. Delete with the fallback once ``dpsample.registry`` lists them all.
-TRANSITIONAL: dict[str, tuple[str, str]] = {
-    "dp_trust_region": ("finder", "dpsample.finders.trust_region:dp_trust_region"),
-    "dp_stochastic_trust_region": (
-        "finder",
-        "dpsample.finders.trust_region:dp_stochastic_trust_region",
-    ),
-    "goldstein_zero_order": (
-        "finder",
-        "dpsample.finders.goldstein:goldstein_zero_order",
-    ),
-    "goldstein_first_order": (
-        "finder",
-        "dpsample.finders.goldstein:goldstein_first_order",
-    ),
-    "warm_start": ("pipeline", "dpsample.pipelines.warm_start:warm_start"),
-}
-# TRANSITIONAL: a pipeline's options whose valid values are a tuple of its module.
-_PIPELINE_CHOICES = {"warm_start": {"sampler": "SAMPLERS", "finder": "FINDERS"}}
 
 #: Names ``dpsample run`` sets itself, never from ``[options]``.
 RESERVED = {
@@ -221,18 +191,22 @@ def check_value(where: str, value: Any, hint: Any) -> Any:
     return out
 
 
-def to_runtime(value: Any, hint: Any, *, dim: int) -> Any:
+def to_runtime(value: Any, hint: Any, *, dim: int, where: str = "[options]") -> Any:
     """The object a plan takes for a checked TOML value.
 
     A list of numbers for an array option becomes a float64 array; a table for a
     domain option becomes a :class:`~dpsample.domains.Ball` of dimension ``dim``.
     Anything else is passed as is.
+
+    Raises:
+        ConfigError: A domain table that is not ``{radius = R, center = [...]}``
+            (the message names ``where``, the option's key).
     """
     import numpy as np
 
     members = _members(hint)
     if isinstance(value, dict) and any(_is_domain_type(m) for m in members):
-        return _ball(value, dim=dim, where="[options]")
+        return _ball(value, dim=dim, where=where)
     takes_list = any(
         m in _SEQUENCES or typing.get_origin(m) in _SEQUENCES for m in members
     )
@@ -268,49 +242,21 @@ def _ball(table: Mapping[str, Any], *, dim: int, where: str) -> Any:
 # ------------------------------------------------------------------------ jobs
 @dataclasses.dataclass(frozen=True)
 class Job:
-    """A ``[job]``: a registered algorithm, or (transitional) an old function.
+    """A ``[job]``: a registered algorithm.
 
     Attributes:
         kind: ``"sampler"``, ``"finder"`` or ``"pipeline"``.
         name: The registry name.
-        entry: The :class:`~dpsample.registry.Entry` (``None`` for a transitional
-            job).
-        function: TRANSITIONAL: ``"module:function"`` of an algorithm not yet
-            registered (``None`` for a registered one).
+        entry: Its :class:`~dpsample.registry.Entry`.
     """
 
     kind: str
     name: str
-    entry: registry.Entry | None = None
-    function: str | None = None
-
-    @property
-    def registered(self) -> bool:
-        """Whether the job runs through the registry (plan, then run)."""
-        return self.entry is not None
+    entry: registry.Entry
 
     def options(self) -> dict[str, registry.Option]:
         """The options ``[options]`` may set, by name."""
-        if self.entry is not None:
-            return {o.name: o for o in self.entry.options() if o.name not in RESERVED}
-        params = inspect.signature(self.callable()).parameters
-        return {
-            n: registry.Option(
-                n,
-                str(p.annotation),
-                None if p.default is inspect.Parameter.empty else p.default,
-                p.default is inspect.Parameter.empty,
-            )
-            for n, p in params.items()
-            if p.kind is p.KEYWORD_ONLY and n not in RESERVED
-        }
-
-    def callable(self) -> Callable[..., Any]:
-        """TRANSITIONAL: the old function of an unregistered algorithm."""
-        if self.function is None:
-            raise TypeError(f"{self.name} is registered: plan and run it instead")
-        module, _, attr = self.function.partition(":")
-        return getattr(importlib.import_module(module), attr)
+        return {o.name: o for o in self.entry.options() if o.name not in RESERVED}
 
     def check_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """``[options]`` checked: names, required options and (where annotated) types.
@@ -322,21 +268,16 @@ class Job:
             ConfigError: An unknown, reserved, missing or mistyped option.
         """
         valid = self.options()
-        var_kw = self.entry is None and any(
-            p.kind is p.VAR_KEYWORD
-            for p in inspect.signature(self.callable()).parameters.values()
-        )
         out = dict(options)
         for key in options:
             if key in RESERVED:
                 raise ConfigError(f"[options] may not set {key!r}: {RESERVED[key]}")
-            if key not in valid and not var_kw:
+            if key not in valid:
                 raise ConfigError(
                     f"unknown option {key!r} for {self.name}; valid options: "
                     + ", ".join(valid)
                 )
-        # A finder's start defaults to the domain's centre (transitional functions
-        # get it from dpsample run; registered finders from their plan).
+        # A finder's start defaults to the domain's centre (its plan sets it).
         missing = [
             n
             for n, o in valid.items()
@@ -346,38 +287,31 @@ class Job:
             raise ConfigError(
                 f"{self.name} needs the option {missing[0]!r} (set it in [options])"
             )
-        if self.entry is None:
-            return _check_transitional(self, out)
         for key, value in out.items():
             out[key] = check_value(f"[options] {key}", value, valid[key].type)
+            if key in KINDS and isinstance(value, str):  # a pipeline's stage by name
+                if value not in stage_names(key):
+                    raise choices(f"{self.name} {key}", value, stage_names(key))
         return out
 
     def runtime_options(self, options: Mapping[str, Any], *, dim: int) -> dict:
         """The checked ``[options]`` as the plan takes them (arrays, balls)."""
         valid = self.options()
         return {
-            k: to_runtime(v, valid[k].type if k in valid else Any, dim=dim)
+            k: to_runtime(
+                v, valid[k].type if k in valid else Any, dim=dim, where=f"[options] {k}"
+            )
             for k, v in options.items()
         }
 
     def create(self) -> Any:
         """A fresh instance of the registered algorithm."""
-        if self.entry is None:
-            raise TypeError(f"{self.name} is not registered (transitional)")
         return self.entry.create()
 
 
-def _check_transitional(job: Job, options: dict[str, Any]) -> dict[str, Any]:
-    """TRANSITIONAL: the old function table's checks of ``[options]``."""
-    if "x0" in options:
-        options["x0"] = number_list("[options] x0", options["x0"])
-    for opt, attr in _PIPELINE_CHOICES.get(job.name, {}).items():
-        if job.kind == "pipeline" and opt in options:
-            module = importlib.import_module((job.function or "").partition(":")[0])
-            valid = tuple(getattr(module, attr, ()))
-            if options[opt] not in valid:
-                raise choices(f"{job.name} {opt}", options[opt], valid)
-    return options
+def stage_names(kind: str) -> tuple[str, ...]:
+    """Names a pipeline's stage option of ``kind`` takes: the registered ones."""
+    return registry.names(kind)
 
 
 def resolve_job(kind: str, name: str) -> Job:
@@ -385,8 +319,7 @@ def resolve_job(kind: str, name: str) -> Job:
 
     Args:
         kind: ``"sampler"``, ``"finder"`` or ``"pipeline"``.
-        name: A registered name of that kind (or, during the transition, a name of
-            :data:`TRANSITIONAL`).
+        name: A registered name of that kind (``dpsample list``).
 
     Returns:
         The :class:`Job`.
@@ -398,8 +331,8 @@ def resolve_job(kind: str, name: str) -> Job:
     Examples:
         >>> from dpsample.config import resolve_job
         >>> job = resolve_job("finder", "dp_sgd")
-        >>> job.registered, job.entry.seed
-        (True, '002')
+        >>> job.entry.seed
+        '002'
         >>> resolve_job("sampler", "mcmc")
         Traceback (most recent call last):
         ...
@@ -407,74 +340,17 @@ def resolve_job(kind: str, name: str) -> Job:
     """
     if kind not in KINDS:
         raise choices("[job] kind", kind, KINDS)
-    if name in registry.names():
-        entry = registry.get(name)
-        if entry.kind == kind:
-            return Job(kind, name, entry=entry)
+    if name not in registry.names():
+        raise choices(kind, name, job_names(kind))
+    entry = registry.get(name)
+    if entry.kind != kind:
         raise ConfigError(f"{name!r} is a {entry.kind}, not a {kind}")
-    if name in TRANSITIONAL:
-        legacy_kind, function = TRANSITIONAL[name]
-        if legacy_kind == kind:
-            return Job(kind, name, function=function)
-        raise ConfigError(f"{name!r} is a {legacy_kind}, not a {kind}")
-    raise choices(kind, name, job_names(kind))
+    return Job(kind, name, entry)
 
 
 def job_names(kind: str | None = None) -> tuple[str, ...]:
-    """The names ``[job] name`` accepts (of one kind): registered, then transitional."""
-    out = list(registry.names(kind))
-    out += [
-        n
-        for n, (k, _) in TRANSITIONAL.items()
-        if (kind is None or k == kind) and n not in out
-    ]
-    return tuple(out)
-
-
-def run_transitional(
-    job: Job,
-    rng_key: Any,
-    problem: Any,
-    privacy: Mapping[str, Any],
-    options: Mapping[str, Any],
-) -> tuple[Any, Any]:
-    """TRANSITIONAL: run an unregistered algorithm's old function.
-
-    Finders start at ``x0`` (by default the domain's centre); ``x0`` and ``net``
-    become arrays, a ``sampler_domain`` table a Ball; a function that takes
-    ``delta`` gets it, one that takes a ``ledger`` a fresh
-    :class:`~dpsample.privacy.BudgetLedger` with the budget.
-
-    Returns:
-        ``(result, ledger)`` (``ledger`` ``None`` when the function takes none).
-    """
-    import numpy as np
-
-    from dpsample.privacy import BudgetLedger
-
-    fn = job.callable()
-    params = inspect.signature(fn).parameters
-    kwargs = {
-        k: np.asarray(v, np.float64) if k in ("x0", "net") else v
-        for k, v in options.items()
-    }
-    if "sampler_domain" in kwargs:
-        table = kwargs["sampler_domain"]
-        if not isinstance(table, Mapping):
-            raise ConfigError(
-                "[options] sampler_domain must be a table with radius (and optionally "
-                f"center), got {table!r}"
-            )
-        kwargs["sampler_domain"] = _ball(
-            table, dim=problem.dim, where="[options] sampler_domain"
-        )
-    if "delta" in params:
-        kwargs["delta"] = privacy["delta"]
-    ledger = None
-    if "ledger" in params:
-        ledger = BudgetLedger(epsilon=privacy["epsilon"], delta=privacy["delta"])
-        kwargs["ledger"] = ledger
-    return fn(rng_key, problem, epsilon=privacy["epsilon"], **kwargs), ledger
+    """The names ``[job] name`` accepts (of one kind): the registered ones."""
+    return registry.names(kind)
 
 
 precision.scope_public(globals())

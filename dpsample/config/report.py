@@ -213,12 +213,6 @@ def pop_non_private(info: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _info_report(info: Any) -> dict[str, Any]:
-    """A typed info's ``to_report()``; a plain mapping (transitional) as a dict."""
-    to_report = getattr(info, "to_report", None)
-    return to_report() if callable(to_report) else dict(info)
-
-
 def _ledger_report(ledger: Any, extra: Sequence[str]) -> dict[str, Any]:
     return {
         "epsilon": ledger.epsilon,
@@ -244,7 +238,7 @@ def build_report(
     result: Any,
     seconds: float,
     *,
-    plan: Any = None,
+    plan: Any,
     ledger: Any = None,
     key_note: str,
     diagnostics: Mapping[str, Any] | None = None,
@@ -255,12 +249,12 @@ def build_report(
     Args:
         cfg: The resolved configuration (``[job]`` without its seed, ``[privacy]``).
         facts: The public problem facts of :func:`~dpsample.config.build_spec`.
-        result: The :class:`~dpsample.privacy.PrivateResult`.
+        result: The :class:`~dpsample.privacy.PrivateResult` (its ``info`` a
+            typed :class:`~dpsample.base.AlgorithmInfo`).
         seconds: The measured wall time of the private run.
-        plan: The run's :class:`~dpsample.plan.Plan` (``None`` for a transitional
-            job, which has none).
-        ledger: The :class:`~dpsample.privacy.BudgetLedger` a transitional job
-            was given, or ``None``.
+        plan: The run's :class:`~dpsample.plan.Plan`.
+        ledger: A pipeline's :class:`~dpsample.privacy.BudgetLedger` (its stages
+            charged before the run), or ``None``.
         key_note: Where the run's key came from (never the key or the seed).
         diagnostics: The non-private diagnostics at the released points, or
             ``None`` to leave them (and the job's own) out of the report.
@@ -268,8 +262,8 @@ def build_report(
             secret seed), added to the ledger's as they are to the guarantee's.
 
     Returns:
-        The report: ``job``, ``released``, ``privacy``, ``problem``, ``plan``
-        (when there is one), ``info``, ``seconds``, ``dpsample_version`` and,
+        The report: ``job``, ``released``, ``privacy``, ``problem``, ``plan``,
+        ``info``, ``seconds``, ``dpsample_version`` and,
         with ``diagnostics``, the labelled non-private section.
     """
     import numpy as np
@@ -278,7 +272,7 @@ def build_report(
     from dpsample.privacy import NON_PRIVATE_KEY
 
     delta = cfg["privacy"]["delta"]
-    info = _info_report(result.info)
+    info = result.info.to_report()
     report: dict[str, Any] = {
         "job": {
             "kind": cfg["job"]["kind"],
@@ -295,9 +289,8 @@ def build_report(
         "seconds": seconds,
         "dpsample_version": str(getattr(dpsample, "__version__", "unknown")),
     }
-    if plan is not None:
-        report["plan"] = plan_report(plan)
-        report["privacy"]["stages"] = stage_reports(plan)
+    report["plan"] = plan_report(plan)
+    report["privacy"]["stages"] = stage_reports(plan)
     if "warm_start" in info:
         report["released"]["warm_start"] = np.asarray(info["warm_start"]).tolist()
     if ledger is not None:

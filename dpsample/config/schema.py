@@ -446,11 +446,6 @@ def resolve_config(raw: Mapping[str, Any]) -> dict[str, Any]:
     cfg["loss"] = loss
     cfg["domain"] = domain
     cfg["privacy"] = _resolve_privacy(raw)
-    if "max_evaluations" in cfg["privacy"] and not job.registered:
-        raise ConfigError(
-            f"[privacy] max_evaluations needs an algorithm with a plan; "
-            f"{job.name!r} is not yet converted to the plan/run contract"
-        )
     cfg["options"] = job.check_options(section(raw, "options", required=False))
     cfg["output"] = apply(
         "output", section(raw, "output", required=False), SCHEMA["output"]

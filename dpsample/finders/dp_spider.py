@@ -76,6 +76,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from dpsample import bounds
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
 from dpsample.domains import Ball, project_with, projection_operands
@@ -497,6 +498,10 @@ class DPSpider(PrivateAlgorithm):
         "releases, dp_accounting PLD/RDP"
     )
     summary = "DP-SPIDER (private SpiderBoost): anchors plus paired variations"
+
+    #: Theorem 3.2's rate shape at a public initial gap (what a warm-start pipeline
+    #: reports as its stationarity bound).
+    stationarity_rate = staticmethod(bounds.theorem_3_2_stationarity_bound)
 
     def _plan(  # type: ignore[override]
         self,

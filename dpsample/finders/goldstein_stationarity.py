@@ -223,16 +223,16 @@ def goldstein_stationarity(
         raise ValueError("no finite gradient in the ball (autodiff returned NaN)")
     # Autodiff can return NaN exactly at a kink (e.g. ||x|| at 0): such points are
     # dropped (any subset of the gradients still gives an upper bound).
-    pts = np.asarray(pts)[finite]
+    pts_np = np.asarray(pts)[finite]
     grads_np = grads_np[finite]
     value, lam, gap = min_norm_convex_combination(grads_np)
     return GoldsteinStationarity(
         value=value,
         weights=lam,
-        points=pts,
+        points=pts_np,
         gradients=grads_np,
         kkt_gap=gap,
-        num_points=int(pts.shape[0]),
+        num_points=int(pts_np.shape[0]),
     )
 
 

@@ -11,9 +11,12 @@ point (SOSP) privately in two stages:
    escape saddles. Oracles: Eq. (2) (full data, empirical risk) or Eq. (3) (fresh
    batches without replacement from one half of the data, population risk), built
    with :mod:`dpsample.finders.oracles`.
-2. **Algorithm 2** (AboveThreshold): selects privately the first iterate whose noisy
+2. **Algorithm 2** (AboveThreshold): selects privately an iterate whose noisy
    gradient norm and smallest Hessian eigenvalue pass noisy thresholds
-   (:func:`dpsample.mechanisms.above_threshold_sosp`).
+   (:func:`dpsample.mechanisms.above_threshold_sosp`): by default the candidates are
+   examined from the last iterate backwards, so the latest passing one is released
+   (``selection_order="backward"``, non-paper; the paper's forward order releases
+   the first, typically still escaping the saddle: issue 16).
 
 :class:`SpiderSOSP` is the algorithm object: :meth:`~SpiderSOSP.plan` computes every
 parameter from public quantities (declared constants, ``n``, ``d``, the privacy
@@ -45,7 +48,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -113,8 +116,11 @@ PRESETS: dict[str, dict[str, float]] = {
 #: * ``batch_o1``, ``batch_o2``: ``b1``, ``b2`` (``n`` for the empirical variant);
 #:   ``n_train``: examples used by Algorithm 1 (``n`` or ``ceil(n/2)``);
 #:   ``n_select``: ``|S|``, examples used by Algorithm 2 (``n`` or ``floor(n/2)``);
-#:   ``epsilon_select``: the pure epsilon of Algorithm 2; ``failure_prob``:
-#:   :math:`\omega`.
+#:   ``epsilon_select``: the pure epsilon of Algorithm 2; ``selection_order``:
+#:   ``"backward"`` (candidates examined from ``x_T`` back to ``x_1``, default,
+#:   non-paper) or ``"forward"`` (the paper's order); ``selection_share``: the share
+#:   of the zCDP budget :math:`\varphi` spent by Algorithm 2 (empirical variant;
+#:   the paper's 1/2); ``failure_prob``: :math:`\omega`.
 PLAN_FIELDS: tuple[str, ...] = (
     "variant",
     "preset",
@@ -143,6 +149,8 @@ PLAN_FIELDS: tuple[str, ...] = (
     "n_train",
     "n_select",
     "epsilon_select",
+    "selection_order",
+    "selection_share",
     "failure_prob",
 )
 
@@ -179,6 +187,7 @@ def _schedule(
     num_iters: int | None,
     max_o1_calls: int | None,
     alpha: float | None,
+    selection_share: float = 0.5,
 ) -> dict[str, Any]:
     """Theorem 4.2 / 4.6 parameters at zCDP budget ``phi`` (see :class:`SpiderSOSP`).
 
@@ -240,9 +249,12 @@ def _schedule(
         # calibrating to T instead is the same guarantee with less noise.
         n1_max = min(n1_max, t)
         if variant == "empirical":
+            # Algorithm 1 gets (1 - s) phi, half for the O1 and half for the O2
+            # releases (one release is 2/z^2-zCDP); s = 1/2 is the paper's split.
             b1 = b2 = n
-            z1 = C_SENS * math.sqrt(2.0 * n1_max / phi)
-            z2 = C_SENS * math.sqrt(2.0 * t / phi)
+            widen = math.sqrt(0.5 / (1.0 - selection_share))  # 1 at the paper's 1/2
+            z1 = C_SENS * math.sqrt(2.0 * n1_max / phi) * widen
+            z2 = C_SENS * math.sqrt(2.0 * t / phi) * widen
             sigma1 = z1 * g_c / n
             sigma2 = z2 * m_c / n
             zeta1, zeta2 = sigma1 * math.sqrt(d), sigma2 * math.sqrt(d)
@@ -287,7 +299,11 @@ def _schedule(
         alpha_kick = consts["c_alpha"] * gamma
     if alpha is not None:
         alpha_kick = alpha
-    eps_select = sqrt_phi if variant == "empirical" else math.sqrt(2.0 * phi)
+    eps_select = (
+        math.sqrt(2.0 * selection_share * phi)
+        if variant == "empirical"
+        else math.sqrt(2.0 * phi)
+    )
     return {
         "zcdp": phi,
         "step_size": eta,
@@ -731,7 +747,10 @@ class SpiderSOSP(PrivateAlgorithm):
     theorem at each candidate :math:`\varphi`; Lemma A.4's conversion leaves
     30-45% of epsilon unspent):
 
-    * empirical: :math:`\varphi/4` for all ``O1`` calls (``N1_max`` of them),
+    * empirical (with the default ``selection_share`` ``s = 1/2``; in general
+      :math:`(1-s)\varphi/2`, :math:`(1-s)\varphi/2` and :math:`s\varphi`, the
+      multipliers scaled by :math:`\sqrt{1/(2(1-s))}`):
+      :math:`\varphi/4` for all ``O1`` calls (``N1_max`` of them),
       :math:`\varphi/4` for the ``T`` ``O2`` calls, :math:`\varphi/2` for
       Algorithm 2 (:math:`\varepsilon_{AT} = \sqrt\varphi`); so
       :math:`z_1 = 2\sqrt{2 N_{1,\max}/\varphi}` and :math:`z_2 =
@@ -807,6 +826,13 @@ class SpiderSOSP(PrivateAlgorithm):
     )
     summary = "Stochastic Spider with drift control + AboveThreshold SOSP selection"
 
+    #: Its variant in a warm-start pipeline's ERM (Eq. (2)) and population (Eq. (3),
+    #: its own half of the data) variants.
+    pipeline_variant_options: ClassVar[dict[str, dict[str, str]]] = {
+        "erm": {"variant": "empirical"},
+        "population": {"variant": "population"},
+    }
+
     def _plan(  # type: ignore[override]
         self,
         spec: ProblemSpec,
@@ -824,12 +850,24 @@ class SpiderSOSP(PrivateAlgorithm):
         kick_budget: str | None = None,
         initial_gap: float | None = None,
         calibration: str = "accountant",
+        selection_order: str = "backward",
+        selection_share: float = 0.5,
     ) -> Plan:
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
         if calibration not in ("accountant", "closed_form"):
             raise ValueError(
                 "Expected calibration 'accountant' or 'closed_form', got "
                 f"{calibration!r}"
+            )
+        if selection_order not in ("backward", "forward"):
+            raise ValueError(
+                "Expected selection_order 'backward' or 'forward', got "
+                f"{selection_order!r}"
+            )
+        selection_share = validation.finite_scalar("selection_share", selection_share)
+        if not 0.0 < selection_share < 1.0:
+            raise ValueError(
+                f"Expected selection_share in (0, 1), got {selection_share!r}"
             )
         _check_unconstrained(spec.domain, spec.dim)
         if x0 is None:
@@ -840,6 +878,12 @@ class SpiderSOSP(PrivateAlgorithm):
         if variant not in ("empirical", "population"):
             raise ValueError(
                 f"Expected variant 'empirical' or 'population', got {variant!r}"
+            )
+        if variant == "population" and selection_share != 0.5:
+            raise ValueError(
+                "selection_share splits the empirical variant's budget; the "
+                "population variant's Algorithm 2 has D2 to itself (parallel "
+                "composition)"
             )
         if preset not in PRESETS:
             raise ValueError(f"Expected preset 'practical' or 'paper', got {preset!r}")
@@ -890,6 +934,7 @@ class SpiderSOSP(PrivateAlgorithm):
                 num_iters=t,
                 max_o1_calls=max_o1_calls,
                 alpha=alpha,
+                selection_share=selection_share,
             )
 
         phi = phi_closed
@@ -931,7 +976,12 @@ class SpiderSOSP(PrivateAlgorithm):
             )
             cost = _schedule_cost(values, spec.dim)
         values.update(
-            variant=variant, preset=preset, kick_mode=kick_mode, kick_budget=kick_budget
+            variant=variant,
+            preset=preset,
+            kick_mode=kick_mode,
+            kick_budget=kick_budget,
+            selection_order=selection_order,
+            selection_share=selection_share,
         )
         params = _plan_params(
             values,
@@ -947,6 +997,8 @@ class SpiderSOSP(PrivateAlgorithm):
                 max_o1_calls=max_o1_calls is not None,
                 alpha=alpha is not None,
                 failure_prob=failure_prob != 0.05,
+                selection_order=selection_order != "backward",
+                selection_share=selection_share != 0.5,
             ),
             capped_from=capped_from,
             cap=cap,
@@ -1048,7 +1100,13 @@ class SpiderSOSP(PrivateAlgorithm):
             )
             return PrivateResult(x0, plan.guarantee, info)  # type: ignore[arg-type]
         xs_np = np.asarray(xs)
-        grad_norm, min_eig = _selection_queries(select, xs_np)
+        # The candidates in a public order: x_T, ..., x_1 ("backward", default) or
+        # x_1, ..., x_T (the paper's). AboveThreshold's guarantee holds for any
+        # order fixed in advance, and the work stays one gradient and one Hessian
+        # per examined candidate.
+        backward = plan["selection_order"] == "backward"
+        candidates = xs_np[::-1] if backward else xs_np
+        grad_norm, min_eig = _selection_queries(select, candidates)
         spec = plan.spec
         sel = above_threshold_sosp(
             k_alg2,
@@ -1076,6 +1134,8 @@ class SpiderSOSP(PrivateAlgorithm):
                 **thresholds,
             )
             return PrivateResult(x0, plan.guarantee, info)  # type: ignore[arg-type]
+        if backward:
+            index = plan["num_iters"] - 1 - index
         info = SpiderSOSPInfo(**common, selected=index, fallback=None, **thresholds)
         value = jnp.asarray(xs_np[index])
         return PrivateResult(value, plan.guarantee, info)  # type: ignore[arg-type]
@@ -1194,12 +1254,14 @@ def _plan_params(
         "noise_multiplier_o1": Param(
             v["noise_multiplier_o1"],
             "theorem",
-            "phi/4 for N1_max O1 calls" if empirical else "phi per fresh release",
+            "(1 - s) phi / 2 for N1_max O1 calls, s = selection_share"
+            if empirical
+            else "phi per fresh release",
         ),
         "noise_multiplier_o2": Param(
             v["noise_multiplier_o2"],
             "theorem",
-            "phi/4 for T O2 calls" if empirical else "phi per fresh release",
+            "(1 - s) phi / 2 for T O2 calls" if empirical else "phi per fresh release",
         ),
         "sigma1": Param(v["sigma1"], "derived", "z1 G / b1"),
         "sigma2": Param(v["sigma2"], "derived", "z2 M / b2 per unit displacement"),
@@ -1221,7 +1283,20 @@ def _plan_params(
         "epsilon_select": Param(
             v["epsilon_select"],
             "theorem",
-            "sqrt(phi): phi/2 for AboveThreshold" if empirical else "sqrt(2 phi)",
+            "sqrt(2 s phi): s phi for AboveThreshold" if empirical else "sqrt(2 phi)",
+        ),
+        "selection_order": given(
+            "selection_order",
+            "default",
+            "x_T first (non-paper; AboveThreshold's guarantee does not depend on "
+            "the public order)",
+        ),
+        "selection_share": given(
+            "selection_share",
+            "default" if empirical else "derived",
+            "Algorithm 2's share of phi (the paper's 1/2)"
+            if empirical
+            else "unused: Algorithm 2 runs on D2 (parallel composition)",
         ),
         "failure_prob": given("failure_prob", "default", "omega = 0.05"),
     }
@@ -1288,6 +1363,8 @@ def spider_sosp(
     kick_budget: str | None = None,
     initial_gap: float | None = None,
     calibration: str = "accountant",
+    selection_order: str = "backward",
+    selection_share: float = 0.5,
 ) -> PrivateResult:
     r"""Private alpha-SOSP by Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2).
 
@@ -1379,6 +1456,22 @@ def spider_sosp(
             zCDP-to-DP conversion is loose (about 0.55-0.7 of epsilon spent). The
             population variant's guarantee is stated in zCDP, where Lemma A.4 is
             exact, so both options agree there.
+        selection_order: the public order in which Algorithm 2 examines the
+            candidates. ``"backward"`` (default, non-paper): ``x_T, x_{T-1},
+            ..., x_1``, so the released point is the *latest* iterate that
+            passes; ``"forward"``: the paper's ``x_1, ..., x_T``, which releases
+            the first iterate that passes the (loose) thresholds, typically one
+            still escaping the saddle (issue 16: on seed 000's cosine saddle at
+            ``n = 4000``, ``epsilon = 10``, ``||grad F||`` 0.07-0.44 forward
+            against 0.006-0.034 backward; ``docs/finders.md``). AboveThreshold's
+            guarantee and Lemma 4.1 hold for any order fixed before the run, and
+            each examined candidate costs one gradient and one Hessian either way.
+        selection_share: the share ``s`` of the zCDP budget :math:`\varphi`
+            spent by Algorithm 2 in the empirical variant: :math:`\varepsilon_{AT}
+            = \sqrt{2 s \varphi}` and each oracle kind gets :math:`(1 - s)
+            \varphi / 2`. Default 1/2, the paper's split; a smaller share buys
+            little on the cosine saddle (``docs/finders.md``). Not used by the
+            population variant (Algorithm 2 runs on :math:`D_2`).
 
     Returns:
         ``PrivateResult(value, privacy, info)``; ``info`` (a
@@ -1436,6 +1529,8 @@ def spider_sosp(
         kick_budget=kick_budget,
         initial_gap=initial_gap,
         calibration=calibration,
+        selection_order=selection_order,
+        selection_share=selection_share,
     )
 
 

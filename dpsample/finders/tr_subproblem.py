@@ -34,7 +34,7 @@ from jax import lax
 from dpsample._src import precision, validation
 from dpsample.types import Array, ArrayLike
 
-__all__ = ["TRSubproblemSolution", "solve_tr_subproblem"]
+__all__ = ["TRSubproblemSolution", "solve_tr_subproblem", "solve_tr_unchecked"]
 
 #: Newton iterations on the secular equation. Started left of the root, Newton on the
 #: concave increasing function ``1/sqrt(psi(t)) - 1/Delta`` increases monotonically to
@@ -80,8 +80,20 @@ def _psi_terms(a2: Array, d: Array, t: Array) -> tuple[Array, Array]:
     return psi, dpsi
 
 
-@jax.jit
-def _solve(g: Array, h: Array, radius: Array) -> TRSubproblemSolution:
+def solve_tr_unchecked(g: Array, h: Array, radius: Array) -> TRSubproblemSolution:
+    """:func:`solve_tr_subproblem` without the host-side input checks (jittable).
+
+    For callers inside ``jit`` (DP-TR's iterations) whose inputs are finite and
+    well-shaped by construction; ``h`` is symmetrised, ``radius > 0``. Not jitted
+    itself: jit the caller.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample.finders.tr_subproblem import solve_tr_unchecked
+        >>> sol = solve_tr_unchecked(jnp.array([1.0, 0.0]), jnp.eye(2), 10.0)
+        >>> [float(v) for v in sol.step], float(sol.multiplier)
+        ([-1.0, 0.0], 0.0)
+    """
     h = 0.5 * (h + h.T)
     mu, q = jnp.linalg.eigh(h)
     a = q.T @ g
@@ -134,6 +146,9 @@ def _solve(g: Array, h: Array, radius: Array) -> TRSubproblemSolution:
     resid = jnp.linalg.norm(h @ step + lam * step + g)
     on_boundary = hard | (~fits) | ((~interior) & (lam > 0))
     return TRSubproblemSolution(step, lam, hard, on_boundary, model, mu1, resid)
+
+
+_solve = jax.jit(solve_tr_unchecked)
 
 
 def solve_tr_subproblem(

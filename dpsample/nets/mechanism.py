@@ -89,6 +89,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import ClassVar
 
 import jax.numpy as jnp
 
@@ -96,7 +97,7 @@ from dpsample import bounds
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm
 from dpsample.nets.ball import problem_ball, theorem_radius
-from dpsample.nets.grid import GridNet
+from dpsample.nets.grid import GridNet, grid_net_size_bound
 from dpsample.nets.points import PointNet
 from dpsample.nets.resolve import resolve_net
 from dpsample.nets.stream import jit_net, resolve_chunk_size, stream_argmax
@@ -190,6 +191,12 @@ class NetExponentialMechanism(PrivateAlgorithm):
     (:func:`dpsample.bounds.net_warm_start_bound`: with probability at least ``1 -
     zeta`` the output's excess empirical risk is at most ``psi``).
 
+    Compute budget (``Budget.max_evaluations = E``): when the theorem's net would
+    need more than ``E`` loss evaluations, its spacing grows by 5% steps until
+    ``num_chunks x chunk_size x n <= E``; the risk bound and ``psi`` are those of
+    the coarser net that runs (the guarantee does not depend on the net). A net or
+    spacing the caller fixed that exceeds ``E`` is refused.
+
     Examples:
         >>> import jax, jax.numpy as jnp
         >>> from dpsample import Ball, Budget, Problem
@@ -212,6 +219,38 @@ class NetExponentialMechanism(PrivateAlgorithm):
     theorem = "Theorem 5.8 (exponential mechanism over an r-net; errata E28)"
     guarantee_type = "pure epsilon (bounded range: also eps^2/8-zCDP)"
     summary = "exponential mechanism over a net of the ball K, streamed by Gumbel-max"
+
+    #: Pure DP: a pipeline gives it no share of delta.
+    pure_dp: ClassVar[bool] = True
+
+    @staticmethod
+    def evaluations_bound(spec: ProblemSpec, budget: Budget) -> float:
+        """A public upper bound on the default plan's evaluations, without the net.
+
+        ``grid_net_size_bound(d, R, h) n`` for the theorem's spacing ``h = 2 r /
+        sqrt(d)``, ``r = D d/(eps n)`` (``inf`` when ``eps n <= d``): what a
+        pipeline's cost rule reads before building a net that may be huge.
+        """
+        ball = problem_ball(spec, "exponential_mechanism")
+        r = theorem_radius(ball, budget.epsilon, spec.n)
+        if r is None:
+            return math.inf
+        h = 2.0 * r / math.sqrt(spec.dim)
+        return grid_net_size_bound(spec.dim, ball.radius, h) * spec.n
+
+    @staticmethod
+    def paper_psi(spec: ProblemSpec, epsilon: float) -> float | None:
+        """Seed 003's closed-form psi ``20 G D d/(eps n) ln(eps n/sqrt d)`` (or None).
+
+        Reported beside the derived ``psi`` for comparison (spec 003 B5).
+        """
+        ratio = epsilon * spec.n / math.sqrt(spec.dim)
+        if spec.lipschitz is None or ratio < math.e:
+            return None
+        diameter = 2.0 * problem_ball(spec, "exponential_mechanism").radius
+        return (
+            20.0 * spec.lipschitz * diameter * spec.dim / (epsilon * spec.n)
+        ) * math.log(ratio)
 
     def _plan(  # type: ignore[override]
         self,
@@ -240,19 +279,49 @@ class NetExponentialMechanism(PrivateAlgorithm):
             if not zeta < 1.0:
                 raise ValueError(f"Expected failure_prob={zeta!r} < 1")
         net_given, spacing_given = net is not None, spacing is not None
-        the_net = resolve_net(
-            ball,
-            n,
-            net=net,
-            spacing=spacing,
-            epsilon=epsilon,
-            max_points=max_points,
-            what="exponential_mechanism",
-        )
+        cap = budget.max_evaluations
+        capped = False
+        if cap is not None and not (net_given or spacing_given) and r_theorem:
+            # Compute-budget rule: grow the theorem's spacing by 5% steps until the
+            # net's public size bound times n fits the cap (then the exact count,
+            # padding included, below).
+            h = 2.0 * r_theorem / math.sqrt(dim)
+            while (
+                grid_net_size_bound(dim, ball.radius, h) * n > cap
+                and h < 4 * ball.radius
+            ):
+                h *= 1.05
+                capped = True
+            if capped:
+                spacing = h
+        while True:
+            the_net = resolve_net(
+                ball,
+                n,
+                net=net,
+                spacing=spacing,
+                epsilon=epsilon,
+                max_points=max_points,
+                what="exponential_mechanism",
+            )
+            chunk = resolve_chunk_size(chunk_size, n, the_net.num_candidates)
+            num_chunks = -(-the_net.num_candidates // chunk)
+            rows = num_chunks * chunk
+            if cap is None or rows * n <= cap:
+                break
+            if net_given or spacing_given or not r_theorem or the_net.size() <= 1:
+                raise ValueError(
+                    f"the net needs {rows * n:,} loss evaluations ({rows:,} rows x "
+                    f"n={n:,}), more than max_evaluations={cap:,}: "
+                    + (
+                        "coarsen the net (spacing=) or raise the cap"
+                        if net_given or spacing_given
+                        else "the cap is below one chunk of the coarsest net"
+                    )
+                )
+            spacing = (spacing or 2.0 * r_theorem / math.sqrt(dim)) * 1.05
+            capped = True
         net_size = the_net.size()
-        chunk = resolve_chunk_size(chunk_size, n, the_net.num_candidates)
-        num_chunks = -(-the_net.num_candidates // chunk)
-        rows = num_chunks * chunk
         guarantee = PrivacyGuarantee.exponential_mechanism(
             epsilon, relation=spec.relation
         )
@@ -260,6 +329,12 @@ class NetExponentialMechanism(PrivateAlgorithm):
         covering = the_net.covering_radius
         if net_given:
             net_source = ("user", "the caller's net (must not depend on the data)")
+        elif capped:
+            net_source = (
+                "derived",
+                "max_evaluations: the theorem's spacing grown by 5% steps until "
+                "num_chunks x chunk_size x n <= max_evaluations",
+            )
         elif spacing_given:
             net_source = ("user", "grid net of the given spacing")
         else:
@@ -300,7 +375,9 @@ class NetExponentialMechanism(PrivateAlgorithm):
         notes = [FLOAT_CAVEAT]
         warm = None
         g = spec.lipschitz
-        if g is not None and covering is not None:
+        # A grid of a smaller ball does not cover K: its radius bounds nothing there.
+        covers_k = not (isinstance(the_net, GridNet) and the_net.radius < ball.radius)
+        if g is not None and covering is not None and covers_k:
             b = bounds.theorem_5_8_empirical_risk_bound(
                 lipschitz=g,
                 diameter=ball.diameter,
@@ -341,6 +418,9 @@ class NetExponentialMechanism(PrivateAlgorithm):
                     "the Lipschitz constant is not declared"
                     if g is None
                     else "the net has no public covering radius"
+                    if covering is None
+                    else "the GridNet does not cover the whole domain K (it has a "
+                    "smaller radius)"
                 )
             )
         return Plan(

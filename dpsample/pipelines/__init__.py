@@ -1,14 +1,20 @@
-"""Pipelines: several private stages composed under one budget (seed 003).
+"""Pipelines: private algorithms composed under one budget (seed 003).
 
-:func:`warm_start` is seed 003's Algorithm 2: a private approximate risk minimiser
-(the exponential mechanism over a net of the ball) warm-starts a stationary-point
-finder (DP-SPIDER or DP-SGD) configured from a *public* bound ``psi`` on the warm
-start's excess risk; :func:`should_warm_start` is the public dispatcher of spec 003
-section 2.9.
+:class:`WarmStart` (registry ``"warm_start"``) composes two algorithm objects: a
+sampler whose plan carries a public bound ``psi`` on its output's excess risk, and a
+finder started there with ``initial_gap = psi`` (seed 003 Algorithms 2 and 4);
+:func:`warm_start` is its convenience, :func:`choose_sampler` the public cost rule of
+its default sampler and :func:`should_warm_start` the dispatcher of spec 003 section
+2.9. :class:`QuasarSGD` (``"quasar_sgd"``, seed 003 Algorithm 3) is a sampler.
 """
 
+from dpsample.pipelines.quasar import QuasarSGD, dp_sgd_quasar
 from dpsample.pipelines.warm_start import (
+    DEFAULT_MAX_EVALUATIONS,
+    WarmStart,
     WarmStartBound,
+    WarmStartInfo,
+    choose_sampler,
     net_warm_start_bound,
     should_warm_start,
     theorem_3_2_stationarity_bound,
@@ -16,7 +22,13 @@ from dpsample.pipelines.warm_start import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_EVALUATIONS",
+    "QuasarSGD",
+    "WarmStart",
     "WarmStartBound",
+    "WarmStartInfo",
+    "choose_sampler",
+    "dp_sgd_quasar",
     "net_warm_start_bound",
     "should_warm_start",
     "theorem_3_2_stationarity_bound",

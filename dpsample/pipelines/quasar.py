@@ -51,6 +51,8 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -60,15 +62,17 @@ import numpy as np
 
 from dpsample import bounds
 from dpsample._src import precision, validation
+from dpsample.base import AlgorithmInfo, PrivateAlgorithm
 from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
-from dpsample.finders.dp_sgd import dp_sgd
+from dpsample.finders.dp_sgd import DPSGD
 from dpsample.mechanisms import exponential_logits, gumbel_max
+from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
-from dpsample.problem import Problem, check_problem
-from dpsample.types import PRNGKey
+from dpsample.problem import Problem, ProblemSpec
+from dpsample.types import ArrayLike, PRNGKey
 
-__all__ = ["dp_sgd_quasar", "quasar_schedule"]
+__all__ = ["QuasarSGD", "QuasarSGDInfo", "dp_sgd_quasar", "quasar_schedule"]
 
 #: The most full-batch steps a run takes by default (``T`` grows like ``(eps n)^2``).
 MAX_STEPS = 2_000
@@ -141,6 +145,16 @@ def quasar_schedule(
     }
 
 
+@functools.partial(jax.jit, static_argnames=("loss_fn",))
+def _risks(xs: Any, data: Any, *, loss_fn: Any) -> Any:
+    """``F_D`` at each candidate (``Problem.empirical_risk_batch``), compiled once."""
+
+    def risk(x: Any) -> Any:
+        return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
+
+    return jax.vmap(risk)(xs)
+
+
 def _select(rng_key: PRNGKey, risks: Any, *, epsilon: float, sensitivity: float) -> int:
     """Exponential-mechanism index over ``u = -risks``, non-finite risks excluded.
 
@@ -169,6 +183,253 @@ def _select(rng_key: PRNGKey, risks: Any, *, epsilon: float, sensitivity: float)
     logits = exponential_logits(u, epsilon=epsilon, sensitivity=sensitivity)
     logits = jnp.where(jnp.asarray(finite), logits, -jnp.inf)
     return int(gumbel_max(rng_key, logits))
+
+
+@dataclasses.dataclass(frozen=True)
+class QuasarSGDInfo(AlgorithmInfo):
+    """Public facts of a :class:`QuasarSGD` run (``result.info``).
+
+    Attributes:
+        algorithm: A description of the algorithm.
+        psi: The public warm-start bound (``plan.warm_start.psi``).
+        psi_failure_prob: Its failure probability.
+        psi_terms: The :class:`~dpsample.bounds.QuasarWarmStartBound`.
+        num_runs: ``k``.
+        epsilon_run: Each run's epsilon ``eps/(2k)``.
+        delta_run: Each run's delta ``delta/k``.
+        epsilon_select: The selection's epsilon ``eps/2``.
+        selection_inverse_temperature: ``k_sel = eps_sel n / osc``.
+        schedule: Proposition D.1's schedule (:func:`quasar_schedule`).
+        noise_std: The runs' noise std on the mean gradient (calibrated).
+        run_guarantee: One run's guarantee.
+        quasar_convexity: The declared ``q``.
+    """
+
+    algorithm: str
+    psi: float
+    psi_failure_prob: float
+    psi_terms: Any
+    num_runs: int
+    epsilon_run: float
+    delta_run: float
+    epsilon_select: float
+    selection_inverse_temperature: float
+    schedule: dict[str, Any]
+    noise_std: float
+    run_guarantee: PrivacyGuarantee
+    quasar_convexity: float
+    diagnostics: None = None
+
+
+class QuasarSGD(PrivateAlgorithm):
+    r"""Seed 003 Algorithm 3 (best of ``k`` DP-SGD runs) as a warm-start sampler.
+
+    Registry name ``"quasar_sgd"``, kind ``"sampler"``: it releases one approximate
+    minimiser with a public warm-start bound ``plan.warm_start`` (a
+    :class:`~dpsample.bounds.QuasarWarmStartBound`), so it can be stage ``A`` of
+    :class:`~dpsample.pipelines.WarmStart`. The plan (public inputs only) holds
+    ``k``, the plan of one DP-SGD run (``plan.stages``; every run has the same
+    plan), the selection's temperature, the guarantee (the adaptive composition of
+    the ``k`` runs and the selection), the cost (``k`` runs' gradients and the
+    ``k n`` losses of the selection) and ``psi``; see :func:`dp_sgd_quasar` and the
+    module docstring for the algorithm and its guarantee.
+
+    Options: ``quasar_convexity`` (required: the declared ``q`` in ``(0, 1]``),
+    ``failure_prob`` (default ``sqrt(d)/(eps n)``), ``x0``, ``num_steps``,
+    ``num_runs``, ``minimizer_gap`` (added to ``psi``). Compute budget: with
+    ``Budget(max_evaluations=E)`` each run gets ``(E - k n)/k`` evaluations (its
+    DP-SGD cap rule); a ``num_steps`` that does not fit is refused.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp, dpsample
+        >>> from dpsample.plan import Budget
+        >>> from dpsample.pipelines.quasar import QuasarSGD
+        >>> data = {"z": jnp.linspace(0.2, 0.6, 400)[:, None]}
+        >>> prob = dpsample.Problem(lambda x, z: jnp.abs(x[0] - z["z"][0]), data,
+        ...     dpsample.Ball(1.0, dim=1), lipschitz=1.0, loss_range=2.0)
+        >>> algo = QuasarSGD(quasar_convexity=1.0, num_steps=50)
+        >>> plan = algo.plan(prob.spec, Budget(2.0, 1e-5))
+        >>> plan["num_runs"], plan.cost.gradient_evaluations
+        (11, 220000)
+        >>> res = algo.run(jax.random.key(0), plan, prob.data)
+        >>> res.privacy is plan.guarantee, bool(res.info.psi < prob.loss_range)
+        (True, True)
+    """
+
+    name = "quasar_sgd"
+    kind = "sampler"
+    seed = "003"
+    theorem = "Algorithm 3, Proposition D.1 (high-probability variant)"
+    guarantee_type = (
+        "(epsilon, delta): k full-batch DP-SGD runs (dp_accounting) composed with "
+        "a pure exponential-mechanism selection"
+    )
+    summary = "best of k DP-SGD runs for quasar-convex losses, with a public psi"
+
+    def _plan(  # type: ignore[override]
+        self,
+        spec: ProblemSpec,
+        budget: Budget,
+        *,
+        quasar_convexity: float | None = None,
+        failure_prob: float | None = None,
+        x0: ArrayLike | None = None,
+        num_steps: int | None = None,
+        num_runs: int | None = None,
+        minimizer_gap: float = 0.0,
+    ) -> Plan:
+        epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
+        if quasar_convexity is None:
+            raise MissingConstantError(
+                "quasar_sgd needs the declared quasar-convexity constant: pass "
+                "quasar_convexity=q with q in (0, 1]"
+            )
+        q = validation.positive("quasar_convexity", quasar_convexity)
+        if q > 1.0:
+            raise ValueError(f"Expected quasar_convexity={q!r} in (0, 1]")
+        n, d = spec.n, spec.dim
+        if failure_prob is None:
+            zeta = math.sqrt(d) / (epsilon * n)
+            if not zeta < 1.0:
+                raise ValueError(
+                    f"The default failure_prob sqrt(d)/(eps n) = {zeta:.4g} >= 1; "
+                    "pass failure_prob="
+                )
+            zeta_param = Param(zeta, "default", "sqrt(d)/(eps n)")
+        else:
+            zeta = validation.probability("failure_prob", failure_prob, open_left=True)
+            if zeta >= 1.0:
+                raise ValueError(f"Expected failure_prob={zeta!r} < 1")
+            zeta_param = Param(zeta, "user")
+        gap = validation.nonnegative("minimizer_gap", minimizer_gap)
+        domain = spec.domain
+        if not isinstance(domain, Ball):
+            raise ValueError(
+                "dp_sgd_quasar needs a Ball domain K (its psi uses diam K and the "
+                f"selection needs bounded candidates), got {type(domain).__name__}"
+            )
+        g = validation.require_constant(
+            "lipschitz", spec.lipschitz, needed_for="DP-SGD for quasar-convex losses"
+        )
+        osc = spec.utility_oscillation()
+        if osc is None:
+            raise MissingConstantError("The selection needs an oscillation bound")
+        if num_runs is None:
+            k = max(1, math.ceil(math.log2(2.0 / zeta)))
+            k_param = Param(k, "theorem", "ceil(log2(2/zeta))")
+        else:
+            k = validation.positive_int("num_runs", num_runs)
+            k_param = Param(k, "user")
+        x_start = domain.center_point if x0 is None else spec.check_start(x0)
+        x_start = jnp.broadcast_to(jnp.asarray(x_start, jnp.float64), (d,))
+        eps_run, delta_run, eps_sel = epsilon / (2.0 * k), delta / k, epsilon / 2.0
+        sched = quasar_schedule(
+            n=n,
+            dim=d,
+            lipschitz=g,
+            diameter=domain.diameter,
+            epsilon=eps_run,
+            delta=delta_run,
+            num_steps=num_steps,
+        )
+        cap = budget.max_evaluations
+        run_cap = None if cap is None else max(1, (cap - k * n) // k)
+        run_plan = DPSGD().plan(
+            spec,
+            Budget(eps_run, delta_run, run_cap),
+            x0=x_start,
+            num_steps=sched["num_steps"],
+            learning_rate=sched["learning_rate"],
+            clip_norm=g,
+            sampling="full_batch",
+            output="random",
+            project=True,
+        )
+        guarantee = PrivacyGuarantee.none(relation=spec.relation)
+        for _ in range(k):
+            guarantee = guarantee.compose(run_plan.guarantee)
+        guarantee = guarantee.compose(
+            PrivacyGuarantee.exponential_mechanism(eps_sel, relation=spec.relation)
+        )
+        k_sel = eps_sel * n / osc
+        noise_std = float(run_plan["noise_std"])
+        m = bounds.quasar_sgd_expected_gap(
+            diameter=domain.diameter,
+            lipschitz=g,
+            dim=d,
+            noise_std=noise_std,
+            num_steps=sched["num_steps"],
+            learning_rate=sched["learning_rate"],
+            quasar_convexity=q,
+        )
+        bound = bounds.quasar_sgd_warm_start_bound(
+            expected_gap=m,
+            num_runs=k,
+            selection_inverse_temperature=k_sel,
+            selection_failure_prob=zeta / 2.0,
+        )
+        params = {
+            "quasar_convexity": Param(q, "user", "declared"),
+            "failure_prob": zeta_param,
+            "num_runs": k_param,
+            "epsilon_run": Param(eps_run, "theorem", "eps/(2k)"),
+            "delta_run": Param(delta_run, "theorem", "delta/k"),
+            "epsilon_select": Param(eps_sel, "theorem", "eps/2"),
+            "selection_inverse_temperature": Param(k_sel, "theorem", "eps_sel n/osc"),
+            "num_steps": Param(
+                sched["num_steps"], "user" if num_steps is not None else "theorem"
+            ),
+            "learning_rate": Param(sched["learning_rate"], "theorem", "Prop. D.1"),
+            "minimizer_gap": Param(gap, "user" if gap else "default"),
+        }
+        cost = Cost(
+            gradient_evaluations=k * run_plan.cost.gradient_evaluations,
+            loss_evaluations=k * n,
+            steps=k * run_plan.cost.steps,
+        )
+        return Plan(
+            algorithm=self.name,
+            spec=spec,
+            budget=budget,
+            params=params,
+            guarantee=guarantee,
+            cost=cost,
+            warm_start=bound._replace(psi=bound.psi + gap),
+            stages=(("run", run_plan),),
+            internal={"schedule": sched, "bound": bound},
+        )
+
+    def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
+        k, n = plan["num_runs"], problem.n
+        run_plan = plan.stage("run")
+        keys = jax.random.split(rng_key, k + 1)
+        runner = DPSGD()
+        xs = jnp.stack(
+            [runner.run(keys[i], run_plan, problem.data).value for i in range(k)]
+        )
+        risks = _risks(xs, problem.data, loss_fn=problem.loss_fn)
+        # Pr[i] ∝ exp(eps_sel u_i / (2 Delta)) with Delta = osc/(2n) is exp(-k_sel F_D):
+        # valid by the bounded-range argument (utilities may be shifted by a constant).
+        osc = problem.spec.utility_oscillation()
+        index = _select(
+            keys[k], risks, epsilon=plan["epsilon_select"], sensitivity=osc / (2.0 * n)
+        )
+        info = QuasarSGDInfo(
+            algorithm="dp_sgd_quasar (seed 003 Algorithm 3, high-probability variant)",
+            psi=plan.warm_start.psi,
+            psi_failure_prob=plan.warm_start.failure_prob,
+            psi_terms=plan.internal["bound"],
+            num_runs=k,
+            epsilon_run=plan["epsilon_run"],
+            delta_run=plan["delta_run"],
+            epsilon_select=plan["epsilon_select"],
+            selection_inverse_temperature=plan["selection_inverse_temperature"],
+            schedule=plan.internal["schedule"],
+            noise_std=float(run_plan["noise_std"]),
+            run_guarantee=run_plan.guarantee,
+            quasar_convexity=plan["quasar_convexity"],
+        )
+        return PrivateResult(xs[index], plan.guarantee, info)
 
 
 def dp_sgd_quasar(
@@ -248,111 +509,17 @@ def dp_sgd_quasar(
         >>> bool(res.info["psi"] < prob.loss_range)
         True
     """
-    rng_key = validation.check_key(rng_key)
-    problem = check_problem(problem)
-    epsilon, delta = validation.check_privacy(epsilon, delta)
-    q = validation.positive("quasar_convexity", quasar_convexity)
-    if q > 1.0:
-        raise ValueError(f"Expected quasar_convexity={q!r} in (0, 1]")
-    zeta = validation.probability("failure_prob", failure_prob, open_left=True)
-    if zeta >= 1.0:
-        raise ValueError(f"Expected failure_prob={zeta!r} < 1")
-    domain = problem.domain
-    if not isinstance(domain, Ball):
-        raise ValueError(
-            "dp_sgd_quasar needs a Ball domain K (its psi uses diam K and the "
-            f"selection needs bounded candidates), got {type(domain).__name__}"
-        )
-    g = validation.require_constant(
-        "lipschitz", problem.lipschitz, needed_for="DP-SGD for quasar-convex losses"
-    )
-    osc = problem.utility_oscillation()
-    if osc is None:
-        raise MissingConstantError("The selection needs an oscillation bound")
-    if num_runs is None:
-        k = max(1, math.ceil(math.log2(2.0 / zeta)))
-    else:
-        k = validation.positive_int("num_runs", num_runs)
-    x_start = domain.center_point if x0 is None else problem.spec.check_start(x0)
-    x_start = jnp.broadcast_to(jnp.asarray(x_start, jnp.float64), (problem.dim,))
-    n, d, diam = problem.n, problem.dim, domain.diameter
-    eps_run, delta_run = epsilon / (2.0 * k), delta / k
-    eps_sel = epsilon / 2.0
-    sched = quasar_schedule(
-        n=n,
-        dim=d,
-        lipschitz=g,
-        diameter=diam,
-        epsilon=eps_run,
-        delta=delta_run,
+    return QuasarSGD().solve(
+        rng_key,
+        problem,
+        epsilon=epsilon,
+        delta=delta,
+        quasar_convexity=quasar_convexity,
+        failure_prob=failure_prob,
+        x0=x0,
         num_steps=num_steps,
+        num_runs=num_runs,
     )
-
-    keys = jax.random.split(rng_key, k + 1)
-    candidates, guarantee, noise_std, run_guarantee = (
-        [],
-        PrivacyGuarantee.none(relation=problem.relation),
-        None,
-        None,
-    )
-    for i in range(k):
-        res = dp_sgd(
-            keys[i],
-            problem,
-            epsilon=eps_run,
-            delta=delta_run,
-            x0=x_start,
-            num_steps=sched["num_steps"],
-            learning_rate=sched["learning_rate"],
-            clip_norm=g,
-            sampling="full_batch",
-            output="random",
-            project=True,
-        )
-        candidates.append(res.value)
-        guarantee = guarantee.compose(res.privacy)
-        noise_std, run_guarantee = float(res.info["noise_std"]), res.privacy
-    assert noise_std is not None
-    xs = jnp.stack(candidates)
-    risks = problem.empirical_risk_batch(xs)
-    # Pr[i] ∝ exp(eps_sel u_i / (2 Delta)) with Delta = osc/(2n) is exp(-k_sel F_D):
-    # valid by the bounded-range argument (utilities may be shifted by a constant).
-    index = _select(keys[k], risks, epsilon=eps_sel, sensitivity=osc / (2.0 * n))
-    guarantee = guarantee.compose(
-        PrivacyGuarantee.exponential_mechanism(eps_sel, relation=problem.relation)
-    )
-    k_sel = eps_sel * n / osc
-    m = bounds.quasar_sgd_expected_gap(
-        diameter=diam,
-        lipschitz=g,
-        dim=d,
-        noise_std=noise_std,
-        num_steps=sched["num_steps"],
-        learning_rate=sched["learning_rate"],
-        quasar_convexity=q,
-    )
-    bound = bounds.quasar_sgd_warm_start_bound(
-        expected_gap=m,
-        num_runs=k,
-        selection_inverse_temperature=k_sel,
-        selection_failure_prob=zeta / 2.0,
-    )
-    info = {
-        "algorithm": "dp_sgd_quasar (seed 003 Algorithm 3, high-probability variant)",
-        "psi": bound.psi,
-        "psi_failure_prob": bound.failure_prob,
-        "psi_terms": bound,
-        "num_runs": k,
-        "epsilon_run": eps_run,
-        "delta_run": delta_run,
-        "epsilon_select": eps_sel,
-        "selection_inverse_temperature": k_sel,
-        "schedule": sched,
-        "noise_std": noise_std,
-        "run_guarantee": run_guarantee,
-        "quasar_convexity": q,
-    }
-    return PrivateResult(xs[index], guarantee, info)
 
 
 precision.scope_public(globals())

@@ -38,39 +38,45 @@ References:
 
 from __future__ import annotations
 
-import importlib
-import inspect
+import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import numpy as np
 
-from dpsample import bounds, nets
+from dpsample import bounds, nets, registry
 from dpsample._src import precision, validation
-from dpsample.bounds import WarmStartBound, net_warm_start_bound
-from dpsample.domains import Ball
-from dpsample.errors import BudgetExceededError, MissingConstantError
-from dpsample.finders.dp_sgd import dp_sgd
-from dpsample.finders.dp_spider import dp_spider
-from dpsample.finders.spider_sosp import spider_sosp
-from dpsample.pipelines.quasar import dp_sgd_quasar
-from dpsample.privacy import (
-    NON_PRIVATE_KEY,
-    BudgetLedger,
-    PrivacyGuarantee,
-    PrivateResult,
+from dpsample.base import (
+    AlgorithmInfo,
+    NonPrivateDiagnostics,
+    PrivateAlgorithm,
+    optional,
 )
-from dpsample.problem import Problem, check_problem
+from dpsample.bounds import (
+    WarmStartBound,
+    net_warm_start_bound,
+    stationarity_abar,
+    theorem_3_2_stationarity_bound,
+)
+from dpsample.domains import Ball
+from dpsample.errors import BudgetExceededError
+from dpsample.plan import Budget, Param, Plan
+from dpsample.privacy import BudgetLedger, PrivacyGuarantee, PrivateResult
+from dpsample.problem import Problem, ProblemSpec, check_problem
 from dpsample.types import PRNGKey
 
 __all__ = [
+    "DEFAULT_MAX_EVALUATIONS",
+    "DEFAULT_SAMPLERS",
     "DEFAULT_SPLIT",
-    "FINDERS",
-    "SAMPLERS",
     "VARIANTS",
+    "WarmStart",
     "WarmStartBound",
+    "WarmStartDiagnostics",
+    "WarmStartInfo",
+    "choose_sampler",
     "net_warm_start_bound",
     "should_warm_start",
     "theorem_3_2_stationarity_bound",
@@ -80,98 +86,11 @@ __all__ = [
 DEFAULT_SPLIT = 0.5
 """Fraction of ``epsilon`` given to the warm start (Algorithm 2: ``eps/2`` each)."""
 
-SAMPLERS = ("net", "gibbs", "quasar_sgd")
-"""Warm starts available: ``"net"`` (exponential mechanism over a grid net),
-``"gibbs"`` (the regularised Gibbs sampler, :func:`dpsample.samplers.gibbs.gibbs`) and
-``"quasar_sgd"`` (DP-SGD for quasar-convex losses, :func:`dp_sgd_quasar`)."""
-
-FINDERS = ("dp_spider", "dp_sgd", "spider_sosp")
-"""Finders available as stage ``B`` (``"spider_sosp"``: the second-order variant)."""
-
 VARIANTS = ("erm", "population")
 """``"erm"`` (Algorithm 2, both stages on all ``n``) or ``"population"``
 (Algorithm 4 with disjoint halves)."""
 
-# The stage-B options fixed by the pipeline (never forwarded from finder_options).
-_RESERVED = ("rng_key", "problem", "epsilon", "delta", "x0", "initial_gap")
-# Finder options whose default needs the declared smoothness.
-_NEEDS_SMOOTHNESS = {
-    "dp_spider": ("num_steps", "phase_length", "learning_rate", "variation_batch_size"),
-    "dp_sgd": ("num_steps", "learning_rate"),
-    "spider_sosp": (None,),  # its plan always needs smoothness
-}
-_FINDER_FNS = {"dp_spider": dp_spider, "dp_sgd": dp_sgd, "spider_sosp": spider_sosp}
-_SAMPLER_RESERVED = ("rng_key", "problem", "epsilon", "delta", "failure_prob")
-_INT_OPTIONS = (
-    "num_steps",
-    "phase_length",
-    "anchor_batch_size",
-    "variation_batch_size",
-    "batch_size",
-    "max_batch_size",
-)
-_FLOAT_OPTIONS = ("learning_rate", "clip_norm")
-
-
-def _abar(dim: int, n: int, epsilon: float, delta: float) -> float:
-    return math.sqrt(dim * math.log(1.0 / delta)) / (epsilon * n)
-
-
-def theorem_3_2_stationarity_bound(
-    *,
-    lipschitz: float,
-    smoothness: float,
-    initial_gap: float,
-    dim: int,
-    n: int,
-    epsilon: float,
-    delta: float,
-    failure_prob: float = 0.0,
-) -> float:
-    r"""Theorem 3.2 / Lemma 3.1 rate shape for DP-SPIDER, absolute constant set to 1.
-
-    .. math::
-
-        (1 - \zeta)\Big(L \bar a + (L \beta \psi)^{1/3} \bar a^{2/3}\Big) + L \zeta,
-        \qquad \bar a = \frac{\sqrt{d \ln(1/\delta)}}{\varepsilon n},
-
-    with ``(epsilon, delta)`` the **finder's** budget (spec 003 B4) and ``psi`` its
-    public initial gap. With ``failure_prob = 0`` it is Lemma 3.1's cold-start shape
-    at ``F_0 = psi``. The theorem is stated with ``≲`` (an unspecified absolute
-    constant): this is the rate's shape for plots and comparisons, not a certified
-    bound.
-
-    Args:
-        lipschitz: ``L``.
-        smoothness: ``beta``.
-        initial_gap: ``psi`` (or the cold start's public ``F_0``).
-        dim: ``d``.
-        n: Number of examples.
-        epsilon: The finder's epsilon.
-        delta: The finder's delta.
-        failure_prob: ``zeta``, the probability that ``psi`` fails.
-
-    Returns:
-        The rate shape (a float).
-
-    Examples:
-        >>> from dpsample.pipelines import theorem_3_2_stationarity_bound
-        >>> round(theorem_3_2_stationarity_bound(lipschitz=1.0, smoothness=1.0,
-        ...     initial_gap=1.0, dim=1, n=1000, epsilon=1.0, delta=1e-5), 5)
-        0.02597
-    """
-    big_l = validation.positive("lipschitz", lipschitz)
-    beta = validation.positive("smoothness", smoothness)
-    f0 = validation.nonnegative("initial_gap", initial_gap)
-    abar = _abar(
-        validation.positive_int("dim", dim),
-        validation.positive_int("n", n),
-        validation.positive("epsilon", epsilon),
-        validation.delta_in_open_unit(delta),
-    )
-    zeta = validation.probability("failure_prob", failure_prob)
-    good = big_l * abar + (big_l * beta * f0) ** (1.0 / 3.0) * abar ** (2.0 / 3.0)
-    return (1.0 - zeta) * good + big_l * zeta
+_MAX_POINTS = 10**7  # the convenience's cap on the net (as before the objects)
 
 
 def should_warm_start(
@@ -290,7 +209,7 @@ def should_warm_start(
         lipschitz=big_l, smoothness=beta, initial_gap=f0, dim=dim, n=n,
         epsilon=epsilon, delta=delta,
     )  # fmt: skip
-    abar = _abar(dim, n, epsilon, delta)
+    abar = stationarity_abar(dim, n, epsilon, delta)
     spec_rule = big_l * diam * math.sqrt(dim) * abar < f0
     tail = (
         f" (public psi of the default net {psi:.4g} vs F_0,def {f0:.4g}; spec 003's "
@@ -309,263 +228,675 @@ def should_warm_start(
     )
 
 
-def _sampler_ball(problem: Problem, sampler_domain: Ball | None) -> Ball:
+# ---------------------------------------------------------------- the composition
+#: Compute budget of the default sampler choice when the caller gives none: per-example
+#: evaluations of the warm start (stage A). About a minute of the net's streamed
+#: evaluations on the development machine (2.2e8 per-example sigmoid losses a second
+#: measured on 2 shared cores: ``benchmarks/bench_warm_start_choice.py``).
+DEFAULT_MAX_EVALUATIONS = 10**10
+
+#: The default samplers, in order of preference: the first that fits the compute
+#: budget (and, but for the last, has a warm-start bound) runs. Registry names and
+#: options.
+DEFAULT_SAMPLERS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("net", {}),
+    ("gibbs", {}),
+    ("gibbs", {"method": "langevin"}),
+)
+
+# Options of the stages that the pipeline sets (never taken from *_options).
+_SAMPLER_RESERVED = ("failure_prob", "minimizer_gap")
+_FINDER_RESERVED = ("x0", "initial_gap")
+
+
+def _stage(algorithm: Any, kind: str) -> PrivateAlgorithm:
+    """A stage object from a registry name or an algorithm object."""
+    if isinstance(algorithm, PrivateAlgorithm):
+        if algorithm.kind != kind:
+            raise ValueError(
+                f"Expected a {kind}, got the {algorithm.kind} {algorithm!r}"
+            )
+        return algorithm
+    if not isinstance(algorithm, str):
+        raise TypeError(f"Expected a {kind} name or object, got {algorithm!r}")
+    return registry.create(algorithm, kind)
+
+
+def _stage_options(
+    algorithm: PrivateAlgorithm,
+    options: Mapping[str, Any] | None,
+    reserved: tuple[str, ...],
+    what: str,
+) -> dict[str, Any]:
+    """Checked options of a stage (``ValueError`` naming the valid ones)."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"Expected {what}_options to be a mapping, got {options!r}")
+    valid = sorted(set(algorithm.option_parameters()) - set(reserved))
+    for key in options:
+        if key in reserved:
+            raise ValueError(
+                f"{what}_options may not set {key!r}: the pipeline sets it (the "
+                "stage budgets, the warm start and initial_gap = psi)"
+            )
+        if key not in valid:
+            raise ValueError(
+                f"{algorithm.name} has no option {key!r}; valid options: "
+                f"{', '.join(valid)}"
+            )
+    return dict(options)
+
+
+def _sampler_ball(spec: ProblemSpec, sampler_domain: Ball | None) -> Ball:
     """The public compact ``K`` the warm start searches."""
     if sampler_domain is not None:
         if not isinstance(sampler_domain, Ball):
             raise TypeError(
                 f"Expected sampler_domain to be a Ball, got {sampler_domain!r}"
             )
-        domain = sampler_domain
-        if isinstance(problem.domain, Ball):
+        if isinstance(spec.domain, Ball):
             raise ValueError(
                 "sampler_domain is for problems on Unconstrained (e.g. with "
                 "finder='spider_sosp'); a Ball problem's own domain is K"
             )
+        domain = sampler_domain
     else:
-        domain = problem.domain
-        if not isinstance(domain, Ball):
+        if not isinstance(spec.domain, Ball):
             raise ValueError(
                 "the warm start needs a public compact K: the problem is on "
-                f"{type(domain).__name__}, so pass sampler_domain=Ball(...) (the "
+                f"{type(spec.domain).__name__}, so pass sampler_domain=Ball(...) (the "
                 "declared constants must hold on it, and minimizer_gap must bound "
                 "min_K F - inf F)"
             )
+        domain = spec.domain
     if domain.dim is None:
-        domain = domain.with_dim(problem.dim)
-    if domain.dim != problem.dim:
+        domain = domain.with_dim(spec.dim)
+    if domain.dim != spec.dim:
         raise ValueError(
-            f"domain dimension {domain.dim} != problem dimension {problem.dim}"
+            f"domain dimension {domain.dim} != problem dimension {spec.dim}"
         )
     return domain
 
 
-def _resolve_net(
-    ball: Ball,
+def _stage_budgets(
+    budget: Budget, split: float, delta_fraction: float
+) -> tuple[Budget, Budget]:
+    """``(eps_A, delta_A)``, ``(eps - eps_A, delta - delta_A)``; caps split like eps."""
+    eps_a, delta_a = split * budget.epsilon, delta_fraction * budget.delta
+    caps: tuple[int | None, int | None] = (None, None)
+    if budget.max_evaluations is not None:
+        first = max(1, int(budget.max_evaluations * split))
+        caps = (first, max(1, budget.max_evaluations - first))
+    return (
+        Budget(eps_a, delta_a, caps[0]),
+        Budget(budget.epsilon - eps_a, budget.delta - delta_a, caps[1]),
+    )
+
+
+def choose_sampler(
+    spec: ProblemSpec,
+    budget: Budget,
     *,
-    epsilon_a: float,
-    n: int,
-    spacing: float | None,
-    net: nets.GridNet | nets.PointNet | None,
-) -> nets.GridNet | nets.PointNet:
-    """The public net of stage A (data-independent), with a known covering radius."""
-    if net is not None and spacing is not None:
-        raise ValueError("Pass either net or spacing, not both")
-    if net is not None:
-        if not isinstance(net, nets.GridNet | nets.PointNet):
-            raise TypeError(
-                f"Expected net to be a GridNet or PointNet, got {type(net).__name__}"
-            )
-        if net.covering_radius is None:
-            raise ValueError(
-                "psi needs a public covering radius: pass a GridNet, or a PointNet "
-                "with covering_radius declared"
-            )
-        nets.check_net_in_ball(net, ball)  # same checks as the mechanism's
-        if isinstance(net, nets.GridNet) and net.radius != ball.radius:
-            raise ValueError(
-                "the GridNet must cover the whole domain K (same radius) for its "
-                "covering radius to bound min_P F_D - min_K F_D"
-            )
-        return net
-    if spacing is not None:
-        return nets.grid_net(ball, spacing=spacing)
-    d = ball.dim
-    assert d is not None
-    if not epsilon_a * n > d:
-        raise ValueError(
-            f"The default net (covering radius D d/(eps_A n)) needs eps_A n > d; got "
-            f"eps_A n = {epsilon_a * n:.6g} <= d = {d}. Pass spacing= or net=, or run "
-            "the finder alone (see should_warm_start)"
-        )
-    radius = ball.diameter * d / (epsilon_a * n)
-    return nets.grid_net(ball, spacing=2.0 * radius / math.sqrt(d))
+    split: float = DEFAULT_SPLIT,
+    delta_split: float = 0.5,
+    max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+    **plan_options: Any,
+) -> tuple[PrivateAlgorithm, str]:
+    r"""The default warm start, chosen by cost (a public rule; issue 16 item 5).
 
+    The candidates :data:`DEFAULT_SAMPLERS` are tried in order, each planned on the
+    stage's budget (``split`` of epsilon; ``delta_split`` of delta unless the
+    sampler is pure): the first whose plan's per-example evaluations fit
+    ``max_evaluations`` and whose plan has a warm-start bound runs. A candidate with
+    a cheap public cost bound (the net: ``V_d (R/h + sqrt d)^d n``, its size bound
+    times ``n``) is skipped on that bound before its plan is built. The last
+    candidate (projected Langevin, whose steps are capped) needs no bound of its
+    own: the pipeline then starts the finder with the declared ``loss_range`` as
+    its initial gap. Only public inputs enter (``n``, ``d``, ``K``, the budget and
+    the declared constants), so the choice is not a release.
 
-def _check_options(
-    fn: Any, what: str, options: Mapping[str, Any] | None, reserved: tuple[str, ...]
-) -> dict[str, Any]:
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise TypeError(f"Expected {what}_options to be a mapping, got {options!r}")
-    options = dict(options)
-    params = inspect.signature(fn).parameters
-    accepts_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
-    valid = sorted(k for k in params if k not in reserved and k != "x0")
-    for key in options:
-        if key in reserved or key == "x0":
-            raise ValueError(
-                f"{what}_options may not set {key!r}: the pipeline sets it (each "
-                "stage's budget, the warm start and initial_gap = psi)"
-            )
-        if key not in params and not accepts_kwargs:
-            raise ValueError(
-                f"{what} has no option {key!r}; valid options: {', '.join(valid)}"
-            )
-    return options
+    Returns:
+        ``(sampler, reason)``: the object and one sentence with the numbers.
 
+    Raises:
+        ValueError: If ``split eps n <= d`` (the warm start cannot help, spec 003
+            B6) or no candidate fits.
 
-def _check_finder_options(
-    finder: str, options: Mapping[str, Any] | None, problem: Problem
-) -> dict[str, Any]:
-    """Eager checks of the forwarded options (before any private computation).
-
-    Includes the finders' domain rule: ``project=False`` on a ball without clipping
-    is refused here, before stage A runs, not only by the finder at stage B.
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Ball, Budget, Problem
+        >>> from dpsample.pipelines import choose_sampler
+        >>> p = Problem(lambda x, z: jnp.sum((x - z) ** 2), jnp.zeros((100, 1)),
+        ...             Ball(1.0, dim=1), lipschitz=4.0, loss_range=4.0)
+        >>> sampler, reason = choose_sampler(p.spec, Budget(2.0, 1e-5))
+        >>> sampler.name, reason.startswith("net")
+        ('net', True)
     """
-    n = problem.n
-    options = _check_options(_FINDER_FNS[finder], finder, options, _RESERVED)
-    if "project" in options:
-        clipped = (
-            options.get("clip_norm") is not None
-            if finder == "dp_sgd"
-            else bool(options.get("clip", False))
-        )
-        options["project"] = problem.spec.check_projection(
-            options["project"], clipped=clipped, name=finder
-        )
-    if finder == "spider_sosp" and "variant" in options:
+    eps_a = split * budget.epsilon
+    if not eps_a * spec.n > spec.dim:
         raise ValueError(
-            "spider_sosp's variant is set by the pipeline's variant ('erm' -> "
-            "'empirical', 'population' -> 'population')"
+            f"no warm start: eps_A n = {eps_a * spec.n:.6g} <= d = {spec.dim}; the "
+            "default samplers need eps_A n > d (spec 003 B6): run the finder alone "
+            "(see should_warm_start), or pass a sampler"
         )
-    for key in _INT_OPTIONS:
-        if options.get(key) is not None:
-            options[key] = validation.positive_int(key, options[key])
-            if key.endswith("batch_size") and key != "max_batch_size":
-                if options[key] > n:
-                    raise ValueError(f"Expected {key}={options[key]} <= n={n}")
-    for key in _FLOAT_OPTIONS:
-        if options.get(key) is not None:
-            options[key] = validation.positive(key, options[key])
-    if "output" in options and options["output"] not in ("random", "last"):
-        raise ValueError(
-            f"Expected output in ('random', 'last'), got {options['output']!r}"
+    cap = validation.positive_int("max_evaluations", max_evaluations)
+    skipped = []
+    for position, (name, options) in enumerate(DEFAULT_SAMPLERS):
+        candidate = registry.create(name, "sampler", **options)
+        label = " ".join([name, *map(str, options.values())])
+        delta_a = 0.0 if getattr(candidate, "pure_dp", False) else delta_split
+        stage_budget = dataclasses.replace(
+            _stage_budgets(budget, split, delta_a)[0], max_evaluations=cap
         )
-    return options
+        quick = getattr(candidate, "evaluations_bound", None)
+        if quick is not None and quick(spec, stage_budget) > cap:
+            skipped.append(f"{label} needs <= {quick(spec, stage_budget):.3g}")
+            continue
+        try:
+            plan = candidate.plan(spec, stage_budget, **plan_options)
+        except ValueError as err:  # a schedule the sampler refuses (public)
+            skipped.append(f"{label} refused ({str(err)[:60]}...)")
+            continue
+        last = position == len(DEFAULT_SAMPLERS) - 1
+        if plan.cost.evaluations > cap:
+            skipped.append(f"{label} needs {plan.cost.evaluations:.3g}")
+        elif plan.warm_start is None and not last:
+            skipped.append(f"{label} has no warm-start bound")
+        else:
+            why = "; ".join(skipped) if skipped else "the first candidate"
+            return candidate, (
+                f"{label}: {plan.cost.evaluations:.3g} evaluations <= "
+                f"max_evaluations {cap:.3g} ({why})"
+            )
+    raise ValueError(
+        f"no default sampler fits max_evaluations={cap:.3g}: {'; '.join(skipped)}; "
+        "raise max_evaluations or pass a sampler"
+    )
 
 
-def _gibbs_module() -> Any:
-    return importlib.import_module("dpsample.samplers.gibbs")
+@dataclasses.dataclass(frozen=True)
+class WarmStartDiagnostics(NonPrivateDiagnostics):
+    """NOT PRIVATE: values computed on the private data (never release them).
+
+    Attributes:
+        empirical_risk_warm_start: ``F_D(x_0)``.
+        empirical_risk_output: ``F_D`` at the output.
+        gradient_norm_warm_start: ``||grad F_D(x_0)||``.
+        gradient_norm_output: ``||grad F_D||`` at the output.
+        gap_over_net_minimum: A net sampler (ERM): ``F_D(x_0) - min_P F_D``.
+        min_hessian_eigenvalue_output: ``d <= 200``: the smallest Hessian eigenvalue.
+    """
+
+    label: str
+    empirical_risk_warm_start: float
+    empirical_risk_output: float
+    gradient_norm_warm_start: float
+    gradient_norm_output: float
+    gap_over_net_minimum: float | None = None
+    min_hessian_eigenvalue_output: float | None = None
 
 
-def _sampler_fn(sampler: str) -> Any:
-    if sampler == "gibbs":
-        return _gibbs_module().gibbs
-    if sampler == "quasar_sgd":
-        return dp_sgd_quasar
-    return nets.exponential_mechanism
+@dataclasses.dataclass(frozen=True)
+class WarmStartInfo(AlgorithmInfo):
+    """Public facts of a :class:`WarmStart` run (``result.info``).
 
+    Attributes:
+        algorithm: ``"warm_start"``.
+        sampler: Registry name of stage A.
+        sampler_choice: How stage A was chosen (the cost rule's sentence, or
+            ``"given"``).
+        finder: Registry name of stage B.
+        variant: ``"erm"`` or ``"population"``.
+        warm_start: ``x_0``, stage A's output (covered by the guarantee).
+        psi: The public bound on ``x_0``'s excess risk.
+        psi_failure_prob: Its failure probability.
+        psi_terms: The sampler's bound (its terms), or ``None`` when declared.
+        psi_source: ``"derived"`` (the sampler's plan), ``"declared"`` (the
+            caller's) or ``"loss_range"`` (a sampler without a bound).
+        uniform_deviation: Population variant: the deviation bounds of the halves.
+        finder_initial_gap: The finder's public initial gap.
+        split: The fraction of epsilon given to stage A.
+        epsilon_split: ``(eps_A, eps_B)``.
+        delta_split: ``(delta_A, delta_B)``.
+        privacy_sampler: Stage A's guarantee.
+        privacy_finder: Stage B's guarantee.
+        privacy_total: Their composition (``result.privacy``).
+        epsilon_total: ``privacy_total`` at the budget's delta.
+        stationarity_bound: The finder's rate shape at ``psi`` (finders with a
+            ``stationarity_rate``), else ``None``.
+        cold_start_bound: The same rate at the declared ``loss_range`` with the
+            whole budget, else ``None``.
+        dispatcher: :func:`should_warm_start`'s ``(decision, reason)``.
+        sampler_info: Stage A's info.
+        finder_info: Stage B's info.
+        paper_psi: The sampler's closed-form psi of the paper, where it has one.
+        privacy_rests_on: What stage A's guarantee rests on beyond the constants.
+        split_sizes: Population variant: ``(|D_1|, |D_2|)``.
+        epsilon_total_parallel: Population variant: ``max(eps_A, eps_B)``.
+        ledger_stages: The ledger's stage names (when a ledger was charged).
+    """
 
-class _StageA(NamedTuple):
-    x0: Any
-    privacy: PrivacyGuarantee
+    algorithm: str
+    sampler: str
+    sampler_choice: str
+    finder: str
+    variant: str
+    warm_start: Any
     psi: float
-    failure_prob: float
-    terms: Any
-    info: dict[str, Any]
+    psi_failure_prob: float
+    psi_terms: Any
+    psi_source: str
+    uniform_deviation: dict[str, Any] | None
+    finder_initial_gap: float
+    split: float
+    epsilon_split: tuple[float, float]
+    delta_split: tuple[float, float]
+    privacy_sampler: PrivacyGuarantee
+    privacy_finder: PrivacyGuarantee
+    privacy_total: PrivacyGuarantee
+    epsilon_total: float
+    stationarity_bound: float | None
+    cold_start_bound: float | None
+    dispatcher: tuple[bool, str]
+    sampler_info: Any
+    finder_info: Any
+    paper_psi: float | None = None
+    privacy_rests_on: str | None = optional()
+    split_sizes: tuple[int, int] | None = optional()
+    epsilon_total_parallel: float | None = optional()
+    ledger_stages: list[str] | None = optional()
+    diagnostics: WarmStartDiagnostics | None = None
 
 
-def _run_net(
-    key: PRNGKey,
-    problem_a: Problem,
-    *,
-    eps_a: float,
-    the_net: Any,
-    zeta: float,
-    gap_w: float,
-    chunk_size: int | None,
-    max_points: int,
-    inverse_temperature: float,
-) -> _StageA:
-    big_l = float(problem_a.lipschitz)  # checked by the caller
-    bound = net_warm_start_bound(
-        lipschitz=big_l,
-        covering_radius=float(the_net.covering_radius),
-        log_net_size=math.log(the_net.size()),
-        inverse_temperature=inverse_temperature,
-        failure_prob=zeta,
-        minimizer_gap=gap_w,
+class WarmStart(PrivateAlgorithm):
+    r"""Seed 003's warm start (Algorithms 2 and 4) as a composition of two objects.
+
+    .. code-block:: text
+
+        x_0    <- sampler (stage A), budget (eps_A, delta_A)
+        psi    <- the sampler plan's public bound: Pr[F(x_0) - min_K F > psi] <= zeta
+        x_priv <- finder (stage B) from x_0 with initial_gap = psi, (eps_B, delta_B)
+
+    ``WarmStart(sampler, finder, split=..., variant=...)`` takes two algorithm
+    objects (or registry names; ``sampler=None``: chosen by cost,
+    :func:`choose_sampler`). Its plan plans both stages from the spec:
+
+    * **Budget** (public rule): ``eps_A = split eps``, ``eps_B = eps - eps_A``;
+      ``delta_A = delta_split delta`` (default ``1/2``; ``0`` for a pure sampler,
+      whose class says ``pure_dp``), ``delta_B = delta - delta_A``; a compute cap
+      ``max_evaluations`` is split like epsilon.
+    * **psi** comes from the sampler's plan (``plan.warm_start``, at failure
+      probability ``zeta_A``: ``zeta = sqrt(d)/(eps n)`` by default, halved in the
+      population variant, times the sampler's ``psi_failure_share``), or a
+      ``declared_psi``; it is passed to the finder's plan as its ``initial_gap``
+      (never the realised gap). Population variant: ``psi`` plus twice the uniform
+      deviation of each half (:func:`~dpsample.bounds.uniform_deviation_bound`).
+    * **Guarantee**: the composition of the stage plans' guarantees (adaptive,
+      tightest of the PLD/RDP/pure/zCDP routes); at most ``(eps, delta)`` by basic
+      composition. Population variant: a public random permutation splits the data
+      into halves (stage A reads ``D_1``, stage B ``D_2``); the sequential
+      composition is returned (valid for any neighbours) and the parallel one,
+      ``max(eps_A, eps_B)``, is reported (a replaced example lies in one half).
+      A finder with ``pipeline_variant_options`` gets its own variant from it.
+    * ``plan.stages`` = ``(("sampler", plan_A), ("finder", plan_B))``; the cost is
+      their sum. The run draws ``(key_split, key_A, key_B)``, runs stage A, then
+      stage B from ``x_0`` (the finder plan's ``x0`` replaced, source ``pipeline``).
+
+    Options are those of :func:`warm_start` but ``ledger`` and the net's own
+    options (passed in ``sampler_options``).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp, dpsample
+        >>> from dpsample import Budget
+        >>> from dpsample.finders.dp_sgd import DPSGD
+        >>> from dpsample.nets import NetExponentialMechanism
+        >>> from dpsample.pipelines import WarmStart
+        >>> data = {"z": jnp.linspace(0.2, 0.6, 200)[:, None]}
+        >>> prob = dpsample.Problem(lambda x, z: 0.5 * jnp.sum((x - z["z"]) ** 2),
+        ...     data, dpsample.Ball(1.0, dim=1), lipschitz=2.0, smoothness=1.0,
+        ...     loss_range=2.0)
+        >>> algo = WarmStart(NetExponentialMechanism(), DPSGD(num_steps=20))
+        >>> plan = algo.plan(prob.spec, Budget(2.0, 1e-5))
+        >>> [name for name, _ in plan.stages], plan["finder_initial_gap"] < 2.0
+        (['sampler', 'finder'], True)
+        >>> res = algo.run(jax.random.key(0), plan, prob.data)
+        >>> res.privacy is plan.guarantee, res.info.sampler, res.info.epsilon_split
+        (True, 'net', (1.0, 1.0))
+    """
+
+    name = "warm_start"
+    kind = "pipeline"
+    seed = "003"
+    theorem = "Algorithm 2 (ERM), Algorithm 4 (population), Lemma 4.2, Theorem 3.2"
+    guarantee_type = (
+        "(epsilon, delta): the adaptive composition of the two stages' guarantees "
+        "(population: sequential, parallel reported)"
     )
-    res = nets.exponential_mechanism(
-        key,
-        problem_a,
-        epsilon=eps_a,
-        net=the_net,
-        chunk_size=chunk_size,
-        max_points=max_points,
-    )
-    if not math.isclose(res.info["inverse_temperature"], inverse_temperature):
-        raise RuntimeError("internal error: the net ran at another temperature")
-    return _StageA(
-        res.value, res.privacy, bound.psi, bound.failure_prob, bound, res.info
-    )
+    summary = "a private warm start (sampler, psi) feeding a stationary-point finder"
 
+    def __init__(self, sampler: Any = None, finder: Any = None, **options: Any):
+        if sampler is not None:
+            options["sampler"] = sampler
+        if finder is not None:
+            options["finder"] = finder
+        super().__init__(**options)
 
-def _run_gibbs(
-    key: PRNGKey,
-    problem_a: Problem,
-    ball: Ball,
-    *,
-    eps_a: float,
-    delta_a: float,
-    zeta: float,
-    gap_w: float,
-    options: dict[str, Any],
-) -> _StageA:
-    res = _gibbs_module().gibbs(key, problem_a, epsilon=eps_a, delta=delta_a, **options)
-    info = res.info
-    max_norm = ball.max_norm
-    min_norm = max(
-        0.0, float(np.linalg.norm(np.asarray(ball.center_point))) - ball.radius
-    )
-    bound = bounds.gibbs_warm_start_bound(
-        lipschitz=float(problem_a.lipschitz),
-        radius=ball.radius,
-        dim=problem_a.dim,
-        beta=float(info["beta"]),
-        mu=float(info["mu"]),
-        failure_prob=zeta,
-        max_norm=max_norm,
-        min_norm=min_norm,
-        tv_slack=float(info["tv_slack"]),
-        minimizer_gap=gap_w,
-        loss_range=problem_a.loss_range,
-    )
-    return _StageA(res.value, res.privacy, bound.psi, bound.failure_prob, bound, info)
+    def _plan(  # type: ignore[override]
+        self,
+        spec: ProblemSpec,
+        budget: Budget,
+        *,
+        sampler: PrivateAlgorithm | str | None = None,
+        finder: PrivateAlgorithm | str = "dp_spider",
+        split: float = DEFAULT_SPLIT,
+        variant: str = "erm",
+        delta_split: float | None = None,
+        failure_prob: float | None = None,
+        minimizer_gap: float = 0.0,
+        sampler_options: Mapping[str, Any] | None = None,
+        finder_options: Mapping[str, Any] | None = None,
+        sampler_domain: Ball | None = None,
+        declared_psi: float | None = None,
+        declared_psi_failure_prob: float | None = None,
+        diagnostics: bool = False,
+    ) -> Plan:
+        # ---- public checks, before any private computation -----------------------
+        epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
+        if variant not in VARIANTS:
+            raise ValueError(f"Expected variant in {VARIANTS}, got {variant!r}")
+        split = validation.positive("split", split)
+        if not split < 1.0:
+            raise ValueError(f"Expected split={split!r} in (0, 1)")
+        if delta_split is not None:
+            delta_split = validation.delta_in_open_unit(delta_split, name="delta_split")
+        gap_w = validation.nonnegative("minimizer_gap", minimizer_gap)
+        finder_obj = _stage(finder, "finder")
+        f_options = _stage_options(
+            finder_obj, finder_options, _FINDER_RESERVED, "finder"
+        )
+        if "initial_gap" not in finder_obj.option_parameters():
+            raise ValueError(f"{finder_obj.name} has no initial_gap: it cannot use psi")
+        variant_options = getattr(finder_obj, "pipeline_variant_options", None)
+        if variant_options is not None:
+            if "variant" in f_options:
+                raise ValueError(f"{finder_obj.name}'s variant is the pipeline's")
+            f_options.update(variant_options[variant])
+        ball = _sampler_ball(spec, sampler_domain)
+        n, d = spec.n, spec.dim
+        big_l = validation.require_constant(
+            "lipschitz", spec.lipschitz, needed_for="the warm start's bound psi"
+        )
+        if failure_prob is None:
+            zeta = math.sqrt(d) / (epsilon * n)
+            if not zeta < 1.0:
+                raise ValueError(
+                    f"The default failure_prob sqrt(d)/(eps n) = {zeta:.4g} >= 1; pass "
+                    "failure_prob= (or run the finder alone: eps n is too small)"
+                )
+        else:
+            zeta = validation.probability("failure_prob", failure_prob, open_left=True)
+            if not zeta < 1.0:
+                raise ValueError(f"Expected failure_prob={zeta!r} < 1")
+        population = variant == "population"
+        if population and n < 4:
+            raise ValueError(f"The population variant needs n >= 4, got n={n}")
+        n_a = (n + 1) // 2 if population else n
+        spec_a = spec.replace(domain=ball, n=n_a)
+        spec_b = spec.replace(n=n - n_a) if population else spec
 
+        # ---- stage A: the sampler (given, or chosen by cost) ---------------------
+        zeta_a = zeta / 2.0 if population else zeta
+        if sampler is None:
+            if sampler_options:
+                raise ValueError(
+                    "sampler_options need an explicit sampler (the default one is "
+                    "chosen by cost)"
+                )
+            cap = budget.max_evaluations
+            sampler_obj, choice = choose_sampler(
+                spec_a,
+                budget,
+                split=split,
+                delta_split=0.5 if delta_split is None else delta_split,
+                max_evaluations=(
+                    DEFAULT_MAX_EVALUATIONS if cap is None else max(1, int(cap * split))
+                ),
+                minimizer_gap=gap_w,
+            )
+            s_options: dict[str, Any] = {}
+        else:
+            sampler_obj, choice = _stage(sampler, "sampler"), "given"
+            s_options = _stage_options(
+                sampler_obj, sampler_options, _SAMPLER_RESERVED, "sampler"
+            )
+        pure = bool(getattr(sampler_obj, "pure_dp", False))
+        if pure and delta_split is not None:
+            raise ValueError(
+                f"delta_split does not apply to the pure {sampler_obj.name}"
+            )
+        budget_a, budget_b = _stage_budgets(
+            budget, split, 0.0 if pure else (delta_split or 0.5)
+        )
+        zeta_a *= getattr(sampler_obj, "psi_failure_share", 1.0)
+        plan_a = sampler_obj.plan(
+            spec_a, budget_a, failure_prob=zeta_a, minimizer_gap=gap_w, **s_options
+        )
 
-def _run_quasar(
-    key: PRNGKey,
-    problem_a: Problem,
-    *,
-    eps_a: float,
-    delta_a: float,
-    zeta: float,
-    gap_w: float,
-    options: dict[str, Any],
-) -> _StageA:
-    res = dp_sgd_quasar(
-        key, problem_a, epsilon=eps_a, delta=delta_a, failure_prob=zeta, **options
-    )
-    info = res.info
-    return _StageA(
-        res.value,
-        res.privacy,
-        info["psi"] + gap_w,
-        info["psi_failure_prob"],
-        info["psi_terms"],
-        info,
-    )
+        # ---- psi: public, from the sampler's plan (or declared) ------------------
+        bound = plan_a.warm_start
+        if declared_psi is not None:
+            psi = validation.positive("declared_psi", declared_psi)
+            psi_fail = (
+                zeta
+                if declared_psi_failure_prob is None
+                else validation.probability(
+                    "declared_psi_failure_prob", declared_psi_failure_prob
+                )
+            )
+            psi_source, bound = "declared", None
+        elif bound is not None:
+            psi, psi_fail, psi_source = bound.psi, bound.failure_prob, "derived"
+        elif sampler is None and spec.loss_range is not None:
+            psi, psi_fail, psi_source = spec.loss_range, 0.0, "loss_range"
+        else:
+            raise ValueError(
+                f"the {sampler_obj.name} plan has no warm-start bound psi "
+                f"({'; '.join(plan_a.notes) or 'none derived'}): pass declared_psi= "
+                "(a public bound you vouch for) or use another sampler"
+            )
+        finder_gap, deviation = psi, None
+        if population and psi_source != "declared":
+            dev_a, dev_b = (
+                bounds.uniform_deviation_bound(
+                    lipschitz=big_l,
+                    radius=ball.radius,
+                    dim=d,
+                    n=half,
+                    failure_prob=zeta / 4.0,
+                    loss_range=spec.loss_range,
+                )
+                for half in (n_a, n - n_a)
+            )
+            psi = psi + 2.0 * dev_a.bound
+            finder_gap = psi + 2.0 * dev_b.bound
+            psi_fail = psi_fail + dev_a.failure_prob + dev_b.failure_prob
+            deviation = {"sampler_half": dev_a, "finder_half": dev_b}
 
+        # ---- stage B: the finder, configured from psi only -----------------------
+        plan_b = finder_obj.plan(spec_b, budget_b, initial_gap=finder_gap, **f_options)
+        if "initial_gap" in plan_b.params:  # set by this pipeline, not by the user
+            plan_b = plan_b.with_params(
+                initial_gap=Param(finder_gap, "pipeline", "the warm start's psi")
+            )
+        guarantee = plan_a.guarantee.compose(plan_b.guarantee)
+        if not guarantee.epsilon(delta) <= epsilon * (1.0 + 1e-9):
+            raise RuntimeError("internal error: the stages overspend the budget")
+        stationarity = cold = None
+        rate = getattr(finder_obj, "stationarity_rate", None)
+        if rate is not None and spec.smoothness is not None:
+            stationarity = rate(
+                lipschitz=big_l,
+                smoothness=spec.smoothness,
+                initial_gap=finder_gap,
+                dim=d,
+                n=spec_b.n,
+                epsilon=budget_b.epsilon,
+                delta=budget_b.delta,
+                failure_prob=min(psi_fail, 1.0),
+            )
+            if spec.loss_range is not None:
+                cold = rate(
+                    lipschitz=big_l,
+                    smoothness=spec.smoothness,
+                    initial_gap=spec.loss_range,
+                    dim=d,
+                    n=n,
+                    epsilon=epsilon,
+                    delta=delta,
+                )
+        paper = getattr(sampler_obj, "paper_psi", None)
+        dispatcher = should_warm_start(
+            n=n,
+            dim=d,
+            epsilon=epsilon,
+            delta=delta,
+            lipschitz=big_l,
+            smoothness=spec.smoothness,
+            diameter=ball.diameter,
+            default_gap=spec.loss_range,
+        )
+        user = "user" if sampler is not None else "default"
+        params = {
+            "sampler": Param(sampler_obj.name, user, choice),
+            "finder": Param(
+                finder_obj.name, "user" if finder != "dp_spider" else "default"
+            ),
+            "variant": Param(variant, "user" if population else "default"),
+            "split": Param(split, "user" if split != DEFAULT_SPLIT else "default"),
+            "epsilon_split": Param(
+                (budget_a.epsilon, budget_b.epsilon), "derived", "(split eps, rest)"
+            ),
+            "delta_split": Param(
+                (budget_a.delta, budget_b.delta),
+                "derived",
+                "pure sampler: (0, delta)" if pure else "delta_split (default 1/2)",
+            ),
+            "failure_prob": Param(
+                zeta,
+                "user" if failure_prob is not None else "default",
+                "" if failure_prob is not None else "sqrt(d)/(eps n) (Theorem 3.2)",
+            ),
+            "psi": Param(
+                psi,
+                "derived" if psi_source != "declared" else "user",
+                f"warm-start bound ({psi_source})",
+            ),
+            "psi_failure_prob": Param(psi_fail, "derived"),
+            "finder_initial_gap": Param(finder_gap, "derived", "psi (+ 2 U(|D_2|))"),
+            "minimizer_gap": Param(gap_w, "user" if gap_w else "default"),
+            "diagnostics": Param(
+                bool(diagnostics), "user" if diagnostics else "default"
+            ),
+        }
+        if population:
+            params["split_sizes"] = Param((n_a, n - n_a), "derived", "ceil(n/2), rest")
+        return Plan(
+            algorithm=self.name,
+            spec=spec,
+            budget=budget,
+            params=params,
+            guarantee=guarantee,
+            cost=plan_a.cost + plan_b.cost,
+            warm_start=None,
+            stages=(("sampler", plan_a), ("finder", plan_b)),
+            notes=(f"warm start chosen by cost: {choice}",) if sampler is None else (),
+            internal={
+                "sampler": sampler_obj,
+                "finder": finder_obj,
+                "ball": ball,
+                "psi_terms": bound,
+                "psi_source": psi_source,
+                "deviation": deviation,
+                "stationarity": (stationarity, cold),
+                "dispatcher": dispatcher,
+                "paper_psi": None if paper is None else paper(spec_a, budget_a.epsilon),
+            },
+        )
 
-def _check_share(
-    guarantee: PrivacyGuarantee, epsilon: float, delta: float, stage: str
-) -> None:
-    """Refuse a stage whose guarantee exceeds its planned ``(epsilon, delta)`` share."""
-    if guarantee.epsilon(delta) > epsilon * (1.0 + 1e-9):
-        raise RuntimeError(f"internal error: the {stage} overspent its share")
+    def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
+        internal = plan.internal
+        sampler, finder = internal["sampler"], internal["finder"]
+        plan_a, plan_b = plan.stage("sampler"), plan.stage("finder")
+        key_split, key_a, key_b = jax.random.split(rng_key, 3)
+        data_a = data_b = problem.data
+        if plan["variant"] == "population":  # a public, data-independent split
+            order = np.asarray(jax.random.permutation(key_split, problem.n))
+            n_a = plan["split_sizes"][0]
+            data_a = jax.tree.map(lambda leaf: leaf[order[:n_a]], problem.data)
+            data_b = jax.tree.map(lambda leaf: leaf[order[n_a:]], problem.data)
+        res_a = sampler.run(key_a, plan_a, data_a)
+        x0 = res_a.value
+        start = Param(x0, "pipeline", "the warm start's output x_0")
+        res_b = finder.run(key_b, plan_b.with_params(x0=start), data_b)
+        total = res_a.privacy.compose(res_b.privacy)
+        if res_a.privacy is plan_a.guarantee and res_b.privacy is plan_b.guarantee:
+            total = plan.guarantee
+        delta = plan.budget.delta
+        population = plan["variant"] == "population"
+        stationarity, cold = internal["stationarity"]
+        diag = None
+        if plan["diagnostics"]:
+            net = (
+                plan_a.internal.get("net")
+                if isinstance(plan_a.internal, dict)
+                else None
+            )
+            diag = _diagnostics(
+                problem,
+                x0,
+                res_b.value,
+                None if population else net,
+                plan_a.get("chunk_size"),
+                problem.replace(domain=internal["ball"]),
+            )
+        rests_on = res_a.info.get("privacy_rests_on")
+        info = WarmStartInfo(
+            algorithm=self.name,
+            sampler=sampler.name,
+            sampler_choice=plan.params["sampler"].note,
+            finder=finder.name,
+            variant=plan["variant"],
+            warm_start=x0,
+            psi=plan["psi"],
+            psi_failure_prob=plan["psi_failure_prob"],
+            psi_terms=internal["psi_terms"],
+            psi_source=internal["psi_source"],
+            uniform_deviation=internal["deviation"],
+            finder_initial_gap=plan["finder_initial_gap"],
+            split=plan["split"],
+            epsilon_split=plan["epsilon_split"],
+            delta_split=plan["delta_split"],
+            privacy_sampler=res_a.privacy,
+            privacy_finder=res_b.privacy,
+            privacy_total=total,
+            epsilon_total=total.epsilon(delta),
+            stationarity_bound=stationarity,
+            cold_start_bound=cold,
+            dispatcher=internal["dispatcher"],
+            sampler_info=res_a.info,
+            finder_info=res_b.info,
+            paper_psi=internal["paper_psi"],
+            privacy_rests_on=None if rests_on is None else f"sampler: {rests_on}",
+            split_sizes=plan.get("split_sizes"),
+            epsilon_total_parallel=(
+                max(res_a.privacy.epsilon(delta), res_b.privacy.epsilon(delta))
+                if population
+                else None
+            ),
+            diagnostics=diag,
+        )
+        return PrivateResult(res_b.value, total, info)  # type: ignore[arg-type]
 
 
 def warm_start(
@@ -574,16 +905,16 @@ def warm_start(
     *,
     epsilon: float,
     delta: float,
-    sampler: str = "net",
-    finder: str = "dp_spider",
+    sampler: PrivateAlgorithm | str | None = None,
+    finder: PrivateAlgorithm | str = "dp_spider",
     split: float = DEFAULT_SPLIT,
     variant: str = "erm",
     delta_split: float | None = None,
     failure_prob: float | None = None,
     minimizer_gap: float = 0.0,
     spacing: float | None = None,
-    net: nets.GridNet | nets.PointNet | None = None,
-    max_points: int = 10**7,
+    net: Any = None,
+    max_points: int = _MAX_POINTS,
     chunk_size: int | None = None,
     sampler_options: Mapping[str, Any] | None = None,
     finder_options: Mapping[str, Any] | None = None,
@@ -592,135 +923,84 @@ def warm_start(
     declared_psi_failure_prob: float | None = None,
     ledger: BudgetLedger | None = None,
     diagnostics: bool = False,
+    max_evaluations: int | None = None,
 ) -> PrivateResult:
     r"""Warm-start pipelines (seed 003 Algorithms 2 and 4): sampler, then finder.
 
-    .. code-block:: text
+    ``WarmStart(sampler, finder).solve(...)`` (see :class:`WarmStart` for the plan:
+    the budget split, ``psi`` from the sampler's plan as the finder's initial gap,
+    the composed guarantee), with a ledger charged before either stage runs.
 
-        x_0    <- A (sampler), budget (eps_A, delta_A)
-        psi    <- public bound: Pr[F(x_0) - min_K F > psi] <= zeta
-        x_priv <- B (finder) from x_0 with F_0 := psi,  budget (eps_B, delta_B)
-
-    with ``eps_A = split * eps`` and ``eps_B = eps - eps_A``. ``psi`` comes from
-    declared constants and the public parameters of the stage that ran, never from
-    the data; the finder's initial-gap parameter is ``psi`` (spec 003 A1).
-
-    Warm starts (``sampler``; spec 003 section 2.10 contract: a guarantee with its
-    TV slack and a public ``psi`` with its failure probability, in
-    :mod:`dpsample.bounds`):
-
-    * ``"net"``: the exponential mechanism over a grid net of ``K``
-      (:func:`dpsample.nets.exponential_mechanism`, ``k = eps_A n / osc``), pure
-      DP; ``psi = G r + (ln N + ln(1/zeta))/k`` from the net that runs
-      (:func:`~dpsample.bounds.net_warm_start_bound`). Its ``delta`` share is
-      unused and passed on to the finder.
-    * ``"gibbs"``: one sample of the regularised Gibbs target
-      :math:`\propto e^{-\beta(F_D + \mu\|x\|^2/2)}` on ``K``
-      (:func:`dpsample.samplers.gibbs.gibbs`, default the proximal sampler with its
-      proven TV schedule); ``psi`` by the volume argument
-      (:func:`~dpsample.bounds.gibbs_warm_start_bound`, derived in its docstring and
-      in ``docs/warm_start.md``), failing with probability ``zeta/2 + tau`` (``tau``
-      the schedule's TV bound). Projected Langevin has no TV bound to the target,
-      so it needs a ``declared_psi``.
-    * ``"quasar_sgd"``: seed 003 Algorithm 3 (best of ``k`` DP-SGD runs, selected by
-      the exponential mechanism) for losses declared ``q``-quasar-convex
-      (``sampler_options={"quasar_convexity": q}``); see :func:`dp_sgd_quasar`.
-
-    Finders (``finder``): ``"dp_spider"`` (Theorem 3.2), ``"dp_sgd"``, and
-    ``"spider_sosp"`` (the second-order variant, spec 003 section 2.6, with seed
-    000's Stochastic Spider + AboveThreshold in the role of DP-SPIDER-SOSP; it runs
-    on ``Unconstrained``, so pass the warm start's ``sampler_domain``).
-
-    Variants (``variant``):
-
-    * ``"erm"`` (Algorithm 2): both stages read all ``n`` examples; ``psi`` bounds the
-      excess empirical risk.
-    * ``"population"`` (Algorithm 4, spec 003 section 2.7's safe mode): a public
-      random permutation splits the data into halves ``D_1`` (the sampler) and
-      ``D_2`` (the finder; ``spider_sosp`` runs its own population variant on it).
-      ``psi`` bounds the population excess risk ``F(x_0) - min_K F`` by the
-      sampler's bound on ``D_1`` plus twice the uniform deviation
-      (:func:`~dpsample.bounds.uniform_deviation_bound`, Lemma E.3's argument), and
-      the finder on ``D_2`` is configured with ``psi + 2 U(|D_2|)``. The budget is
-      split as in Algorithm 2.
-
-    Budget: ``split`` of ``epsilon`` to the sampler (default ``1/2``). ``delta``:
-    the net sampler's share is ``0``; the others get ``delta_split * delta``
-    (default ``1/2``). Both stages are charged to a
-    :class:`~dpsample.privacy.BudgetLedger` (``ledger`` or a fresh one) before
-    either runs; if it would be exceeded,
-    :class:`~dpsample.errors.BudgetExceededError` is raised and nothing runs.
+    Samplers (registry names or objects): ``"net"`` (the exponential mechanism over
+    a grid net of ``K``, pure DP, its ``delta`` share passed on to the finder),
+    ``"gibbs"`` (the regularised Gibbs sampler; the proximal route has a ``psi``,
+    projected Langevin needs ``declared_psi``), ``"quasar_sgd"`` (seed 003
+    Algorithm 3 for losses declared ``q``-quasar-convex:
+    ``sampler_options={"quasar_convexity": q}``). Default ``None``: **chosen by
+    cost** (:func:`choose_sampler`: the net when its size times ``n`` fits
+    ``max_evaluations``, default :data:`DEFAULT_MAX_EVALUATIONS`, else the proximal
+    Gibbs sampler, else projected Langevin with the declared ``loss_range`` as the
+    finder's initial gap); ``info["sampler_choice"]`` and the plan say which.
+    Finders: ``"dp_spider"`` (Theorem 3.2), ``"dp_sgd"``, ``"spider_sosp"`` (the
+    second-order variant; it runs on ``Unconstrained``, so pass the warm start's
+    ``sampler_domain``), or any finder object with an ``initial_gap`` option.
 
     Privacy:
         Replace-one neighbours (``problem.relation``); every sensitivity comes from
-        declared constants. The sampler's guarantee (exact, with its TV slack) and
-        the finder's (its accountant, for the schedule that ran; the schedule
-        depends only on public numbers including ``psi``) compose adaptively into
-        ``privacy`` (``info["privacy_total"]``, the tightest of the PLD/RDP/pure/
-        zCDP routes), which covers the released pair ``(x_0, x_priv)`` and is at
-        most ``(epsilon, delta)`` by basic composition. In the population variant
-        the sequential composition is returned (valid for any neighbours);
-        ``info["epsilon_total_parallel"]`` also reports the parallel composition
-        ``max(eps_A(delta), eps_B(delta))``, valid because a replaced example lies
-        in one half with a fixed, data-independent split. ``zeta`` and ``psi``
-        affect utility only.
+        declared constants. The stages' guarantees (each calibrated for what runs,
+        from public numbers including ``psi``) compose adaptively into
+        ``privacy`` (the tightest of the PLD/RDP/pure/zCDP routes), which covers
+        the released pair ``(x_0, x_priv)`` and is at most ``(epsilon, delta)``.
+        Population variant: the sequential composition is returned and
+        ``info["epsilon_total_parallel"]`` reports the parallel one. ``zeta`` and
+        ``psi`` affect utility only.
 
     Args:
         rng_key: A JAX PRNG key (split internally, never reused).
         problem: The :class:`~dpsample.problem.Problem`: on a
             :class:`~dpsample.domains.Ball` ``K``, or on ``Unconstrained`` with a
-            ``sampler_domain``; with declared ``lipschitz`` (and ``smoothness``,
-            ``hessian_lipschitz``, ``loss_range`` as the finder needs).
+            ``sampler_domain``; with declared ``lipschitz`` (and what the stages
+            need: ``smoothness``, ``hessian_lipschitz``, ``loss_range``).
         epsilon: Total epsilon ``> 0``.
         delta: Total delta in ``(0, 1)``.
-        sampler: One of :data:`SAMPLERS`.
-        finder: One of :data:`FINDERS`.
+        sampler: A sampler name or object, or ``None`` (chosen by cost).
+        finder: A finder name or object.
         split: Fraction of ``epsilon`` for the warm start, in ``(0, 1)``.
-        variant: One of :data:`VARIANTS`.
+        variant: ``"erm"`` (Algorithm 2) or ``"population"`` (Algorithm 4).
         delta_split: Fraction of ``delta`` for a sampler that needs one (default
-            ``1/2``; ignored by the pure ``"net"``).
-        failure_prob: ``zeta`` of ``psi``; default ``sqrt(d)/(eps n)`` (Theorem 3.2).
-        minimizer_gap: Declared ``g_W >= min_K F - inf F`` added to ``psi`` (``0``
-            when ``K`` contains a global minimiser or the finder projects onto
-            ``K``).
+            ``1/2``; refused for a pure sampler).
+        failure_prob: ``zeta`` of ``psi``; default ``sqrt(d)/(eps n)``.
+        minimizer_gap: Declared ``g_W >= min_K F - inf F`` added to ``psi``.
         spacing: Net sampler: grid spacing (default covering radius
             ``D d/(eps_A n)``).
         net: Net sampler: an explicit public net with a covering radius.
         max_points: Net sampler: refuse nets larger than this.
         chunk_size: Net sampler: forwarded to the mechanism.
-        sampler_options: Extra keyword arguments of the sampler (``"gibbs"``: e.g.
-            ``method``, ``beta``, ``preset``, ``convex``; ``"quasar_sgd"``:
-            ``quasar_convexity`` (required), ``num_steps``, ``num_runs``).
-        finder_options: Extra keyword arguments of the finder (e.g. ``num_steps``).
-        sampler_domain: The public ball ``K`` of the warm start when ``problem``
-            is on ``Unconstrained``.
-        declared_psi: A public ``psi`` the caller vouches for, replacing the derived
-            one (utility only; required for Gibbs with ``method="langevin"``).
+        sampler_options: Options of the sampler (e.g. Gibbs' ``method``,
+            ``beta``; quasar's ``quasar_convexity``, ``num_steps``, ``num_runs``).
+        finder_options: Options of the finder (e.g. ``num_steps``).
+        sampler_domain: The public ball ``K`` when ``problem`` is on
+            ``Unconstrained``.
+        declared_psi: A public ``psi`` the caller vouches for (utility only).
         declared_psi_failure_prob: Its failure probability (default ``zeta``).
         ledger: A ledger to charge; default ``BudgetLedger(epsilon, delta)``. Both
-            stages are charged before either runs; a stage whose guarantee rests on
-            assumptions adds them to its ledger entry once it has run.
-        diagnostics: Add ``info["non_private_diagnostics"]``: risks, gradient
-            norms, the smallest Hessian eigenvalue (``d <= 200``) and, for the net,
-            the realised gap over the net, **computed on the private data and not
+            stages' planned guarantees are charged before either runs.
+        diagnostics: Add non-private diagnostics (risks, gradient norms, the
+            smallest Hessian eigenvalue for ``d <= 200``, and for a net the
+            realised gap over the net), **computed on the private data and not
             covered by the guarantee** (never release them).
+        max_evaluations: Compute budget (see :class:`~dpsample.plan.Budget`): split
+            like epsilon between the stages; it also replaces
+            :data:`DEFAULT_MAX_EVALUATIONS` in the default sampler's choice.
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with ``value`` the finder's output,
-        ``privacy`` the composed guarantee and ``info`` with: ``warm_start``
-        (``x_0``), ``psi``, ``psi_failure_prob``, ``psi_terms``, ``paper_psi``
-        (seed 003's closed form for the net, or ``None``), ``finder_initial_gap``,
-        ``epsilon_split``, ``delta_split``, ``privacy_sampler``,
-        ``privacy_finder``, ``privacy_total``, ``epsilon_total`` (at ``delta``),
-        ``stationarity_bound`` (DP-SPIDER's Theorem 3.2 shape, else ``None``),
-        ``cold_start_bound``, ``dispatcher``, ``variant`` (and the split sizes),
-        ``sampler_info``, ``finder_info``, ``ledger_stages``.
+        ``privacy`` the composed guarantee and ``info`` a :class:`WarmStartInfo`.
 
     Raises:
         ValueError: Invalid budget, split, sampler, finder, variant, options or net
-            (the message lists the valid choices; finder option
-            ``project=False`` on a ball without clipping); no compact ``K``;
-            ``eps_A n <= d`` for the default net; Gibbs Langevin without
+            (the message lists the valid choices); no compact ``K``; ``eps_A n <=
+            d`` for the default net; a sampler without ``psi`` and no
             ``declared_psi``.
         TypeError: A non-key ``rng_key``, a non-Problem ``problem``.
         dpsample.errors.MissingConstantError: A constant a stage needs is missing.
@@ -734,329 +1014,69 @@ def warm_start(
         ...     data, dpsample.Ball(1.0, dim=1), lipschitz=2.0, smoothness=1.0,
         ...     loss_range=2.0)
         >>> res = warm_start(jax.random.key(0), prob, epsilon=2.0, delta=1e-5,
-        ...     finder_options={"num_steps": 20, "phase_length": 5,
-        ...                     "variation_batch_size": 50})
-        >>> res.value.shape, res.info["epsilon_split"]
-        ((1,), (1.0, 1.0))
+        ...     finder="dp_sgd", finder_options={"num_steps": 20})
+        >>> res.value.shape, res.info["epsilon_split"], res.info["sampler"]
+        ((1,), (1.0, 1.0), 'net')
         >>> res.info["psi"] < prob.loss_range, res.privacy.epsilon(1e-5) <= 2.0
         (True, True)
     """
-    # ---- eager validation of public inputs, before any private computation ------
     rng_key = validation.check_key(rng_key)
     problem = check_problem(problem)
     epsilon, delta = validation.check_privacy(epsilon, delta)
-    if sampler not in SAMPLERS:
-        raise ValueError(f"Expected sampler in {SAMPLERS}, got {sampler!r}")
-    if finder not in FINDERS:
-        raise ValueError(f"Expected finder in {FINDERS}, got {finder!r}")
-    if variant not in VARIANTS:
-        raise ValueError(f"Expected variant in {VARIANTS}, got {variant!r}")
-    split = validation.positive("split", split)
-    if not split < 1.0:
-        raise ValueError(f"Expected split={split!r} in (0, 1)")
-    if delta_split is None:
-        delta_frac = 0.0 if sampler == "net" else 0.5
-    else:
-        delta_frac = validation.delta_in_open_unit(delta_split, name="delta_split")
-        if sampler == "net":
-            raise ValueError("delta_split does not apply to the pure net sampler")
     if ledger is not None and not isinstance(ledger, BudgetLedger):
         raise TypeError(f"Expected a BudgetLedger, got {type(ledger).__name__}")
-    max_points = validation.positive_int("max_points", max_points)
-    gap_w = validation.nonnegative("minimizer_gap", minimizer_gap)
-    if sampler != "net" and (spacing is not None or net is not None):
-        raise ValueError("spacing and net apply to sampler='net' only")
-    s_options = _check_options(
-        _sampler_fn(sampler), sampler, sampler_options, _SAMPLER_RESERVED
-    )
-    options = _check_finder_options(finder, finder_options, problem)
-    ball = _sampler_ball(problem, sampler_domain)
-    if finder == "spider_sosp" and isinstance(problem.domain, Ball):
+    net_options = {"spacing": spacing, "net": net, "chunk_size": chunk_size}
+    net_options = {k: v for k, v in net_options.items() if v is not None}
+    if max_points != _MAX_POINTS:
+        net_options["max_points"] = validation.positive_int("max_points", max_points)
+    if sampler is None and net_options:
+        sampler = "net"
+    if sampler is not None and _stage(sampler, "sampler").name == "net":
+        net_options.setdefault("max_points", _MAX_POINTS)
+        sampler_options = {**net_options, **(sampler_options or {})}
+    elif net_options:
         raise ValueError(
-            "finder='spider_sosp' takes unconstrained steps (seed 000 E20): declare "
-            f"the Problem on Unconstrained({problem.dim}) with constants valid on "
-            "R^d, and pass the warm start's ball as sampler_domain"
+            "spacing, net, max_points and chunk_size are the net's options"
         )
-    n, d = problem.n, problem.dim
-    big_l = validation.require_constant(
-        "lipschitz", problem.lipschitz, needed_for="the warm start's bound psi"
+    algorithm = WarmStart(sampler, finder)
+    plan = algorithm.plan(
+        problem.spec,
+        Budget(epsilon, delta, max_evaluations),
+        split=split,
+        variant=variant,
+        delta_split=delta_split,
+        failure_prob=failure_prob,
+        minimizer_gap=minimizer_gap,
+        sampler_options=sampler_options,
+        finder_options=finder_options,
+        sampler_domain=sampler_domain,
+        declared_psi=declared_psi,
+        declared_psi_failure_prob=declared_psi_failure_prob,
+        diagnostics=diagnostics,
     )
-    if finder == "spider_sosp":
-        for name in ("smoothness", "hessian_lipschitz"):
-            validation.require_constant(
-                name, getattr(problem, name), needed_for="spider_sosp's plan"
-            )
-    elif any(options.get(k) is None for k in _NEEDS_SMOOTHNESS[finder]):
-        validation.require_constant(
-            "smoothness", problem.smoothness, needed_for=f"{finder}'s default schedule"
-        )
-    if sampler == "quasar_sgd" and "quasar_convexity" not in s_options:
-        raise MissingConstantError(
-            "sampler='quasar_sgd' needs the declared quasar-convexity constant: pass "
-            "sampler_options={'quasar_convexity': q} with q in (0, 1]"
-        )
-    if sampler == "gibbs" and declared_psi is None:
-        method = s_options.get("method", "proximal")
-        if method == "langevin":
-            raise ValueError(
-                "Gibbs with method='langevin' has no TV bound to the Gibbs target, "
-                "so no psi can be derived for it: pass declared_psi= (a public bound "
-                "you vouch for) or use method='proximal'"
-            )
-    if failure_prob is None:
-        zeta = math.sqrt(d) / (epsilon * n)
-        if not zeta < 1.0:
-            raise ValueError(
-                f"The default failure_prob sqrt(d)/(eps n) = {zeta:.4g} >= 1; pass "
-                "failure_prob= (or run the finder alone: eps n is too small)"
-            )
-    else:
-        zeta = validation.probability("failure_prob", failure_prob, open_left=True)
-        if not zeta < 1.0:
-            raise ValueError(f"Expected failure_prob={zeta!r} < 1")
-    declared = None
-    if declared_psi is not None:
-        declared = (
-            validation.positive("declared_psi", declared_psi),
-            zeta
-            if declared_psi_failure_prob is None
-            else validation.probability(
-                "declared_psi_failure_prob", declared_psi_failure_prob
-            ),
-        )
-
-    eps_a = split * epsilon
-    eps_b = epsilon - eps_a
-    delta_a = delta_frac * delta
-    delta_b = delta - delta_a
-
-    # ---- data split (population variant): public, data-independent --------------
-    key_split, key_a, key_b = jax.random.split(rng_key, 3)
-    if variant == "population":
-        if n < 4:
-            raise ValueError(f"The population variant needs n >= 4, got n={n}")
-        order = np.asarray(jax.random.permutation(key_split, n))
-        n_a = (n + 1) // 2
-        data_a = jax.tree.map(lambda leaf: leaf[order[:n_a]], problem.data)
-        data_b = jax.tree.map(lambda leaf: leaf[order[n_a:]], problem.data)
-        problem_a = problem.replace(data=data_a, domain=ball)
-        problem_b = problem.replace(data=data_b)
-        zeta_a = zeta / 2.0
-    else:
-        n_a = n
-        problem_a = problem if problem.domain is ball else problem.replace(domain=ball)
-        problem_b = problem
-        zeta_a = zeta
-    if sampler == "gibbs":
-        zeta_a = zeta_a / 2.0  # the rest of zeta covers the sampler's TV error
-
-    # ---- stage A's public plan (the net and its temperature) --------------------
-    the_net = None
-    inverse_temperature = None
-    if sampler == "net":
-        the_net = _resolve_net(ball, epsilon_a=eps_a, n=n_a, spacing=spacing, net=net)
-        if the_net.size() > max_points:
-            raise ValueError(
-                f"The net has {the_net.size()} points, more than max_points="
-                f"{max_points}: the net exponential mechanism costs N n loss "
-                "evaluations (exponential in d, spec 003 B20); increase spacing or "
-                "raise max_points"
-            )
-        osc = problem.utility_oscillation()
-        if osc is None:
-            raise MissingConstantError(
-                "The warm start needs an oscillation bound of f(., z) - f(., z') on "
-                "K from declared constants (lipschitz, loss_range or oscillation)"
-            )
-        inverse_temperature = (
-            eps_a * n_a / validation.positive("utility_oscillation", osc)
-        )
-
-    # ---- budget: charge both stages before either runs (atomic) ----------------
-    relation = problem.relation
-    if sampler == "net":
-        g_sampler_env = PrivacyGuarantee.exponential_mechanism(eps_a, relation=relation)
-    else:
-        g_sampler_env = PrivacyGuarantee.approx(eps_a, delta_a, relation=relation)
-    g_finder_env = PrivacyGuarantee.approx(eps_b, delta_b, relation=relation)
     if ledger is None:
-        ledger = BudgetLedger(epsilon=epsilon, delta=delta, relation=relation)
-    both = g_sampler_env.compose(g_finder_env)
+        ledger = BudgetLedger(epsilon=epsilon, delta=delta, relation=problem.relation)
+    stages = [
+        (f"warm_start/{name}:{p.algorithm}", p.guarantee) for name, p in plan.stages
+    ]
+    both = stages[0][1].compose(stages[1][1])
     if ledger.would_exceed(both):
         raise BudgetExceededError(
-            f"warm_start (sampler (eps={eps_a:.6g}, delta={delta_a:g}), finder "
-            f"(eps={eps_b:.6g}, delta={delta_b:g})) would bring the ledger to "
-            f"epsilon={ledger.total.compose(both).epsilon(ledger.delta):.6g} at "
+            f"warm_start ({plan.stage('sampler').algorithm}, "
+            f"{plan.stage('finder').algorithm}: "
+            f"epsilon={both.epsilon(ledger.delta):.6g}) "
+            f"would bring the ledger to epsilon="
+            f"{ledger.total.compose(both).epsilon(ledger.delta):.6g} at "
             f"delta={ledger.delta:g}, over its budget epsilon={ledger.epsilon:g}; "
             "nothing was charged or computed"
         )
-    stage_names = (f"warm_start/sampler:{sampler}", f"warm_start/finder:{finder}")
-    ledger.charge(stage_names[0], g_sampler_env)
-    ledger.charge(stage_names[1], g_finder_env)
-
-    # ---- stage A: the warm start (private) --------------------------------------
-    if sampler == "net":
-        stage_a = _run_net(
-            key_a,
-            problem_a,
-            eps_a=eps_a,
-            the_net=the_net,
-            zeta=zeta_a,
-            gap_w=gap_w,
-            chunk_size=chunk_size,
-            max_points=max_points,
-            inverse_temperature=inverse_temperature,
-        )
-    elif sampler == "gibbs":
-        stage_a = _run_gibbs(
-            key_a,
-            problem_a,
-            ball,
-            eps_a=eps_a,
-            delta_a=delta_a,
-            zeta=zeta_a,
-            gap_w=gap_w,
-            options=s_options,
-        )
-    else:
-        stage_a = _run_quasar(
-            key_a,
-            problem_a,
-            eps_a=eps_a,
-            delta_a=delta_a,
-            zeta=zeta_a,
-            gap_w=gap_w,
-            options=s_options,
-        )
-    _check_share(stage_a.privacy, eps_a, delta_a, "sampler")
-    if stage_a.privacy.assumptions:  # the envelope holds only under them
-        ledger.add_assumptions(stage_names[0], *stage_a.privacy.assumptions)
-    if declared is not None:  # the caller's public psi replaces the derived one
-        stage_a = stage_a._replace(
-            psi=declared[0], failure_prob=declared[1], terms=None
-        )
-    x0 = stage_a.x0
-    psi, psi_fail = stage_a.psi, stage_a.failure_prob
-    finder_gap = psi
-    deviation = None
-    if variant == "population" and declared is None:
-        dev_a, dev_b = (
-            bounds.uniform_deviation_bound(
-                lipschitz=big_l,
-                radius=ball.radius,
-                dim=d,
-                n=half,
-                failure_prob=zeta / 4.0,
-                loss_range=problem.loss_range,
-            )
-            for half in (n_a, n - n_a)
-        )
-        psi = psi + 2.0 * dev_a.bound
-        finder_gap = psi + 2.0 * dev_b.bound
-        psi_fail = psi_fail + dev_a.failure_prob + dev_b.failure_prob
-        deviation = {"sampler_half": dev_a, "finder_half": dev_b}
-
-    # ---- stage B: the finder from x0, configured from psi only (private) -------
-    finder_kwargs = dict(options)
-    if finder == "spider_sosp":
-        finder_kwargs["variant"] = "empirical" if variant == "erm" else "population"
-    res_b = _FINDER_FNS[finder](
-        key_b,
-        problem_b,
-        epsilon=eps_b,
-        delta=delta_b,
-        x0=x0,
-        initial_gap=finder_gap,
-        **finder_kwargs,
-    )
-    _check_share(res_b.privacy, eps_b, delta_b, "finder")
-    if res_b.privacy.assumptions:
-        ledger.add_assumptions(stage_names[1], *res_b.privacy.assumptions)
-    total = stage_a.privacy.compose(res_b.privacy)
-
-    # ---- public reporting -------------------------------------------------------
-    beta = problem.smoothness
-    stationarity = cold = None
-    if beta is not None and finder == "dp_spider":
-        stationarity = theorem_3_2_stationarity_bound(
-            lipschitz=big_l,
-            smoothness=beta,
-            initial_gap=finder_gap,
-            dim=d,
-            n=problem_b.n,
-            epsilon=eps_b,
-            delta=delta_b,
-            failure_prob=min(psi_fail, 1.0),
-        )
-        if problem.loss_range is not None:
-            cold = theorem_3_2_stationarity_bound(
-                lipschitz=big_l,
-                smoothness=beta,
-                initial_gap=problem.loss_range,
-                dim=d,
-                n=n,
-                epsilon=epsilon,
-                delta=delta,
-            )
-    ratio = epsilon * n / math.sqrt(d)
-    paper_psi = (
-        20.0 * big_l * ball.diameter * d / (epsilon * n) * math.log(ratio)
-        if sampler == "net" and ratio >= math.e
-        else None
-    )
-    info: dict[str, Any] = {
-        "algorithm": "warm_start",
-        "sampler": sampler,
-        "finder": finder,
-        "variant": variant,
-        "warm_start": x0,
-        "psi": psi,
-        "psi_failure_prob": psi_fail,
-        "psi_terms": stage_a.terms,
-        "psi_source": "declared" if declared is not None else "derived",
-        "uniform_deviation": deviation,
-        "finder_initial_gap": finder_gap,
-        "paper_psi": paper_psi,
-        "split": split,
-        "epsilon_split": (eps_a, eps_b),
-        "delta_split": (delta_a, delta_b),
-        "privacy_sampler": stage_a.privacy,
-        "privacy_finder": res_b.privacy,
-        "privacy_total": total,
-        "epsilon_total": total.epsilon(delta),
-        "stationarity_bound": stationarity,
-        "cold_start_bound": cold,
-        "dispatcher": should_warm_start(
-            n=n,
-            dim=d,
-            epsilon=epsilon,
-            delta=delta,
-            lipschitz=big_l,
-            smoothness=beta,
-            diameter=ball.diameter,
-            default_gap=problem.loss_range,
-        ),
-        "sampler_info": stage_a.info,
-        "finder_info": res_b.info,
-        "ledger_stages": [name for name, _ in ledger.stages],
-    }
-    if "privacy_rests_on" in stage_a.info:
-        info["privacy_rests_on"] = "sampler: " + str(stage_a.info["privacy_rests_on"])
-    if variant == "population":
-        info["split_sizes"] = (n_a, n - n_a)
-        info["epsilon_total_parallel"] = max(
-            stage_a.privacy.epsilon(delta), res_b.privacy.epsilon(delta)
-        )
-    if diagnostics:
-        info[NON_PRIVATE_KEY] = _diagnostics(
-            problem,
-            x0,
-            res_b.value,
-            the_net if variant == "erm" else None,
-            chunk_size,
-            problem_a,
-        )
-    return PrivateResult(res_b.value, total, info)
+    for name, guarantee in stages:
+        ledger.charge(name, guarantee)
+    with precision.float64():
+        res = algorithm._run(rng_key, plan, problem)
+    assert isinstance(res.info, WarmStartInfo)
+    info = dataclasses.replace(res.info, ledger_stages=[n for n, _ in ledger.stages])
+    return PrivateResult(res.value, res.privacy, info)
 
 
 def _diagnostics(
@@ -1066,7 +1086,7 @@ def _diagnostics(
     net: Any,
     chunk_size: int | None,
     problem_on_k: Problem,
-) -> dict[str, Any]:
+) -> WarmStartDiagnostics:
     """NOT PRIVATE: quantities read from the private data, for experiments only."""
     from dpsample.finders import stationarity
 
@@ -1085,7 +1105,7 @@ def _diagnostics(
         out["min_hessian_eigenvalue_output"] = float(
             stationarity.min_hessian_eigenvalue(problem, x)
         )
-    return out
+    return WarmStartDiagnostics(**out)
 
 
 precision.scope_public(globals())

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -185,6 +185,11 @@ class Gibbs(PrivateAlgorithm):
     ``tv_bound``), the warm-start bound :func:`dpsample.bounds.gibbs_warm_start_bound`
     at failure probability ``failure_prob`` (default ``sqrt(d)/(eps n)``).
 
+    Compute budget (Langevin): with ``Budget(max_evaluations=E)``, a calibrated
+    number of steps whose ``T n`` gradients exceed ``E`` is capped at ``floor(E /
+    n)`` (the trajectory bound is then that of the capped ``T``, below the budget);
+    a ``num_steps`` given by the caller that exceeds it is refused.
+
     Examples:
         >>> import jax, jax.numpy as jnp
         >>> from dpsample import Ball, Budget, Problem
@@ -212,6 +217,10 @@ class Gibbs(PrivateAlgorithm):
         "sampler's TV slack, or projected Langevin's trajectory (Gaussian) bound"
     )
     summary = "one sample of the regularised Gibbs target (proximal, Langevin, MALA)"
+
+    #: A pipeline asks for ``psi`` at half its failure probability: the rest covers
+    #: the sampler's total-variation error (part of the bound's failure probability).
+    psi_failure_share: ClassVar[float] = 0.5
 
     def _plan(  # type: ignore[override]
         self,
@@ -428,6 +437,20 @@ class Gibbs(PrivateAlgorithm):
             else:
                 steps = validation.positive_int("num_steps", num_steps)
                 steps_param = Param(steps, "user")
+            cap = budget.max_evaluations
+            if cap is not None and steps * spec.n > cap:
+                if num_steps is not None or cap < spec.n:
+                    raise ValueError(
+                        f"{steps} Langevin steps need {steps * spec.n:,} per-example "
+                        f"gradients (n={spec.n} a step), over max_evaluations={cap:,}"
+                    )
+                steps = cap // spec.n
+                steps_param = Param(
+                    steps,
+                    "calibrated",
+                    f"capped at floor(max_evaluations / n) = {steps} (fewer steps "
+                    "spend less of the budget: the trajectory bound grows with T)",
+                )
             privacy = langevin.trajectory_guarantee(
                 target, step_size=h, num_steps=steps
             )

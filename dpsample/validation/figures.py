@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,6 +67,8 @@ def plot_fits(fits: Sequence[SlopeFit], *, experiment: str) -> Figure:
     ax.set_xscale("log")
     ax.set_yscale("log")
     colors = [f"C{i % 10}" for i in range(len(fits))]
+    xs_shown: list[float] = []  # what is drawn, to widen a single-valued axis
+    ys_shown: list[float] = []
     for fit, color in zip(fits, colors, strict=True):
         label = fit.at or pred.measurement
         ok = np.isfinite(fit.mean) & (fit.mean > 0)
@@ -81,6 +84,8 @@ def plot_fits(fits: Sequence[SlopeFit], *, experiment: str) -> Figure:
                 capsize=3,
                 label=f"measured: {label}",
             )
+            xs_shown += fit.x[ok].tolist()
+            ys_shown += fit.mean[ok].tolist()
         bound_ok = np.isfinite(fit.bound) & (fit.bound > 0)
         if bound_ok.any():
             ax.plot(
@@ -90,6 +95,8 @@ def plot_fits(fits: Sequence[SlopeFit], *, experiment: str) -> Figure:
                 color=color,
                 label=f"bound ({pred.bound})",
             )
+            xs_shown += fit.x[bound_ok].tolist()
+            ys_shown += fit.bound[bound_ok].tolist()
         if math.isfinite(fit.slope):
             xs = np.geomspace(fit.x.min(), fit.x.max(), 50)
             ax.plot(
@@ -114,7 +121,20 @@ def plot_fits(fits: Sequence[SlopeFit], *, experiment: str) -> Figure:
     ax.set_ylabel(f"{pred.measurement}\n(non-private diagnostic)")
     ax.set_title(f"{experiment}: {pred.name}", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    # one value of the variable (or of the measurement): widen the log axis by a
+    # factor 2 each side rather than leave matplotlib a singular range
+    with warnings.catch_warnings():  # the pending autoscale of a singular range
+        warnings.filterwarnings("ignore", "Attempting to set identical", UserWarning)
+        for values, set_lim in ((xs_shown, ax.set_xlim), (ys_shown, ax.set_ylim)):
+            if values and min(values) == max(values):
+                set_lim(values[0] / 2.0, values[0] * 2.0)
+    if xs_shown:
+        ax.legend(fontsize=7)
+    else:
+        ax.text(0.5, 0.5, "no positive measurement to plot", ha="center",
+                transform=ax.transAxes)  # fmt: skip
+        ax.set_xlim(1.0, 10.0)
+        ax.set_ylim(1.0, 10.0)
     return fig
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from contract_cases import cosine_free, quadratic_ball
 
 from dpsample.finders.dp_sgd import DPSGD
 from dpsample.finders.dp_spider import DPSpider
@@ -19,7 +20,6 @@ from dpsample.finders.spider_sosp import SpiderSOSP
 from dpsample.plan import Budget
 from dpsample.privacy import PrivacyGuarantee, zcdp_to_epsilon
 from dpsample.privacy.calibration import calibrate
-from tests.contract_cases import cosine_unconstrained, quadratic_ball
 
 DELTA = 1e-5
 N = 64
@@ -27,7 +27,7 @@ N = 64
 FINDERS = {
     "dp_sgd": (DPSGD, quadratic_ball),
     "dp_spider": (DPSpider, quadratic_ball),
-    "spider_sosp": (SpiderSOSP, cosine_unconstrained),
+    "spider_sosp": (SpiderSOSP, cosine_free),
 }
 
 
@@ -43,7 +43,7 @@ def test_plan_spends_the_requested_epsilon(name, epsilon):
 
 def test_spider_sosp_closed_form_is_lemma_a4():
     # The paper's calibration stays available: it spends less (zCDP conversion).
-    spec = cosine_unconstrained(0, N).spec
+    spec = cosine_free(0, N).spec
     plan = SpiderSOSP().plan(spec, Budget(1.0, DELTA), calibration="closed_form")
     default = SpiderSOSP().plan(spec, Budget(1.0, DELTA))
     assert plan.guarantee.epsilon(DELTA) < 0.9

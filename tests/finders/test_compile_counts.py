@@ -22,6 +22,7 @@ import dpsample
 from dpsample.finders import oracles
 from dpsample.finders.dp_sgd import _sgd_iterates, dp_sgd
 from dpsample.finders.dp_spider import dp_spider
+from dpsample.finders.goldstein import goldstein_first_order, goldstein_zero_order
 from dpsample.finders.spider_sosp import spider_sosp
 from dpsample.finders.trust_region import dp_stochastic_trust_region, dp_trust_region
 
@@ -140,6 +141,44 @@ def test_dp_stochastic_trust_region_compiles_once():
         )
 
     assert_no_retrace(run)
+
+
+# ------------------------------------------------------------------- Goldstein
+_GOLD = {"alpha": 0.2, "num_directions": 2, "enforce_sensitivity": True}
+
+
+@pytest.mark.parametrize("variant", ["single", "multi", "first_order"])
+def test_goldstein_compiles_once(variant):
+    # Fails before the module-level O2NC core: goldstein._make_runner built a fresh
+    # jax.jit per call, so every call retraced the loss.
+    def run(key, problem):
+        if variant == "first_order":
+            return goldstein_first_order(
+                key, problem, epsilon=2.0, delta=DELTA, x0=X0, **_GOLD
+            )
+        extra = {}
+        if variant == "multi":
+            extra = {"passes": "multi", "num_iters": 6, "beta": 0.5}
+        return goldstein_zero_order(
+            key, problem, epsilon=2.0, delta=DELTA, x0=X0, **_GOLD, **extra
+        )
+
+    assert_no_retrace(run, n=200, power_check=variant == "single")
+
+
+def test_goldstein_other_noise_level_reuses_the_compilation():
+    # Another epsilon with the structure fixed (T, period, m given): only the traced
+    # noise scale changes.
+    loss = CountingLoss()
+    kw = dict(delta=DELTA, x0=X0, num_iters=20, period=4, window=4, **_GOLD)
+    for i, eps in enumerate((8.0, 1.0)):
+        goldstein_zero_order(
+            jax.random.key(i), counting_problem(loss, n=200, seed=i), epsilon=eps, **kw
+        )
+        if i == 0:
+            first = loss.traces
+    assert first > 0
+    assert loss.traces == first
 
 
 # ------------------------------------------------------- DP-SGD and DP-SPIDER

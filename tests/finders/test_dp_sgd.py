@@ -462,3 +462,47 @@ def test_float32_bad_inputs(small):
             gradient_dtype="bfloat16",
             **kw,
         )
+
+
+@pytest.mark.parametrize("project", [True, False])
+def test_output_rules_are_post_processing_of_one_trajectory(project):
+    """``"tail_average"`` (default), ``"random"``, ``"last"``: same trajectory and
+    guarantee for one key; the average is the mean of ``x_{T//2+1}..x_T`` projected
+    onto the Ball (which an unprojected, clipped run can leave)."""
+    z = np.linspace(-1.0, 1.0, 40)[:, None]
+    prob = dpsample.Problem(
+        lambda x, e: 0.5 * jnp.sum((x - 3.0 * e) ** 2),
+        z,
+        dpsample.Ball(0.5, dim=1),
+        lipschitz=4.0,
+        smoothness=1.0,
+        loss_range=8.0,
+    )
+    kw = dict(
+        epsilon=1.0,
+        delta=DELTA,
+        x0=jnp.array([0.4]),
+        num_steps=9,
+        batch_size=8,
+        learning_rate=2.0,
+        clip_norm=1.0,
+        project=project,
+        return_iterates=True,
+    )
+    key = jax.random.key(3)
+    default = dp_sgd(key, prob, **kw)
+    rand = dp_sgd(key, prob, output="random", **kw)
+    last = dp_sgd(key, prob, output="last", **kw)
+    xs = np.asarray(default.info["iterates"])
+    np.testing.assert_array_equal(xs, np.asarray(rand.info["iterates"]))
+    mean = xs[4:].mean(axis=0)
+    expected = np.clip(mean, -0.5, 0.5)
+    np.testing.assert_allclose(default.value, expected, rtol=1e-12, atol=1e-15)
+    assert default.info["output"] == "tail_average"
+    assert default.info["output_index"] == 4
+    np.testing.assert_array_equal(last.value, xs[-1])
+    np.testing.assert_array_equal(rand.value, xs[rand.info["output_index"]])
+    assert default.privacy is not None
+    assert default.privacy.epsilon(DELTA) == rand.privacy.epsilon(DELTA)
+    if not project:  # the unprojected trajectory leaves K; the average is put back
+        assert np.abs(xs).max() > 0.5

@@ -234,7 +234,8 @@ def test_goldstein_multipliers_in_the_new_unit():
         num_directions=4,
         enforce_sensitivity=True,
     )
-    noise, g = gs._guarantee(plan)
+    # the RDP calibration pinned here (the default is "tight" since issue 16)
+    noise, g = gs.goldstein_guarantee(plan, calibration="rdp")
     z1, sigma1 = noise["anchor_noise_multiplier"], noise["sigma1"]
     # noise std = z * (per-sample bound / n) = z * sensitivity / 2
     assert sigma1 == pytest.approx(z1 * plan["anchor_bound"] / 40, rel=1e-12)

@@ -229,6 +229,7 @@ def test_dp_tr_accounting_matches_independent_computation(case, rank):
         x0=case.saddle,
         initial_gap=2.0,
         hessian_rank=rank,
+        calibration="paper",  # the default is "tight" since issue 16
     )
     info = res.info
     t, n, p = info["num_iters"], prob.n, prob.dim
@@ -275,7 +276,7 @@ def test_dp_tr_charges_all_iterations_even_when_stopping_early(case):
 
 def test_dp_tr_tight_calibration_meets_target_with_less_noise(case):
     kw = dict(epsilon=1.0, delta=DELTA, x0=case.saddle, initial_gap=2.0, num_iters=3)
-    paper = dp_trust_region(jax.random.key(0), case.problem, **kw)
+    paper = dp_trust_region(jax.random.key(0), case.problem, calibration="paper", **kw)
     tight = dp_trust_region(jax.random.key(0), case.problem, calibration="tight", **kw)
     assert tight.privacy.epsilon(DELTA) <= 1.0
     assert tight.info["noise_multiplier"] < paper.info["noise_multiplier"]
@@ -394,7 +395,8 @@ def test_dp_str_large_epsilon_full_batch_equals_dp_tr(case):
 
 
 def test_dp_str_checks_subsampling_lemma_and_warns_for_large_epsilon(case):
-    kw = dict(delta=DELTA, x0=case.saddle, num_iters=2)
+    # the closed-form accountings (the default is "tight" since issue 16)
+    kw = dict(delta=DELTA, x0=case.saddle, num_iters=2, accounting="strict")
     with pytest.raises(ValueError, match="Lemma 5"):
         dp_stochastic_trust_region(
             jax.random.key(0),
@@ -522,6 +524,130 @@ def test_dp_tr_sosp_rate_over_seeds(case):
     assert len(fails) <= 2, fails
 
 
+# ---------------------------------------------------------------- compute budget
+@pytest.mark.parametrize("algo", ["tr", "str"])
+def test_compute_budget_relaxes_alpha_and_refuses_a_fixed_schedule(case, algo):
+    from dpsample.finders.trust_region import DPStochasticTrustRegion, DPTrustRegion
+
+    spec = case.problem.spec
+    if algo == "tr":
+        obj = DPTrustRegion(x0=case.saddle, initial_gap=2.0)
+        per_iter = spec.n * (1 + spec.dim)
+    else:
+        obj = DPStochasticTrustRegion(
+            x0=case.saddle,
+            initial_gap=2.0,
+            grad_batch_size=200,
+            hessian_batch_size=100,
+            accounting="tight",
+        )
+        per_iter = 200 + 100 * spec.dim
+    free = obj.plan(spec, dpsample.Budget(2.0, DELTA))
+    assert free.cost.evaluations == free["num_iters"] * per_iter
+    cap = free.cost.evaluations // 4
+    capped = obj.plan(spec, dpsample.Budget(2.0, DELTA, max_evaluations=cap))
+    assert capped.cost.evaluations <= cap
+    assert capped["num_iters"] < free["num_iters"]
+    assert capped["alpha"] > free["alpha"]
+    assert "capped" in capped.params["num_iters"].note
+    # alpha is the smallest whose theorem schedule fits: a little less does not fit
+    t_less = tr_parameters(
+        alpha=capped["alpha"] * (1 - 1e-6), hessian_lipschitz=1.0, initial_gap=2.0
+    )[1]
+    assert t_less * per_iter > cap
+    # radius and threshold re-derived from the relaxed alpha (Theorem 15/18)
+    assert capped["radius"] == pytest.approx(math.sqrt(capped["alpha"]))
+    assert capped["stop_threshold"] == pytest.approx(math.sqrt(capped["alpha"]))
+    assert capped.spent_epsilon() <= 2.0
+    with pytest.raises(ValueError, match="max_evaluations"):
+        obj.plan(
+            spec,
+            dpsample.Budget(2.0, DELTA, max_evaluations=cap),
+            num_iters=free["num_iters"],
+        )
+    with pytest.raises(ValueError, match="max_evaluations"):
+        obj.plan(spec, dpsample.Budget(2.0, DELTA, max_evaluations=cap), alpha=0.1)
+    with pytest.raises(ValueError, match="below one iteration"):
+        obj.plan(spec, dpsample.Budget(2.0, DELTA, max_evaluations=per_iter - 1))
+
+
+# ------------------------------------------------------------ budget spent (issue 16)
+@pytest.mark.parametrize(
+    "algo, eps",
+    [
+        ("tr", 0.1),
+        ("tr", 1.0),
+        ("tr", 10.0),
+        pytest.param("str", 0.1, marks=pytest.mark.slow),  # ~30 s: two calibrations
+        ("str", 1.0),
+        pytest.param("str", 10.0, marks=pytest.mark.slow),
+    ],
+)
+def test_default_calibration_spends_the_budget(case, algo, eps):
+    """Within 2 % of the requested epsilon, never above (issue 16).
+
+    Fails on the parent commit: DP-TR's default was the paper's zCDP calibration
+    (e.g. 0.81 of 1 here) and DP-STR's the advanced-composition closed form (and
+    needed batch sizes).
+    """
+    from dpsample.finders.trust_region import DPStochasticTrustRegion, DPTrustRegion
+
+    algo_cls = DPTrustRegion if algo == "tr" else DPStochasticTrustRegion
+    plan = algo_cls(x0=case.saddle, initial_gap=2.0).plan(
+        case.problem.spec, dpsample.Budget(eps, DELTA)
+    )
+    spent = plan.spent_epsilon()
+    assert 0.98 * eps <= spent <= eps, spent
+    # Power: the closed forms leave more than 2 % on the table.
+    closed = {"tr": {"calibration": "paper"}, "str": {"accounting": "strict"}}[algo]
+    if algo == "str" and eps > 1:
+        return  # the advanced-composition form is stated for eps <= 1 only
+    loose = algo_cls(x0=case.saddle, initial_gap=2.0, **closed).plan(
+        case.problem.spec, dpsample.Budget(eps, DELTA)
+    )
+    assert loose.spent_epsilon() < 0.98 * eps
+
+
+def test_dp_str_default_batch_sizes_follow_theorem_18(case):
+    from dpsample.finders.trust_region import (
+        STR_FAILURE_PROB,
+        DPStochasticTrustRegion,
+        str_batch_sizes,
+    )
+
+    spec = case.problem.spec
+    plan = DPStochasticTrustRegion(x0=case.saddle, initial_gap=2.0).plan(
+        spec, dpsample.Budget(1.0, DELTA)
+    )
+    log = math.log(spec.dim / STR_FAILURE_PROB)
+    g2, m2 = spec.lipschitz**2, spec.smoothness**2
+    assert plan["grad_batch_size"] == min(spec.n, math.ceil(g2 * log / 0.1**2))
+    assert plan["hessian_batch_size"] == math.ceil(m2 * log / 0.1)
+    assert plan.source("grad_batch_size") == "theorem"
+    assert (plan["grad_batch_size"], plan["hessian_batch_size"]) == str_batch_sizes(
+        n=spec.n,
+        dim=spec.dim,
+        alpha=0.1,
+        lipschitz=spec.lipschitz,
+        smoothness=spec.smoothness,
+        hessian_lipschitz=1.0,
+    )
+    # larger alpha, smaller batches; capped at n
+    assert str_batch_sizes(
+        n=50, dim=2, alpha=0.01, lipschitz=1.0, smoothness=1.0, hessian_lipschitz=1.0
+    ) == (50, 50)
+    # a run with every default: no batch size needed any more
+    res = dp_stochastic_trust_region(
+        jax.random.key(0),
+        case.problem,
+        epsilon=1.0,
+        delta=DELTA,
+        x0=case.saddle,
+        num_iters=2,
+    )
+    assert res.info["grad_batch_size"] == plan["grad_batch_size"]
+
+
 @pytest.mark.slow
 def test_audit_stays_below_the_claim_and_flags_half_the_noise():
     """One DP-TR iteration on worst-case neighbours (tests/audit_cases.py,
@@ -534,3 +660,38 @@ def test_audit_stays_below_the_claim_and_flags_half_the_noise():
     assert audit.claim <= 1.0
     assert audit.run().epsilon_lower_bound <= audit.claim
     assert audit.run(twin=True).epsilon_lower_bound > audit.claim
+
+
+@pytest.mark.slow  # ~23 s: three tight DP-STR calibrations
+def test_dp_str_compute_budget_rederives_default_batches(case):
+    """With default batches the cap relaxes alpha and Theorem 18's batch sizes are
+    re-derived at the relaxed alpha (smaller batches, fewer iterations)."""
+    from dpsample.finders.trust_region import DPStochasticTrustRegion, str_batch_sizes
+
+    spec = case.problem.spec
+    obj = DPStochasticTrustRegion(x0=case.saddle, initial_gap=2.0)
+    free = obj.plan(spec, dpsample.Budget(2.0, DELTA))
+    cap = free.cost.evaluations // 4
+    capped = obj.plan(spec, dpsample.Budget(2.0, DELTA, max_evaluations=cap))
+    assert capped.cost.evaluations <= cap < free.cost.evaluations
+    assert capped["alpha"] > free["alpha"]
+
+    def sizes(alpha):
+        return str_batch_sizes(
+            n=spec.n,
+            dim=spec.dim,
+            alpha=alpha,
+            lipschitz=spec.lipschitz,
+            smoothness=spec.smoothness,
+            hessian_lipschitz=1.0,
+        )
+
+    b_g, b_h = sizes(capped["alpha"])
+    assert (capped["grad_batch_size"], capped["hessian_batch_size"]) == (b_g, b_h)
+    assert capped.cost.evaluations == capped["num_iters"] * (b_g + b_h * spec.dim)
+    # the smallest alpha that fits: a little less does not
+    a_less = capped["alpha"] * (1 - 1e-6)
+    t_less = tr_parameters(alpha=a_less, hessian_lipschitz=1.0, initial_gap=2.0)[1]
+    g_less, h_less = sizes(a_less)
+    assert t_less * (g_less + h_less * spec.dim) > cap
+    assert 0.98 * 2.0 <= capped.spent_epsilon() <= 2.0

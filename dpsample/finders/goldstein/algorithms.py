@@ -1,0 +1,670 @@
+r"""The Goldstein finders as two-phase algorithms, and their plain functions.
+
+:class:`GoldsteinZeroOrder` and :class:`GoldsteinFirstOrder` plan in public
+(:func:`~dpsample.finders.goldstein.plan_goldstein` for the schedule,
+:func:`~dpsample.finders.goldstein.goldstein_guarantee` for the noise and the
+guarantee) and run the jitted O2NC core
+(:func:`~dpsample.finders.goldstein.o2nc_run`). :func:`goldstein_zero_order` and
+:func:`goldstein_first_order` are ``Algorithm().solve(...)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+
+from dpsample._src import precision, validation
+from dpsample.base import (
+    AlgorithmInfo,
+    NonPrivateDiagnostics,
+    PrivateAlgorithm,
+    optional,
+)
+from dpsample.domains import Unconstrained
+from dpsample.finders.goldstein.guarantee import goldstein_guarantee
+from dpsample.finders.goldstein.o2nc import o2nc_run, scalars_of, structure_of
+from dpsample.finders.goldstein.schedule import default_alpha, plan_goldstein
+from dpsample.plan import Budget, Cost, Param, Plan
+from dpsample.privacy import PrivateResult
+from dpsample.problem import Problem, ProblemSpec
+from dpsample.types import Array, ArrayLike, PRNGKey
+
+__all__ = [
+    "GoldsteinDiagnostics",
+    "GoldsteinFirstOrder",
+    "GoldsteinInfo",
+    "GoldsteinZeroOrder",
+    "goldstein_first_order",
+    "goldstein_zero_order",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class GoldsteinDiagnostics(NonPrivateDiagnostics):
+    """Counts read from the private data (**not private**: for checking only).
+
+    Attributes:
+        bound_exceeded_count: Per-sample estimates (anchor or difference) whose
+            norm exceeded its sensitivity bound (clipped in Mode B; in Mode A the
+            event the TV slack pays for).
+        estimates_checked: Per-sample estimates checked (equals the planned
+            number of samples used, single pass).
+    """
+
+    bound_exceeded_count: int
+    estimates_checked: int
+
+
+@dataclasses.dataclass(frozen=True)
+class GoldsteinInfo(AlgorithmInfo):
+    """Public facts of a Goldstein finder run (``result.info``).
+
+    Attributes:
+        algorithm: ``"goldstein_zero_order"`` or ``"goldstein_first_order"``.
+        plan: The public schedule (:func:`plan_goldstein`'s dict): every
+            parameter and bound.
+        noise: The calibrated noise (multipliers, stds, sensitivity).
+        output_window: Index of the released window average (drawn from the key).
+        privacy_mode: ``"A (paper)"`` or ``"B (enforced sensitivity)"``.
+        samples_used: Samples read (single pass; the planned count).
+        window_means: All window averages (``return_iterates=True``).
+        iterates: The ``z`` iterates (``return_iterates=True``).
+        diagnostics: :class:`GoldsteinDiagnostics` (non-private).
+    """
+
+    algorithm: str
+    plan: dict[str, Any]
+    noise: dict[str, Any]
+    output_window: int
+    privacy_mode: str
+    samples_used: int | None = optional()
+    window_means: Array | None = optional()
+    iterates: Array | None = optional()
+    diagnostics: GoldsteinDiagnostics | None = None
+
+
+# ------------------------------------------------------------------ shared phases
+_THEOREM_KEYS = (
+    "num_iters",
+    "clip_radius",
+    "period",
+    "window",
+    "num_directions",
+    "step_size",
+)
+_DERIVED_KEYS = (
+    "certified_radius",
+    "tree_height",
+    "anchor_batch",
+    "difference_batch",
+    "num_windows",
+    "num_anchors",
+    "num_differences",
+    "samples_used",
+    "num_estimates",
+    "failure_prob",
+    "tv_slack",
+    "delta_gaussian",
+    "anchor_bound",
+    "difference_bound_max",
+    "anchor_sensitivity",
+    "difference_sensitivity",
+)
+
+
+def _plan_goldstein_run(
+    algorithm: PrivateAlgorithm,
+    spec: ProblemSpec,
+    budget: Budget,
+    estimator: str,
+    options: dict[str, Any],
+) -> Plan:
+    """Validate, schedule, calibrate and cost a run (public inputs only)."""
+    name = algorithm.name
+    opts = dict(options)
+    x0 = opts.pop("x0")
+    initial_gap = opts.pop("initial_gap")
+    enforce = opts.pop("enforce_sensitivity")
+    return_iterates = opts.pop("return_iterates")
+    epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
+    if x0 is None:
+        x0_param = Param(spec.domain.center_point, "default", "the centre of K")
+    else:
+        x0_param = Param(spec.check_start(x0), "user")
+    big_l = spec.require("lipschitz", needed_for=f"{name} (sensitivity and step sizes)")
+    phi, gap_source = spec.initial_gap(initial_gap, needed_for=name)
+    if not isinstance(enforce, bool):
+        raise TypeError("Expected enforce_sensitivity to be a bool")
+    if not enforce and not isinstance(spec.domain, Unconstrained):
+        raise ValueError(
+            f"{name} takes unconstrained steps and evaluates the loss outside the "
+            "domain: without enforce_sensitivity=True its privacy needs lipschitz on "
+            "all of R^d, so declare the Problem on Unconstrained(d)"
+        )
+    calibration = opts.pop("calibration")
+    alpha_given = opts.get("alpha") is not None
+    if not alpha_given:
+        opts["alpha"] = default_alpha(
+            n=spec.n,
+            dim=spec.dim,
+            epsilon=epsilon,
+            lipschitz=big_l,
+            initial_gap=phi,
+            passes=opts.get("passes", "single"),
+            preset=opts.get("preset", "corrected"),
+        )
+    schedule = plan_goldstein(
+        n=spec.n,
+        dim=spec.dim,
+        epsilon=epsilon,
+        delta=delta,
+        lipschitz=big_l,
+        initial_gap=phi,
+        enforce_sensitivity=enforce,
+        estimator=estimator,
+        max_evaluations=budget.max_evaluations,
+        **opts,
+    )
+    noise, guarantee = goldstein_guarantee(schedule, calibration=calibration)
+    params: dict[str, Param] = {
+        "x0": x0_param,
+        "initial_gap": Param(
+            phi,
+            "user" if gap_source == "user" else "default",
+            "" if gap_source == "user" else "the declared loss_range",
+        ),
+        "enforce_sensitivity": Param(enforce, "user" if enforce else "default"),
+    }
+    capped = "uncapped_evaluations" in schedule
+    cap_note = (
+        f"; capped by max_evaluations={budget.max_evaluations:,} (was "
+        f"{schedule.get('uncapped_evaluations', 0):,} evaluations, T = "
+        f"{schedule.get('uncapped_num_iters')})"
+        if capped
+        else ""
+    )
+    params["alpha"] = Param(
+        schedule["alpha"],
+        "user" if alpha_given else "default",
+        ""
+        if alpha_given
+        else "default_alpha: 2 alpha L / Phi = beta(alpha) / L (the theorem's rate)",
+    )
+    params["calibration"] = Param(
+        calibration, "default" if calibration == "tight" else "user"
+    )
+    for key in ("passes", "preset", "estimator", "beta"):
+        if key not in schedule or schedule[key] is None:
+            continue
+        given = opts.get(key) is not None if key != "estimator" else False
+        if key in ("passes", "preset"):
+            given = opts.get(key, schedule[key]) != (
+                "single" if key == "passes" else "corrected"
+            )
+        source = "user" if given else ("theorem" if key == "beta" else "default")
+        if key == "beta" and capped and not given:
+            source = "derived"
+        params[key] = Param(schedule[key], source, cap_note if key == "beta" else "")
+    for key in _THEOREM_KEYS:
+        given = opts.get(key) is not None
+        note = cap_note if key == "num_iters" else ""
+        params[key] = Param(schedule[key], "user" if given else "theorem", note)
+    params["concentration_radius"] = Param(
+        schedule["concentration_radius"],
+        "user" if opts.get("concentration_radius") is not None else "derived",
+    )
+    for key in ("c_d", "c_sigma", "c_m", "c_g", "c_t"):
+        if key in opts:
+            params[key] = Param(
+                opts[key], "user" if opts[key] != 1.0 else "default", "O(1) constant"
+            )
+    for key in _DERIVED_KEYS:
+        params[key] = Param(schedule[key], "derived")
+    for key, value in noise.items():
+        if value is None:
+            continue
+        calibrated = key.endswith("noise_multiplier")
+        params[key] = Param(value, "calibrated" if calibrated else "derived")
+    params["return_iterates"] = Param(bool(return_iterates), "default")
+    cost = Cost(
+        gradient_evaluations=schedule["gradient_evaluations"],
+        loss_evaluations=schedule["loss_evaluations"],
+        steps=schedule["num_iters"],
+    )
+    return Plan(
+        algorithm=name,
+        spec=spec,
+        budget=budget,
+        params=params,
+        guarantee=guarantee,
+        cost=cost,
+        internal={"schedule": schedule, "noise": noise},
+    )
+
+
+def _run_goldstein(
+    algorithm: PrivateAlgorithm, rng_key: PRNGKey, plan: Plan, problem: Problem
+) -> PrivateResult:
+    """Run the planned O2NC core and assemble the typed info."""
+    schedule, noise = plan.internal["schedule"], plan.internal["noise"]
+    out = o2nc_run(
+        problem.loss_fn,
+        structure_of(schedule),
+        rng_key,
+        problem.data,
+        plan["x0"],
+        scalars_of(
+            schedule,
+            noise.get("tree_sigma", 0.0),
+            noise.get("sigma1", 0.0),
+            noise.get("sigma2", 0.0),
+        ),
+    )
+    single = schedule["passes"] == "single"
+    keep = plan["return_iterates"]
+    x_out = jax.block_until_ready(out.value)
+    info = GoldsteinInfo(
+        algorithm=algorithm.name,
+        plan=dict(schedule),
+        noise=dict(noise),
+        output_window=int(out.output_window),
+        privacy_mode=schedule["mode"],
+        samples_used=int(out.samples_used) if single else None,
+        window_means=out.window_means if keep else None,
+        iterates=out.iterates if keep else None,
+        diagnostics=GoldsteinDiagnostics(
+            bound_exceeded_count=int(out.bound_exceeded),
+            estimates_checked=int(out.estimates_checked),
+        ),
+    )
+    return PrivateResult(x_out, plan.guarantee, info)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ algorithms
+class GoldsteinZeroOrder(PrivateAlgorithm):
+    r"""Private zero-order Goldstein finder (seed 004 Alg. 2 with Alg. 3 or 4).
+
+    The options are the keywords of :func:`goldstein_zero_order` (``x0`` defaults
+    to the centre of the domain). Cost: ``2 m`` loss evaluations per anchor sample
+    and ``4 m`` per difference sample (multi pass: every step reads all ``n``).
+    Compute budget: :func:`~dpsample.finders.goldstein.plan_goldstein`'s rule (the
+    largest ``T`` whose re-derived schedule fits ``max_evaluations``).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp, dpsample
+        >>> from dpsample.finders.goldstein import GoldsteinZeroOrder
+        >>> prob = dpsample.Problem(lambda x, z: jnp.abs(x[0] - z), jnp.ones(400),
+        ...     dpsample.domains.Unconstrained(2), lipschitz=1.0, loss_range=4.0)
+        >>> algo = GoldsteinZeroOrder(alpha=0.2, num_directions=8,
+        ...                           enforce_sensitivity=True)
+        >>> plan = algo.plan(prob.spec, dpsample.Budget(2.0, 1e-5))
+        >>> plan.cost.loss_evaluations == (16 * plan["anchor_batch"]
+        ...     * plan["num_anchors"] + 32 * plan["num_differences"])
+        True
+        >>> res = algo.run(jax.random.key(0), plan, prob.data)
+        >>> res.privacy is plan.guarantee, res.value.shape
+        (True, (2,))
+    """
+
+    name = "goldstein_zero_order"
+    kind = "finder"
+    seed = "004"
+    theorem = "Algorithms 2-4, Theorems 3.1 (corrected) and 4.1"
+    guarantee_type = (
+        "(epsilon, delta): tree mechanism (single pass) or composed Gaussians "
+        "(multi pass); Mode A adds a TV slack"
+    )
+    summary = "O2NC with a private two-point zero-order oracle (Goldstein stationarity)"
+
+    def _plan(  # type: ignore[override]
+        self,
+        spec: ProblemSpec,
+        budget: Budget,
+        *,
+        alpha: float | None = None,
+        x0: ArrayLike | None = None,
+        passes: str = "single",
+        preset: str = "corrected",
+        enforce_sensitivity: bool = False,
+        initial_gap: float | None = None,
+        beta: float | None = None,
+        num_iters: int | None = None,
+        clip_radius: float | None = None,
+        period: int | None = None,
+        window: int | None = None,
+        num_directions: int | None = None,
+        step_size: float | None = None,
+        concentration_radius: float | None = None,
+        c_d: float = 1.0,
+        c_sigma: float = 1.0,
+        c_m: float = 1.0,
+        c_g: float = 1.0,
+        c_t: float = 1.0,
+        calibration: str = "tight",
+        return_iterates: bool = False,
+    ) -> Plan:
+        options = dict(locals())
+        for key in ("self", "spec", "budget", "__class__"):
+            options.pop(key, None)
+        return _plan_goldstein_run(self, spec, budget, "zero_order", options)
+
+    def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
+        return _run_goldstein(self, rng_key, plan, problem)
+
+
+class GoldsteinFirstOrder(PrivateAlgorithm):
+    r"""Private first-order single-pass Goldstein finder (seed 004 Alg. 2 + Alg. 5).
+
+    The options are the keywords of :func:`goldstein_first_order`. Cost: one
+    gradient per anchor sample and ``2 m`` per difference sample.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp, dpsample
+        >>> from dpsample.finders.goldstein import GoldsteinFirstOrder
+        >>> prob = dpsample.Problem(lambda x, z: jnp.abs(x[0] - z), jnp.ones(400),
+        ...     dpsample.domains.Unconstrained(2), lipschitz=1.0, loss_range=4.0)
+        >>> plan = GoldsteinFirstOrder(alpha=0.2, num_directions=8).plan(
+        ...     prob.spec, dpsample.Budget(2.0, 1e-5))
+        >>> plan.cost.gradient_evaluations > 0 == plan.cost.loss_evaluations
+        True
+    """
+
+    name = "goldstein_first_order"
+    kind = "finder"
+    seed = "004"
+    theorem = "Algorithms 2 and 5, Theorem C.4 (corrected)"
+    guarantee_type = "(epsilon, delta): tree mechanism; Mode A adds a TV slack"
+    summary = "O2NC with a private first-order oracle (Goldstein stationarity)"
+
+    def _plan(  # type: ignore[override]
+        self,
+        spec: ProblemSpec,
+        budget: Budget,
+        *,
+        alpha: float | None = None,
+        x0: ArrayLike | None = None,
+        preset: str = "corrected",
+        enforce_sensitivity: bool = False,
+        initial_gap: float | None = None,
+        num_iters: int | None = None,
+        clip_radius: float | None = None,
+        period: int | None = None,
+        window: int | None = None,
+        num_directions: int | None = None,
+        step_size: float | None = None,
+        concentration_radius: float | None = None,
+        c_d: float = 1.0,
+        c_sigma: float = 1.0,
+        c_m: float = 1.0,
+        c_g: float = 1.0,
+        calibration: str = "tight",
+        return_iterates: bool = False,
+    ) -> Plan:
+        options = dict(locals())
+        for key in ("self", "spec", "budget", "__class__"):
+            options.pop(key, None)
+        options["passes"] = "single"
+        return _plan_goldstein_run(self, spec, budget, "first_order", options)
+
+    def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
+        return _run_goldstein(self, rng_key, plan, problem)
+
+
+# ------------------------------------------------------------------ functions
+def goldstein_zero_order(
+    rng_key: PRNGKey,
+    problem: Problem,
+    *,
+    epsilon: float,
+    delta: float,
+    x0: ArrayLike,
+    alpha: float | None = None,
+    passes: str = "single",
+    preset: str = "corrected",
+    enforce_sensitivity: bool = False,
+    initial_gap: float | None = None,
+    beta: float | None = None,
+    num_iters: int | None = None,
+    clip_radius: float | None = None,
+    period: int | None = None,
+    window: int | None = None,
+    num_directions: int | None = None,
+    step_size: float | None = None,
+    concentration_radius: float | None = None,
+    c_d: float = 1.0,
+    c_sigma: float = 1.0,
+    c_m: float = 1.0,
+    c_g: float = 1.0,
+    c_t: float = 1.0,
+    calibration: str = "tight",
+    return_iterates: bool = False,
+) -> PrivateResult:
+    r"""Private zero-order Goldstein-stationary point (seed 004 Alg. 2 + Alg. 3 or 4).
+
+    O2NC with the two-point zero-order oracle: single pass with the tree mechanism
+    (Theorem 3.1, corrected preset by default) or multi-pass ERM with composed
+    Gaussian mechanisms (Theorem 4.1, corrected). See the module docstring for the
+    algorithm, the corrections and the parameters.
+
+    .. math::
+        E\,\|\bar\partial_{2\alpha}F(x_{out})\| \le \beta \quad
+        \text{(in expectation, theorem parameters)}.
+
+    Args:
+        rng_key: PRNG key (directions, step points, noise, output window).
+        problem: Declares ``lipschitz`` ``L`` (required) and ``loss_range`` (the
+            default initial gap). ``Unconstrained`` domain unless
+            ``enforce_sensitivity``.
+        epsilon: Target epsilon.
+        delta: Target delta in ``(0, 1)``.
+        x0: Public starting point in the problem's domain.
+        alpha: Smoothing radius; the certified Goldstein radius is ``2 alpha``
+            (default :func:`~dpsample.finders.goldstein.default_alpha`: the radius
+            and the norm target balanced, ``2 alpha L / Phi = beta(alpha) / L``).
+        passes: ``"single"`` (stochastic, tree mechanism) or ``"multi"`` (ERM).
+        preset: ``"corrected"`` (default) or ``"paper"`` (printed theorem).
+        enforce_sensitivity: Clip to enforce the sensitivity (Mode B, spec §3.5).
+        initial_gap: Public ``Phi >= F(x0) - inf F`` (default ``loss_range``).
+        beta: Multi-pass target (default: the Theorem 4.1 rate at ``n``).
+        num_iters: Override ``T``.
+        clip_radius: Override ``D``.
+        period: Override ``Sigma``.
+        window: Override ``M``.
+        num_directions: Override ``m``.
+        step_size: Override ``eta``.
+        concentration_radius: Mode B only: the ``e`` of the clip bounds.
+        c_d: O(.) multiplier of ``D``.
+        c_sigma: O(.) multiplier of ``Sigma``.
+        c_m: O(.) multiplier of ``m``.
+        c_g: ``G1 = c_g L``.
+        c_t: O(.) multiplier of ``T`` (multi pass).
+        calibration: ``"tight"`` (default: the smallest noise the returned
+            guarantee certifies, so the run spends its budget) or ``"rdp"`` (the
+            smallest dp_accounting's RDP accountant certifies; spends less).
+        return_iterates: Put the window means and ``z`` iterates in ``info``.
+
+    Returns:
+        ``PrivateResult(x_out, guarantee, info)``; ``info["plan"]`` has every public
+        parameter, ``info["noise"]`` the calibrated noise, and
+        ``info[NON_PRIVATE_KEY]`` (``"non_private_diagnostics"``) counts estimates
+        beyond their bound (reads the data: **not private**).
+
+    Raises:
+        TypeError: bad key, problem or flag types.
+        ValueError: bad privacy target, shapes, parameters, ``alpha > Phi/L``, a
+            bounded domain without enforcement, or ``x0`` outside the domain
+            (before any private computation; nothing raises during the run).
+        MissingConstantError: ``lipschitz`` (or an initial gap) not declared.
+
+    Privacy:
+        Replace-one. Sensitivity ``2 C/B`` with the bounds of the module docstring.
+        Single pass: ``gaussian(sigma/s)`` composed ``H + 1`` times (tree mechanism);
+        multi pass: ``ceil(T/Sigma)`` anchor and ``T - ceil(T/Sigma)`` difference
+        Gaussians composed. Mode A adds the TV slack ``tau = delta/(2(1+e^eps))`` of
+        the high-probability sensitivity event; in total ``(epsilon, delta)``-DP.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> import dpsample
+        >>> from dpsample.finders.goldstein import goldstein_zero_order
+        >>> data = {"a": jnp.ones((400, 1))}
+        >>> prob = dpsample.Problem(lambda x, z: jnp.abs(x[0] - z["a"][0]) + 0.5
+        ...     * jnp.abs(x[1]), data, dpsample.domains.Unconstrained(2),
+        ...     lipschitz=1.2, loss_range=4.0)
+        >>> res = goldstein_zero_order(jax.random.key(0), prob, epsilon=2.0,
+        ...     delta=1e-5, x0=jnp.zeros(2), alpha=0.2, num_directions=8,
+        ...     enforce_sensitivity=True)
+        >>> res.privacy.epsilon(1e-5) <= 2.0, res.value.shape
+        (True, (2,))
+
+    References:
+        Kornowski, Liu, Talwar, ICML 2025 (seed 004), Theorems 3.1 and 4.1.
+    """
+    return GoldsteinZeroOrder().solve(
+        rng_key,
+        problem,
+        epsilon=epsilon,
+        delta=delta,
+        x0=x0,
+        alpha=alpha,
+        passes=passes,
+        preset=preset,
+        enforce_sensitivity=enforce_sensitivity,
+        initial_gap=initial_gap,
+        beta=beta,
+        num_iters=num_iters,
+        clip_radius=clip_radius,
+        period=period,
+        window=window,
+        num_directions=num_directions,
+        step_size=step_size,
+        concentration_radius=concentration_radius,
+        c_d=c_d,
+        c_sigma=c_sigma,
+        c_m=c_m,
+        c_g=c_g,
+        c_t=c_t,
+        calibration=calibration,
+        return_iterates=return_iterates,
+    )
+
+
+def goldstein_first_order(
+    rng_key: PRNGKey,
+    problem: Problem,
+    *,
+    epsilon: float,
+    delta: float,
+    x0: ArrayLike,
+    alpha: float | None = None,
+    preset: str = "corrected",
+    enforce_sensitivity: bool = False,
+    initial_gap: float | None = None,
+    num_iters: int | None = None,
+    clip_radius: float | None = None,
+    period: int | None = None,
+    window: int | None = None,
+    num_directions: int | None = None,
+    step_size: float | None = None,
+    concentration_radius: float | None = None,
+    c_d: float = 1.0,
+    c_sigma: float = 1.0,
+    c_m: float = 1.0,
+    c_g: float = 1.0,
+    calibration: str = "tight",
+    return_iterates: bool = False,
+) -> PrivateResult:
+    r"""Private first-order single-pass Goldstein finder (seed 004 Alg. 2 + Alg. 5).
+
+    As :func:`goldstein_zero_order` with ``passes="single"``, with the first-order
+    oracle: anchors ``(1/B1) sum_i grad f(z_t + y_i; xi_i)`` with one ball
+    perturbation per sample, differences ``a(xi) - b(xi)`` with ``m`` ball
+    perturbations at each point (Eq. (17)'s sphere is a typo; ball as in Alg. 5).
+    Theorem C.4's parameters with the same correction as Theorem 3.1 and
+    ``m = c_m alpha^2/(D^2 d) log(d/delta)`` (at least 1).
+
+    Args:
+        rng_key: PRNG key.
+        problem: Declares ``lipschitz`` (required); differentiable loss.
+        epsilon: Target epsilon.
+        delta: Target delta in ``(0, 1)``.
+        x0: Public starting point in the problem's domain.
+        alpha: Smoothing radius (certified radius ``2 alpha``; default
+            :func:`~dpsample.finders.goldstein.default_alpha`).
+        preset: ``"corrected"`` (default) or ``"paper"``.
+        enforce_sensitivity: Clip gradients to ``L`` and differences to ``C_D(t)``.
+        initial_gap: Public ``Phi`` (default ``loss_range``).
+        num_iters: Override ``T``.
+        clip_radius: Override ``D``.
+        period: Override ``Sigma``.
+        window: Override ``M``.
+        num_directions: Override ``m``.
+        step_size: Override ``eta``.
+        concentration_radius: Mode B only: the ``e`` of the clip bounds.
+        c_d: O(.) multiplier of ``D``.
+        c_sigma: O(.) multiplier of ``Sigma``.
+        c_m: O(.) multiplier of ``m``.
+        c_g: ``G1 = c_g L``.
+        calibration: ``"tight"`` (default) or ``"rdp"``, as for
+            :func:`goldstein_zero_order`.
+        return_iterates: Put the window means and iterates in ``info``.
+
+    Returns:
+        ``PrivateResult(x_out, guarantee, info)`` as :func:`goldstein_zero_order`.
+
+    Raises:
+        TypeError: bad key, problem or flag types.
+        ValueError: bad privacy target, shapes or parameters, a bounded domain
+            without enforcement, or ``x0`` outside the domain (before any private
+            computation; nothing raises during the run).
+        MissingConstantError: ``lipschitz`` (or an initial gap) not declared.
+
+    Privacy:
+        Replace-one; tree mechanism, ``gaussian(sigma/s)`` composed ``H + 1`` times,
+        ``s = max(2L/B1, 2 C_D_max/B2)``. Anchors are bounded deterministically (no
+        failure event); Mode A adds the TV slack of the difference estimates.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> import dpsample
+        >>> from dpsample.finders.goldstein import goldstein_first_order
+        >>> data = {"a": jnp.ones((400, 1))}
+        >>> prob = dpsample.Problem(lambda x, z: jnp.abs(x[0] - z["a"][0]), data,
+        ...     dpsample.domains.Unconstrained(2), lipschitz=1.0, loss_range=4.0)
+        >>> res = goldstein_first_order(jax.random.key(1), prob, epsilon=2.0,
+        ...     delta=1e-5, x0=jnp.zeros(2), alpha=0.2, num_directions=8)
+        >>> res.privacy.epsilon(1e-5) <= 2.0
+        True
+
+    References:
+        Kornowski, Liu, Talwar, ICML 2025 (seed 004), Appendix C, Theorem C.4.
+    """
+    return GoldsteinFirstOrder().solve(
+        rng_key,
+        problem,
+        epsilon=epsilon,
+        delta=delta,
+        x0=x0,
+        alpha=alpha,
+        preset=preset,
+        enforce_sensitivity=enforce_sensitivity,
+        initial_gap=initial_gap,
+        num_iters=num_iters,
+        clip_radius=clip_radius,
+        period=period,
+        window=window,
+        num_directions=num_directions,
+        step_size=step_size,
+        concentration_radius=concentration_radius,
+        c_d=c_d,
+        c_sigma=c_sigma,
+        c_m=c_m,
+        c_g=c_g,
+        calibration=calibration,
+        return_iterates=return_iterates,
+    )
+
+
+precision.scope_public(globals())

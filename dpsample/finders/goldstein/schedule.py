@@ -1,0 +1,701 @@
+r"""The public schedule of a Goldstein finder run (seed 004's parameter settings).
+
+:func:`plan_goldstein` turns public inputs (``n``, ``d``, the budget, the declared
+``L``, the public initial gap ``Phi``, ``alpha`` and the options) into every
+parameter of the run: ``T``, ``D``, ``Sigma``, the batches, ``M``, ``eta``, ``m``,
+the sensitivity bounds, the failure budget of Mode A and the per-example work. The
+formulas are in :mod:`dpsample.finders.goldstein`; the tree helpers
+(:func:`tree_nodes`, :func:`tree_height`) and the single-pass sample budget
+(:func:`sample_budget_iters`) live here too. Nothing here sees data.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from dpsample._src import precision, validation
+
+__all__ = [
+    "ESTIMATORS",
+    "PASSES",
+    "PRESETS",
+    "default_alpha",
+    "evaluations",
+    "plan_goldstein",
+    "rate",
+    "sample_budget_iters",
+    "tree_height",
+    "tree_nodes",
+]
+
+PASSES = ("single", "multi")
+PRESETS = ("corrected", "paper")
+ESTIMATORS = ("zero_order", "first_order")
+
+
+# ------------------------------------------------------------------ tree helpers
+def tree_height(period: int) -> int:
+    """Tree height ``H = ceil(log2 Sigma)`` (``0`` for ``Sigma = 1``): ``H + 1`` levels.
+
+    Examples:
+        >>> from dpsample.finders.goldstein import tree_height
+        >>> tree_height(1), tree_height(2), tree_height(5), tree_height(8)
+        (0, 1, 3, 3)
+    """
+    return max(0, math.ceil(math.log2(period))) if period > 1 else 0
+
+
+def tree_nodes(t: int, period: int) -> list[tuple[int, int]]:
+    """Corrected ``NODE(t)`` of the tree mechanism (spec 004 §2.1).
+
+    The dyadic intervals ``[k+1, k+2^l]`` whose union is ``[1, t]`` (binary
+    decomposition, levels ``l = H..0`` with ``H = ceil(log2 period)``).
+
+    Args:
+        t: Position, ``1 <= t <= period``.
+        period: ``Sigma >= 1``.
+
+    Returns:
+        The list of ``(start, end)`` nodes (``popcount(t)`` of them).
+
+    Examples:
+        >>> from dpsample.finders.goldstein import tree_nodes
+        >>> tree_nodes(8, 8), tree_nodes(6, 8), tree_nodes(1, 1)
+        ([(1, 8)], [(1, 4), (5, 6)], [(1, 1)])
+    """
+    sigma = validation.positive_int("period", period)
+    t = validation.positive_int("t", t)
+    if t > sigma:
+        raise ValueError(f"Expected t={t} <= period={sigma}")
+    height = tree_height(sigma)
+    nodes, k = [], 0
+    for level in range(height, -1, -1):
+        if k + 2**level <= t:
+            nodes.append((k + 1, k + 2**level))
+            k += 2**level
+    return nodes
+
+
+def sample_budget_iters(n: int, period: int, anchor_batch: int, diff_batch: int) -> int:
+    """Largest ``T`` with ``ceil(T/Sigma) B1 + (T - ceil(T/Sigma)) B2 <= n``.
+
+    Examples:
+        >>> from dpsample.finders.goldstein import sample_budget_iters
+        >>> sample_budget_iters(100, 10, 10, 1), sample_budget_iters(7, 1, 1, 1)
+        (50, 7)
+    """
+    per_period = anchor_batch + (period - 1) * diff_batch
+    full = n // per_period
+    rem = n - full * per_period
+    extra = 0
+    if rem >= anchor_batch:
+        extra = 1 + min(period - 1, (rem - anchor_batch) // diff_batch)
+    return full * period + extra
+
+
+# ------------------------------------------------------------------ helpers
+def _choice(name: str, value: Any, options: tuple[str, ...]) -> str:
+    if value not in options:
+        raise ValueError(f"Expected {name} in {options}, got {value!r}")
+    return str(value)
+
+
+def _opt_int(name: str, value: Any) -> int | None:
+    return None if value is None else validation.positive_int(name, value)
+
+
+def _opt_pos(name: str, value: Any) -> float | None:
+    return None if value is None else validation.positive(name, value)
+
+
+def _rho_star(epsilon: float, delta: float) -> float:
+    lg = math.log(1.0 / delta)
+    return (math.sqrt(lg + epsilon) - math.sqrt(lg)) ** 2
+
+
+def rate(
+    *,
+    n: int,
+    dim: int,
+    epsilon: float,
+    lipschitz: float,
+    initial_gap: float,
+    alpha: float,
+    passes: str = "single",
+    preset: str = "corrected",
+) -> float:
+    r"""The theorem's norm target ``beta`` reached at smoothing radius ``alpha``.
+
+    * single pass, ``"corrected"`` (Theorem 3.1 / C.4 corrected, spec 004 §4.1):
+      :math:`(\Phi L^2\sqrt d/(n\alpha))^{1/3} + (\Phi L d/(n\alpha\varepsilon))^{1/2}`;
+    * single pass, ``"paper"`` (as printed):
+      :math:`(\Phi L^2/(n\alpha))^{1/3} + (\Phi d L/(n\alpha\varepsilon))^{1/2} +
+      (\Phi^2 L^3 d^{3/2}/(n^2\alpha^2\varepsilon))^{1/5}`;
+    * multi pass (Theorem 4.1):
+      :math:`(L d^{3/4}\sqrt\Phi/(n\varepsilon\sqrt\alpha))^{2/3}`.
+
+    Constants and logarithms are dropped, as in the paper's rates.
+
+    Examples:
+        >>> from dpsample.finders.goldstein import rate
+        >>> b1 = rate(n=1000, dim=2, epsilon=1.0, lipschitz=1.0, initial_gap=1.0,
+        ...           alpha=0.1)
+        >>> b2 = rate(n=8000, dim=2, epsilon=1.0, lipschitz=1.0, initial_gap=1.0,
+        ...           alpha=0.1)
+        >>> 0 < b2 < b1
+        True
+    """
+    n_, d = float(n), float(dim)
+    big_l, phi, a, eps = lipschitz, initial_gap, alpha, epsilon
+    if passes == "multi":
+        return float(
+            (big_l * d**0.75 * math.sqrt(phi) / (n_ * eps * math.sqrt(a))) ** (2 / 3)
+        )
+    if preset == "corrected":
+        return float(
+            (phi * big_l**2 * math.sqrt(d) / (n_ * a)) ** (1 / 3)
+            + (phi * big_l * d / (n_ * a * eps)) ** 0.5
+        )
+    return float(
+        (phi * big_l**2 / (n_ * a)) ** (1 / 3)
+        + (phi * d * big_l / (n_ * a * eps)) ** 0.5
+        + (phi**2 * big_l**3 * d**1.5 / (n_**2 * a**2 * eps)) ** 0.2
+    )
+
+
+def default_alpha(
+    *,
+    n: int,
+    dim: int,
+    epsilon: float,
+    lipschitz: float,
+    initial_gap: float,
+    passes: str = "single",
+    preset: str = "corrected",
+) -> float:
+    r"""The default smoothing radius: balance the radius and the norm targets.
+
+    A run at smoothing radius :math:`\alpha` certifies
+    :math:`(2\alpha, \beta(\alpha))`-Goldstein stationarity with :math:`\beta` the
+    theorem's rate (:func:`rate`), decreasing in :math:`\alpha`. Both targets are
+    made relative to their trivial scales: the radius to :math:`\Phi/L` (the largest
+    the theorems allow, :math:`\alpha \le \Phi/L`) and the norm to :math:`L` (every
+    subgradient's bound). The default is the :math:`\alpha` that makes them equal,
+
+    .. math::
+
+        \frac{2\alpha L}{\Phi} = \frac{\beta(\alpha)}{L},
+
+    (unique: the left side increases and the right side decreases), capped at
+    :math:`\Phi/L`. Public inputs only; scale-invariant (domain times ``c``:
+    :math:`\alpha` times ``c``). Pass ``alpha`` for a target radius ``r``: ``alpha =
+    r / 2``.
+
+    Examples:
+        >>> from dpsample.finders.goldstein import default_alpha, rate
+        >>> a = default_alpha(n=4000, dim=2, epsilon=10.0, lipschitz=2**0.5,
+        ...                   initial_gap=4.0)
+        >>> b = rate(n=4000, dim=2, epsilon=10.0, lipschitz=2**0.5, initial_gap=4.0,
+        ...          alpha=a)
+        >>> round(2 * a * 2**0.5 / 4.0 - b / 2**0.5, 9), round(a, 3)
+        (0.0, 0.256)
+    """
+    n = validation.positive_int("n", n)
+    d = validation.positive_int("dim", dim)
+    eps = validation.positive("epsilon", epsilon)
+    big_l = validation.positive("lipschitz", lipschitz)
+    phi = validation.positive("initial_gap", initial_gap)
+    passes = _choice("passes", passes, PASSES)
+    preset = _choice("preset", preset, PRESETS)
+
+    def excess(a: float) -> float:
+        beta = rate(
+            n=n,
+            dim=d,
+            epsilon=eps,
+            lipschitz=big_l,
+            initial_gap=phi,
+            alpha=a,
+            passes=passes,
+            preset=preset,
+        )
+        return 2.0 * a * big_l / phi - beta / big_l
+
+    hi = phi / big_l
+    if excess(hi) <= 0.0:
+        return hi
+    lo = hi / 2.0
+    while excess(lo) > 0.0:
+        hi, lo = lo, lo / 2.0
+    for _ in range(200):
+        if hi / lo - 1.0 <= 1e-12:
+            break
+        mid = math.sqrt(lo * hi)
+        if excess(mid) > 0.0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def evaluations(schedule: dict[str, Any]) -> tuple[int, int]:
+    """Per-example ``(loss, gradient)`` evaluations of a run of ``schedule``.
+
+    Zero-order: ``2 m`` loss evaluations per anchor sample and ``4 m`` per
+    difference sample (two points, ``m`` directions, two evaluations each);
+    first-order: one gradient per anchor sample and ``2 m`` per difference sample.
+    Multi-pass steps read all ``n`` samples. Exact: the run evaluates only the
+    branch (anchor or difference) of each step.
+
+    Examples:
+        >>> from dpsample.finders.goldstein import evaluations, plan_goldstein
+        >>> p = plan_goldstein(n=100, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0,
+        ...                    initial_gap=1.0, alpha=0.1, num_directions=4,
+        ...                    period=5, enforce_sensitivity=True)
+        >>> evaluations(p) == (8 * 5 * p["num_anchors"] + 16 * p["num_differences"], 0)
+        True
+    """
+    m = schedule["num_directions"]
+    n_a, n_d = schedule["num_anchors"], schedule["num_differences"]
+    b1, b2 = schedule["anchor_batch"], schedule["difference_batch"]
+    if schedule["estimator"] == "zero_order":
+        return 2 * m * b1 * n_a + 4 * m * b2 * n_d, 0
+    return 0, b1 * n_a + 2 * m * b2 * n_d
+
+
+# ------------------------------------------------------------------ the schedule
+def plan_goldstein(
+    *,
+    n: int,
+    dim: int,
+    epsilon: float,
+    delta: float,
+    lipschitz: float,
+    initial_gap: float,
+    alpha: float,
+    passes: str = "single",
+    preset: str = "corrected",
+    estimator: str = "zero_order",
+    beta: float | None = None,
+    enforce_sensitivity: bool = False,
+    num_iters: int | None = None,
+    clip_radius: float | None = None,
+    period: int | None = None,
+    window: int | None = None,
+    num_directions: int | None = None,
+    step_size: float | None = None,
+    concentration_radius: float | None = None,
+    c_d: float = 1.0,
+    c_sigma: float = 1.0,
+    c_m: float = 1.0,
+    c_g: float = 1.0,
+    c_t: float = 1.0,
+    max_evaluations: int | None = None,
+) -> dict[str, Any]:
+    """Public parameters of a Goldstein finder run (the package docstring's formulas).
+
+    This is the parameter calculator behind
+    :class:`~dpsample.finders.goldstein.GoldsteinZeroOrder` and
+    :class:`~dpsample.finders.goldstein.GoldsteinFirstOrder` ``.plan``; it sees public
+    inputs only.
+
+    **Compute cap** (``max_evaluations``, public rule). When the schedule needs more
+    per-example evaluations (:func:`evaluations`) than the cap, ``T`` is shrunk to
+    the largest iteration count whose schedule fits, and the other parameters are
+    re-derived from the theorem at that ``T``: single pass, ``D`` (and from it
+    ``Sigma``, ``B1``, ``M``, ``eta``, ``m``) at the capped ``T`` (the run then uses
+    fewer than ``n`` samples); multi pass, the target ``beta = (c_T Phi L^2/(alpha
+    T))^(1/3)`` reached in ``T`` steps, and ``D``, ``Sigma``, ``M``, ``eta``, ``m``
+    from it. A ``num_iters`` (or a multi-pass ``beta``) given by the caller whose
+    schedule exceeds the cap is refused, as is a cap below one step.
+
+    Args:
+        n: Dataset size.
+        dim: Dimension ``d``.
+        epsilon: Target epsilon.
+        delta: Target delta.
+        lipschitz: Declared ``L``.
+        initial_gap: Public ``Phi >= F(x0) - inf F``.
+        alpha: Smoothing radius (certified radius ``2 alpha``), ``alpha <= Phi/L``.
+        passes: ``"single"`` (Alg. 3/5) or ``"multi"`` (Alg. 4).
+        preset: ``"corrected"`` (default) or ``"paper"`` (as printed).
+        estimator: ``"zero_order"`` or ``"first_order"`` (single pass only).
+        beta: Multi-pass target norm (default: the Thm 4.1 rate at ``n``).
+        enforce_sensitivity: Mode B (clipping) if True, Mode A otherwise.
+        num_iters: Override ``T``.
+        clip_radius: Override ``D``.
+        period: Override ``Sigma``.
+        window: Override ``M``.
+        num_directions: Override ``m``.
+        step_size: Override ``eta``.
+        concentration_radius: Mode B only: override ``e`` in the clip bounds
+            ``C_A = L + e`` and ``C_D(t) = ... + 2 e`` (a utility knob; privacy
+            holds for any value). Mode A derives ``e`` from ``m`` and ``gamma``.
+        c_d: Multiplier of ``D``.
+        c_sigma: Multiplier of ``Sigma``.
+        c_m: Multiplier of ``m``.
+        c_g: ``G1 = c_g L`` in ``eta``.
+        c_t: Multiplier of ``T`` (multi pass).
+        max_evaluations: Optional cap on per-example evaluations (rule above).
+
+    Returns:
+        A dict of every parameter and bound (all public), with the work
+        (``loss_evaluations``, ``gradient_evaluations``) and, when the cap
+        shrank the schedule, ``uncapped_evaluations`` and ``uncapped_num_iters``.
+
+    Examples:
+        >>> from dpsample.finders.goldstein import plan_goldstein
+        >>> p = plan_goldstein(n=2000, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0,
+        ...                    initial_gap=1.0, alpha=0.1, num_directions=16)
+        >>> p["samples_used"] <= 2000, p["window"] * p["clip_radius"] <= 0.1
+        (True, True)
+        >>> q = plan_goldstein(n=2000, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0,
+        ...                    initial_gap=1.0, alpha=0.1, num_directions=16,
+        ...                    max_evaluations=10_000)
+        >>> q["loss_evaluations"] <= 10_000 < p["loss_evaluations"]
+        True
+    """
+    n = validation.positive_int("n", n)
+    d = validation.positive_int("dim", dim)
+    eps, dlt = validation.check_privacy(epsilon, delta)
+    big_l = validation.positive("lipschitz", lipschitz)
+    phi = validation.positive("initial_gap", initial_gap)
+    a = validation.positive("alpha", alpha)
+    passes = _choice("passes", passes, PASSES)
+    preset = _choice("preset", preset, PRESETS)
+    estimator = _choice("estimator", estimator, ESTIMATORS)
+    if passes == "multi" and estimator == "first_order":
+        raise ValueError("the first-order oracle is single-pass only (Algorithm 5)")
+    if not isinstance(enforce_sensitivity, bool):
+        raise TypeError("Expected enforce_sensitivity to be a bool")
+    if a > phi / big_l * (1 + 1e-12):
+        raise ValueError(
+            f"Expected alpha={a:g} <= initial_gap/lipschitz={phi / big_l:g} "
+            "(the radius condition of Theorems 3.1/4.1)"
+        )
+    for name, val in (("c_d", c_d), ("c_sigma", c_sigma), ("c_m", c_m)):
+        validation.positive(name, val)
+    validation.positive("c_g", c_g)
+    validation.positive("c_t", c_t)
+    num_iters = _opt_int("num_iters", num_iters)
+    period = _opt_int("period", period)
+    window = _opt_int("window", window)
+    num_directions = _opt_int("num_directions", num_directions)
+    clip_radius = _opt_pos("clip_radius", clip_radius)
+    step_size = _opt_pos("step_size", step_size)
+    cap = _opt_int("max_evaluations", max_evaluations)
+    if concentration_radius is not None:
+        if not enforce_sensitivity:
+            raise ValueError(
+                "concentration_radius can only be set with enforce_sensitivity=True "
+                "(Mode A's privacy needs the derived radius)"
+            )
+        concentration_radius = validation.nonnegative(
+            "concentration_radius", concentration_radius
+        )
+    if passes == "single" and beta is not None:
+        raise ValueError("beta is a multi-pass input; single pass sets it by n")
+    beta_in = None if beta is None else validation.positive("beta", beta)
+    sd = math.sqrt(d)
+
+    def build(capped_iters: int | None) -> dict[str, Any]:
+        """The schedule; ``capped_iters`` re-derives it at that ``T`` (cap rule)."""
+        if passes == "single":
+
+            def d_of(t_: int) -> float:
+                if clip_radius is not None:
+                    return clip_radius
+                if preset == "corrected":
+                    cand: tuple[float, ...] = (
+                        (phi**2 * a / (big_l**2 * sd * t_**2)) ** (1 / 3),
+                        (phi * a * eps / (d * big_l * t_)) ** 0.5,
+                    )
+                else:
+                    cand = (
+                        (phi**2 * a / (big_l**2 * t_**2)) ** (1 / 3),
+                        (phi * a * eps / (d * big_l * t_)) ** 0.5,
+                        (phi**3 * a**2 * eps / (d**1.5 * big_l**3 * t_**3)) ** 0.2,
+                    )
+                return c_d * min(cand)
+
+            def sigma_of(dd: float) -> int:
+                if period is not None:
+                    return period
+                raw = (
+                    a / (dd * sd)
+                    if preset == "corrected"
+                    else (a / (eps * dd)) ** (2 / 3)
+                )
+                return max(1, min(n, int(round(c_sigma * raw))))
+
+            if capped_iters is None:
+                t_cur = max(1, n // 2)
+                for _ in range(4):
+                    big_d = d_of(t_cur)
+                    sig = sigma_of(big_d)
+                    t_new = sample_budget_iters(n, sig, sig, 1)
+                    if t_new == t_cur:
+                        break
+                    t_cur = max(1, t_new)
+            else:
+                t_cur = capped_iters
+            big_d = d_of(t_cur)
+            sig = sigma_of(big_d)
+            b1, b2 = sig, 1
+            t_max = sample_budget_iters(n, sig, b1, b2)
+            if t_max < 1:
+                raise ValueError(
+                    f"n={n} samples cannot fill one anchor batch of {b1}; lower the "
+                    "period"
+                )
+            if capped_iters is not None:
+                big_t = min(capped_iters, t_max)
+            else:
+                big_t = t_max if num_iters is None else num_iters
+            if big_t > t_max:
+                raise ValueError(
+                    f"num_iters={big_t} needs more samples than n={n} (at most "
+                    f"{t_max} single-pass steps with period {sig})"
+                )
+            beta_v = None
+        else:
+            if capped_iters is not None:  # the target T steps reach (Thm 4.1)
+                a_t = a if preset == "corrected" else a**2
+                beta_v = (c_t * phi * big_l**2 / (a_t * capped_iters)) ** (1 / 3)
+            elif beta_in is None:
+                beta_v = rate(
+                    n=n,
+                    dim=d,
+                    epsilon=eps,
+                    lipschitz=big_l,
+                    initial_gap=phi,
+                    alpha=a,
+                    passes="multi",
+                )
+                beta_v = min(beta_v, big_l)
+            else:
+                beta_v = beta_in
+            if clip_radius is not None:
+                big_d = clip_radius
+            elif preset == "corrected":
+                big_d = c_d * a * beta_v**2 / big_l**2
+            else:
+                big_d = c_d * a**2 * beta_v**2 / big_l**2
+            if capped_iters is not None:
+                big_t = capped_iters
+            elif num_iters is not None:
+                big_t = num_iters
+            elif preset == "corrected":
+                big_t = max(1, math.ceil(c_t * phi * big_l**2 / (a * beta_v**3)))
+            else:
+                big_t = max(1, math.ceil(c_t * phi * big_l**2 / (a**2 * beta_v**3)))
+            sig = period or max(1, int(round(c_sigma * a / (big_d * sd))))
+            b1 = b2 = n
+        return _derive(
+            n=n,
+            d=d,
+            eps=eps,
+            dlt=dlt,
+            big_l=big_l,
+            phi=phi,
+            a=a,
+            passes=passes,
+            preset=preset,
+            estimator=estimator,
+            enforce=enforce_sensitivity,
+            beta_v=beta_v,
+            big_t=big_t,
+            big_d=big_d,
+            sig=sig,
+            b1=b1,
+            b2=b2,
+            window=window,
+            step_size=step_size,
+            num_directions=num_directions,
+            concentration_radius=concentration_radius,
+            c_m=c_m,
+            c_g=c_g,
+        )
+
+    schedule = build(None)
+    if cap is None or _total(schedule) <= cap:
+        return schedule
+    uncapped = _total(schedule)
+    if num_iters is not None or (passes == "multi" and beta_in is not None):
+        what = "num_iters" if num_iters is not None else f"beta={beta_in:g}"
+        raise ValueError(
+            f"the schedule fixed by the caller ({what}: T={schedule['num_iters']}, "
+            f"{uncapped:,} per-example evaluations) exceeds max_evaluations={cap:,}"
+        )
+    # Largest T whose re-derived schedule fits (bisection; the cost grows with T).
+    lo, hi = 0, schedule["num_iters"]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _total(build(mid)) <= cap:
+            lo = mid
+        else:
+            hi = mid
+    while lo >= 1 and _total(build(lo)) > cap:  # pragma: no cover (rounding)
+        lo -= 1
+    if lo < 1:
+        raise ValueError(
+            f"max_evaluations={cap:,} is below one step of this schedule "
+            f"({_total(build(1)):,} per-example evaluations)"
+        )
+    schedule = build(lo)
+    schedule["uncapped_evaluations"] = uncapped
+    schedule["uncapped_num_iters"] = build(None)["num_iters"]
+    return schedule
+
+
+def _total(schedule: dict[str, Any]) -> int:
+    return int(schedule["loss_evaluations"] + schedule["gradient_evaluations"])
+
+
+def _derive(
+    *,
+    n: int,
+    d: int,
+    eps: float,
+    dlt: float,
+    big_l: float,
+    phi: float,
+    a: float,
+    passes: str,
+    preset: str,
+    estimator: str,
+    enforce: bool,
+    beta_v: float | None,
+    big_t: int,
+    big_d: float,
+    sig: int,
+    b1: int,
+    b2: int,
+    window: int | None,
+    step_size: float | None,
+    num_directions: int | None,
+    concentration_radius: float | None,
+    c_m: float,
+    c_g: float,
+) -> dict[str, Any]:
+    """Everything that follows from ``(T, D, Sigma, B1, B2)``: M, eta, m, bounds."""
+    sd = math.sqrt(d)
+    h = tree_height(sig)
+    n_a = math.ceil(big_t / sig)
+    n_d = big_t - n_a
+    if window is not None:
+        big_m = min(window, big_t)
+    else:
+        big_m = max(1, min(big_t, int(math.floor(a / (4.0 * big_d)))))
+    eta = step_size or big_d / (c_g * big_l * math.sqrt(big_m))
+
+    # Number of per-sample estimates that can exceed their bound (Mode A union bound).
+    if passes == "single":
+        anchor_est = 0 if estimator == "first_order" else n_a * b1
+        n_est = anchor_est + 2 * n_d * b2
+    else:
+        n_est = n * (n_a + 2 * n_d)
+    # log of the failure budget (log space: e^eps overflows for huge eps).
+    log_tau = math.log(dlt / 2.0) - eps - math.log1p(math.exp(-eps))
+    if enforce:
+        delta_g, tau = dlt, 0.0
+        log_budget = math.log(dlt / 2.0)  # only tunes the clip thresholds
+    else:
+        delta_g, tau = dlt / 2.0, math.exp(log_tau)
+        log_budget = log_tau
+    log_gamma = log_budget - math.log(max(1, n_est))
+    gamma = math.exp(log_gamma)
+    log_g = math.log(2.0) - log_gamma
+    log_m = max(1.0, math.log(d * max(b1, b2) / dlt))
+    # Sensitivities without estimation error (for the variance-driven m).
+    lip_d = big_l * sd / a  # smoothness of f_alpha (explicit constant, Fact 2.3)
+
+    if num_directions is not None:
+        m = num_directions
+    else:
+        if passes == "single":
+            if estimator == "zero_order":
+                m_th = c_m * (d**2 * b1**2 + d * a**2 * b2**2 / big_d**2) * log_m
+            else:
+                m_th = c_m * (b2**2 * a**2 / (big_d**2 * d)) * log_m
+        else:
+            rho = _rho_star(eps, delta_g)
+            s1 = 2.0 * big_l / n
+            s2 = 2.0 * min(2.0 * big_d * lip_d, 2.0 * big_l) / n
+            sig1 = s1 * math.sqrt(n_a / (rho / 2.0 if n_d else rho))
+            sig2 = s2 * math.sqrt(max(n_d, 1) / (rho / 2.0))
+            m_th = c_m * (
+                big_l**2 * d * sig / (n * sig1**2)
+                + (big_l**2 * d / (n * sig2**2) if n_d else 0.0)
+            )
+        m_pr = 0.0
+        if not enforce:
+            if estimator == "zero_order":
+                m_pr = 2.0 * (d + 1) ** 2 * log_g
+                if n_d:
+                    m_pr = max(m_pr, m_pr * a**2 / (d * big_d**2))
+            elif n_d:
+                m_pr = 8.0 * log_g * a**2 / (d * big_d**2)
+        m = max(1, math.ceil(max(m_th, m_pr)))
+
+    if estimator == "zero_order":
+        e = big_l * (d + 1) * math.sqrt(2.0 * log_g / m)
+        if concentration_radius is not None:
+            e = concentration_radius
+        c_a = big_l + e
+        c_dmax = min(2.0 * big_d * lip_d + 2.0 * e, 2.0 * c_a)
+    else:
+        e = 2.0 * big_l * math.sqrt(2.0 * log_g / m)
+        if concentration_radius is not None:
+            e = concentration_radius
+        c_a = big_l
+        c_dmax = min(2.0 * big_d * lip_d + 2.0 * e, 2.0 * big_l)
+    s_a = 2.0 * c_a / b1
+    s_d = 2.0 * c_dmax / b2
+    samples = n_a * b1 + n_d * b2 if passes == "single" else n
+    out: dict[str, Any] = {
+        "passes": passes,
+        "preset": preset,
+        "estimator": estimator,
+        "enforce_sensitivity": enforce,
+        "mode": "B (enforced sensitivity)" if enforce else "A (paper)",
+        "n": n,
+        "dim": d,
+        "epsilon": eps,
+        "delta": dlt,
+        "lipschitz": big_l,
+        "initial_gap": phi,
+        "alpha": a,
+        "certified_radius": 2.0 * a,
+        "beta": beta_v,
+        "num_iters": int(big_t),
+        "clip_radius": float(big_d),
+        "period": int(sig),
+        "tree_height": int(h),
+        "anchor_batch": int(b1),
+        "difference_batch": int(b2),
+        "window": int(big_m),
+        "num_windows": int(big_t // big_m),
+        "step_size": float(eta),
+        "num_directions": int(m),
+        "num_anchors": int(n_a),
+        "num_differences": int(n_d),
+        "samples_used": int(samples),
+        "num_estimates": int(n_est),
+        "failure_prob": float(gamma),
+        "tv_slack": float(tau),
+        "delta_gaussian": float(delta_g),
+        "concentration_radius": float(e),
+        "anchor_bound": float(c_a),
+        "difference_bound_max": float(c_dmax),
+        "anchor_sensitivity": float(s_a),
+        "difference_sensitivity": float(s_d),
+    }
+    loss_evals, grad_evals = evaluations(out)
+    out["loss_evaluations"] = int(loss_evals)
+    out["gradient_evaluations"] = int(grad_evals)
+    return out
+
+
+precision.scope_public(globals())
