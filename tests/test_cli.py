@@ -72,6 +72,7 @@ def _check_output_folder(folder, budget):
 
 
 # ------------------------------------------------------------- quickstart (process)
+@pytest.mark.slow
 def test_quickstart_json_report_is_within_budget():
     proc = _run(
         "quickstart", "--json", "--radius", "4", "--epsilon", "2", "--seed", "3"
@@ -136,6 +137,7 @@ def test_quickstart_human_output_has_every_section():
 
 
 # -------------------------------------------------------------------- run (process)
+@pytest.mark.slow
 def test_run_writes_the_folder_then_refuses_it(tmp_path):
     out = tmp_path / "runs" / "net"
     proc = _run("run", NET_IRIS, "--output", out)
@@ -204,6 +206,7 @@ def test_examples_exist():
 
 
 # ---------------------------------------------------------- errors (process, exit 2)
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
@@ -225,6 +228,7 @@ def test_bad_configs_exit_2_with_the_choices(tmp_path, old, new, expected):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
@@ -330,6 +334,7 @@ def test_options_checked_against_the_function():
         assert ok["options"][option] == names[0]
 
 
+@pytest.mark.slow
 def test_declared_constants_override_derived_ones():
     raw = _net_config(loss={"lipschitz": 0.75})
     problem, facts = config.build_problem(config.resolve_config(raw))
@@ -353,6 +358,7 @@ def test_declared_constants_override_derived_ones():
     assert facts["assumptions"]["label_bound"] == 3.0 and problem.n == 20
 
 
+@pytest.mark.slow
 def test_failed_write_leaves_no_folder(tmp_path, monkeypatch):
     def boom(doc, **kwargs):
         raise RuntimeError("disk full")

@@ -123,6 +123,7 @@ def _main_json(capsys, *args):
 
 
 # ---------------------------------------------------------------------- list
+@pytest.mark.slow
 def test_list_prints_every_registered_algorithm():
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(REPO))
     proc = subprocess.run(
@@ -162,6 +163,7 @@ def test_list_json_has_the_registry_entries_and_their_options(capsys):
 
 
 # ------------------------------------------------------------------- dry run
+@pytest.mark.slow
 @pytest.mark.parametrize("source", ["synthetic", "sklearn"])
 def test_dry_run_reads_no_data_and_prints_the_guarantee_a_run_returns(
     source, small, tmp_path, monkeypatch, capsys
@@ -200,6 +202,7 @@ def test_dry_run_without_seed(small, capsys):
     assert "OS entropy" in planned["job"]["rng_key"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "example", sorted((REPO / "examples").glob("*.toml")), ids=lambda p: p.stem
 )
@@ -221,6 +224,7 @@ def test_every_example_job_has_a_plan(example, monkeypatch, capsys):
     assert priv["epsilon"] <= raw["privacy"]["epsilon"] * (1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_a_source_without_public_shapes_needs_declared_n_and_d():
     """A source that knows n and d only by reading its data is planned after the
     load in a real run, and refused by a dry run unless it declares them."""
@@ -251,6 +255,7 @@ function = "{__name__}:make_data"
 )
 
 
+@pytest.mark.slow
 def test_a_module_source_is_dry_run_with_declared_shapes_and_run_without(
     tmp_path, capsys
 ):
@@ -269,6 +274,7 @@ def test_a_module_source_is_dry_run_with_declared_shapes_and_run_without(
 
 
 # ----------------------------------------------------------------- the key
+@pytest.mark.slow
 def test_without_a_seed_the_key_comes_from_os_entropy_and_is_written_nowhere(
     small, tmp_path, monkeypatch
 ):
@@ -300,6 +306,7 @@ def test_without_a_seed_the_key_comes_from_os_entropy_and_is_written_nowhere(
     assert "seed omitted" not in (out / "config.toml").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["file", "flag"])
 def test_a_given_seed_is_an_assumption_and_is_written_nowhere(where, tmp_path, capsys):
     text = SMALL_DP_SGD

@@ -110,6 +110,7 @@ def test_value_checks_follow_the_annotation():
 
 
 # ---------------------------------------------------------------------- runs
+@pytest.mark.slow
 def test_a_registered_job_runs_its_plan_like_the_function():
     """Same key, same released point as ``dp_sgd(...)``."""
     from dpsample.finders import dp_sgd
@@ -139,6 +140,7 @@ def test_a_registered_job_runs_its_plan_like_the_function():
     assert ex.config["options"]["x0"] == [0.0] * 5  # the plan's default, written
 
 
+@pytest.mark.slow
 def test_max_evaluations_is_the_plans_compute_budget():
     raw = _dp_sgd_config()
     del raw["options"]["num_steps"]

@@ -45,6 +45,7 @@ def _cfg(name, loss_extra=None, domain=None):
     }
 
 
+@pytest.mark.slow
 def test_a_plain_loss_function_takes_declared_constants_and_params(module):
     cfg = resolve_config(
         _cfg(

@@ -70,6 +70,7 @@ def _plan(name, seed=0, n=None):
     return case, problem, algo, algo.plan(problem.spec, case.budget, **case.options)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_plan_is_public_frozen_complete_and_printable(name):
     case, problem, algo, plan = _plan(name)
@@ -92,6 +93,7 @@ def test_plan_is_public_frozen_complete_and_printable(name):
     assert d["cost"]["estimated_seconds"] >= 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_run_returns_the_plans_guarantee_and_typed_info(name):
     case, problem, algo, plan = _plan(name)
@@ -104,6 +106,7 @@ def test_run_returns_the_plans_guarantee_and_typed_info(name):
     assert "diagnostics" not in dict(res.info)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_convenience_function_is_plan_then_run(name):
     case, problem, algo, plan = _plan(name)
@@ -155,6 +158,7 @@ class _CountingLoss:
         return self.loss(x, example)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_a_second_run_with_the_same_shapes_does_not_recompile(name):
     case = CASES[name]
@@ -199,6 +203,7 @@ def test_plan_refuses_bad_budgets_and_types():
         dpsample.Budget(1.0, 1e-5, max_evaluations=0)
 
 
+@pytest.mark.slow
 def test_compute_budget_caps_the_theorem_schedule_and_refuses_a_fixed_one():
     case = CASES["dp_sgd"]
     problem = case.make_problem(0, 256)
@@ -221,6 +226,7 @@ def test_compute_budget_caps_the_theorem_schedule_and_refuses_a_fixed_one():
         )
 
 
+@pytest.mark.slow
 def test_options_bound_at_construction_are_overridden_by_plan():
     case, problem, _, _ = _plan("dp_sgd")
     algo = registry.create("dp_sgd", num_steps=4, batch_size=8)

@@ -98,6 +98,7 @@ def test_unknown_dataset():
         datasets.load_sklearn("covtype")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [1, 2, 5])
 def test_make_classification(d):
     data, w = datasets.make_classification(KEY, 2000, d, margin=0.2, return_truth=True)
@@ -112,6 +113,7 @@ def test_make_classification(d):
     assert abs((y == 1).sum() - 1000) < 4 * np.sqrt(500)
 
 
+@pytest.mark.slow
 def test_make_classification_flips():
     n, p = 4000, 0.2
     clean, w = datasets.make_classification(KEY, n, 3, return_truth=True)
@@ -121,6 +123,7 @@ def test_make_classification_flips():
     assert abs(flipped - p) < 4 * np.sqrt(p * (1 - p) / n)
 
 
+@pytest.mark.slow
 def test_make_regression():
     n = 3000
     data, w = datasets.make_regression(
@@ -178,6 +181,7 @@ def test_sign_codewords_options_and_errors():
         datasets.sign_codewords(2, min_distance=2, max_codewords=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dim", [2, 6])
 def test_planted_bumps_disjoint_inside_ball_and_lipschitz(dim):
     inst = datasets.planted_coin_bumps(jax.random.key(dim), dim, 500)
@@ -209,6 +213,7 @@ def test_planted_bumps_disjoint_inside_ball_and_lipschitz(dim):
     assert np.all(np.abs(fx - fy) <= np.linalg.norm(x - x[::-1], axis=1) + 1e-12)
 
 
+@pytest.mark.slow
 def test_planted_bumps_population_risk_closed_form():
     inst = datasets.planted_coin_bumps(jax.random.key(5), 4, 200, c_delta=1.0)
     assert np.isclose(inst.gap, np.sqrt(np.log(16) / 200))

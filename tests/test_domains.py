@@ -47,6 +47,7 @@ def test_bad_center():
         Ball(1.0, jnp.zeros(2), dim=3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("center", [None, (0.5, -1.0, 2.0)])
 def test_projection_properties(center):
     ball = Ball(0.7, None if center is None else jnp.array(center), dim=3)

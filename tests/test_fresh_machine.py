@@ -42,6 +42,7 @@ def _run_fresh(tmp_path, args, timeout=300):
     )
 
 
+@pytest.mark.slow
 def test_arviz_importing_tests_collect_with_an_empty_cache(tmp_path):
     # Fails before the fix: 4 collection errors (FutureWarning turned into an error).
     res = _run_fresh(
@@ -60,6 +61,7 @@ def test_arviz_importing_tests_collect_with_an_empty_cache(tmp_path):
     assert "error" not in res.stdout.lower()
 
 
+@pytest.mark.slow
 def test_import_arviz_silences_exactly_the_announcement(tmp_path):
     """Power: in a fresh cache a bare import does announce; the helper does not."""
     strict = "-W error::FutureWarning"

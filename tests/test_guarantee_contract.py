@@ -285,6 +285,7 @@ def _contract(name, events, relation_name):
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation_name", sorted(RELATIONS))
 @pytest.mark.parametrize("name", sorted(EVENTS))
 def test_from_event_is_never_below_correct_accounting(name, relation_name):
@@ -427,6 +428,7 @@ def test_oracles_without_clipping_are_conditional_on_the_declarations():
     assert o1.run_guarantee(7).assumptions == o1.guarantee.assumptions
 
 
+@pytest.mark.slow
 def test_calibrated_finders_keep_the_assumptions():
     """The calibration's memoised guarantee instances keep every field."""
     prob = _quadratic_problem()
@@ -457,6 +459,7 @@ def test_calibrated_finders_keep_the_assumptions():
     assert len(texts) == 2 and all("not enforced" in t for t in texts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("enforce", [False, True])
 def test_goldstein_mode_a_is_conditional_on_the_declared_lipschitz_bound(enforce):
     plan = plan_goldstein(

@@ -75,6 +75,7 @@ def _measure(loss, regression, key):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "loss", "regression"), CASES, ids=[c[0] for c in CASES]
 )

@@ -120,6 +120,7 @@ def test_exponential_logits_span_matches_exact_gap():
     np.testing.assert_allclose(lp, special.log_softmax([0.0, -2.0, -1.0]), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_exponential_audit_below_claim_and_flags_half_noise_twin():
     """Worst-case pair of tests/audit_cases.py (``exponential``): utilities (1, 0, ...)
     vs (0, 1, ...) over 10 candidates; the event "candidate 0" has exact log-ratio
@@ -167,6 +168,7 @@ def test_gaussian_noise_ks():
     )
 
 
+@pytest.mark.slow
 def test_gaussian_calibrated_from_epsilon_delta():
     res = gaussian(
         jax.random.key(SEED),
@@ -216,6 +218,7 @@ def test_above_threshold_clear_cases():
     assert res.privacy.epsilon(0.0) == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_above_threshold_lazy_matches_array_and_stops():
     q = np.linspace(8.0, 12.0, 30)  # noise decides where it stops
     calls = []
@@ -232,6 +235,7 @@ def test_above_threshold_lazy_matches_array_and_stops():
         assert len(calls) == int(eager.info["num_examined"])
 
 
+@pytest.mark.slow
 def test_above_threshold_audit_below_epsilon():
     q = jnp.zeros(5)
 
@@ -276,6 +280,7 @@ def test_above_threshold_sosp_info():
     assert int(none.value) == -1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stream", ["grad", "eig"])
 def test_above_threshold_sosp_threshold_distribution(stream):
     """Pass rates for one candidate vs an independent numpy reference."""
@@ -379,6 +384,7 @@ def test_above_threshold_sosp_audit_flags_half_noise_twin():
     assert flagged.epsilon_lower_bound > WORK["epsilon"]
 
 
+@pytest.mark.slow
 def test_above_threshold_sosp_audit_below_epsilon():
     # Candidates sit at the public thresholds, where the output is most sensitive.
     info = above_threshold_sosp(jax.random.key(0), [0.0] * 4, [0.0] * 4, **SOSP).info

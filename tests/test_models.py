@@ -35,6 +35,7 @@ def _vmap_clipped_sum(net, theta, batch, w, bound):
     return (w * jnp.minimum(1.0, bound / norms)) @ g, norms
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("activation,head", list(itertools.product(ACTIVATIONS, HEADS)))
 def test_ghost_sum_equals_the_per_example_sum(activation, head):
     k = _out(head)
@@ -72,6 +73,7 @@ def test_loss_matches_a_hand_written_network():
     assert net.dim == 3 * 4 + 4 + 4 * 2 + 2 == theta.shape[0]
 
 
+@pytest.mark.slow
 def test_problem_and_oracle_use_the_ghost_path():
     """first_kind on an MLP problem: clip bound from the model's margin, same mean."""
     net = MLP((5, 8, 3))
@@ -105,6 +107,7 @@ def test_problem_and_oracle_use_the_ghost_path():
         assert o_fast.event == o_gen.event  # same accounting
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_ghost_rows_never_exceed_the_bound(dtype):
     """Each row's computed contribution (batch of one) has norm <= C: margin works."""
@@ -131,6 +134,7 @@ def test_ghost_rows_never_exceed_the_bound(dtype):
     assert np.mean(out > c / net.gradient_margin(dtype, 1) * (1 - 1e-5)) > 0.4
 
 
+@pytest.mark.slow
 def test_ghost_sum_keeps_the_sensitivity_in_float32():
     """Batches differing in one row: computed sums at most 2C apart."""
     net = MLP((8, 16, 3))
@@ -154,6 +158,7 @@ def test_ghost_sum_keeps_the_sensitivity_in_float32():
     assert gap > 0.5 * c  # the two rows are clipped: the bound is nearly binding
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_non_finite_rows_contribute_zero(dtype):
     net = MLP((3, 4, 2))
@@ -171,6 +176,7 @@ def test_non_finite_rows_contribute_zero(dtype):
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_dp_sgd_trains_an_mlp():
     """DP-SGD on the ghost path: a generous budget lowers the training loss."""
     from sklearn.datasets import load_digits

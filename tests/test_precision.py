@@ -102,6 +102,7 @@ def _run(x64: bool) -> list[str]:
     return _stdout(x64, _SCRIPT).split(maxsplit=3)
 
 
+@pytest.mark.slow
 def test_import_changes_no_global_setting_and_results_match_x64():
     before, after, dtype, rest = _run(x64=False)
     assert (before, after) == ("False", "False")
@@ -111,6 +112,7 @@ def test_import_changes_no_global_setting_and_results_match_x64():
     assert rest == rest64  # bit for bit the same release and guarantee
 
 
+@pytest.mark.slow
 def test_sampler_kernel_in_a_users_jit_matches_x64():
     out32 = _stdout(False, _KERNEL_SCRIPT).split(maxsplit=4)
     assert out32[:4] == ["False", "x64", "float64", "float64"]

@@ -229,6 +229,7 @@ def test_none_is_identity():
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     sigma=st.floats(0.5, 20.0),
@@ -329,6 +330,7 @@ def test_ledger_pure_budget_and_bad_input():
 
 
 # ------------------------------------------------------------------ calibration
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "eps,delta,k", [(1.0, 1e-5, 1), (0.5, 1e-6, 20), (4.0, 1e-5, 5)]
 )

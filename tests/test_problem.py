@@ -79,6 +79,7 @@ def test_gradient_vs_finite_differences():
     np.testing.assert_allclose(prob.gradient(x), fd, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_hessian_and_hvp():
     prob = _problem()
     data = prob.data

@@ -60,6 +60,7 @@ def small_run():
 # ---- privacy accounting --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_total_equals_hand_composition(small_run):
     prob, res = small_run
     # Build the two stage guarantees independently of the pipeline.
@@ -86,6 +87,7 @@ def test_total_equals_hand_composition(small_run):
     assert res.info["delta_split"] == (0.0, DELTA)
 
 
+@pytest.mark.slow
 def test_split_moves_the_budget():
     prob = _quadratic()
     res = warm_start(
@@ -101,6 +103,7 @@ def test_split_moves_the_budget():
     assert res.privacy.epsilon(DELTA) <= EPS
 
 
+@pytest.mark.slow
 def test_finder_configured_from_public_psi_only(small_run):
     prob, res = small_run
     info = res.info
@@ -145,6 +148,7 @@ def test_info_contents(small_run):
     assert "non_private_diagnostics" not in info
 
 
+@pytest.mark.slow
 def test_diagnostics_are_labelled():
     prob = _quadratic()
     res = warm_start(
@@ -160,6 +164,7 @@ def test_diagnostics_are_labelled():
     assert diag["gap_over_net_minimum"] >= 0.0
 
 
+@pytest.mark.slow
 def test_dp_sgd_finder():
     prob = _quadratic()
     res = warm_start(

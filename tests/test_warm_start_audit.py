@@ -96,6 +96,7 @@ def _quadratic(z):
     )
 
 
+@pytest.mark.slow
 def test_calibration_memo_is_keyed_on_public_inputs_only():
     kw = {
         "epsilon": 1.5,

@@ -34,6 +34,7 @@ def sigmoid_problem(d, n=N):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("d", "expected"), [(1, "net"), (3, "gibbs"), (10, "gibbs")])
 def test_default_sampler_fits_the_compute_budget(d, expected):
     problem = sigmoid_problem(d)
@@ -50,6 +51,7 @@ def test_default_sampler_fits_the_compute_budget(d, expected):
         assert "net needs" in plan.params["sampler"].note
 
 
+@pytest.mark.slow
 def test_a_smaller_compute_budget_moves_the_choice():
     problem = sigmoid_problem(1)
     small = WarmStart(finder="dp_sgd").plan(
@@ -63,6 +65,7 @@ def test_a_smaller_compute_budget_moves_the_choice():
     assert sampler.cost.evaluations <= 5 * 10**6
 
 
+@pytest.mark.slow
 def test_default_warm_start_runs_and_says_which_sampler():
     problem = sigmoid_problem(3)
     res = warm_start(

@@ -189,6 +189,7 @@ def gibbs_run():
     return prob, res
 
 
+@pytest.mark.slow
 def test_gibbs_warm_start_accounting(gibbs_run):
     prob, res = gibbs_run
     info = res.info
@@ -212,6 +213,7 @@ def test_gibbs_warm_start_accounting(gibbs_run):
     assert info["finder_initial_gap"] == info["psi"]
 
 
+@pytest.mark.slow
 def test_gibbs_langevin_needs_a_declared_psi():
     prob = _abs_problem(n=100)
     with pytest.raises(ValueError, match="declared_psi"):
@@ -343,6 +345,7 @@ def test_quasar_warm_start_needs_the_declared_constant():
         )
 
 
+@pytest.mark.slow
 def test_quasar_warm_start_pipeline():
     prob = _abs_problem(n=400, smoothness=1.0)  # declared for the finder's defaults
     res = warm_start(
@@ -377,6 +380,7 @@ def _saddle_free_problem(n=1000):
     )
 
 
+@pytest.mark.slow
 def test_second_order_variant():
     prob = _saddle_free_problem()
     res = warm_start(
@@ -436,6 +440,7 @@ def test_uniform_deviation_bound_holds_empirically():
     assert u.bound < 2.0
 
 
+@pytest.mark.slow
 def test_population_variant():
     prob = _abs_problem(n=800, smoothness=1.0)
     res = warm_start(

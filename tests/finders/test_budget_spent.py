@@ -31,6 +31,7 @@ FINDERS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 10.0])
 @pytest.mark.parametrize("name", sorted(FINDERS))
 def test_plan_spends_the_requested_epsilon(name, epsilon):

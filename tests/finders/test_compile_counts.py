@@ -77,6 +77,7 @@ X0 = jnp.zeros(2)  # the strict saddle of the cosine case
 
 
 # ------------------------------------------------------------------ spider_sosp
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["empirical", "population"])
 def test_spider_sosp_compiles_once(variant):
     def run(key, problem):
@@ -127,6 +128,7 @@ def test_dp_trust_region_compiles_once():
     assert_no_retrace(run)
 
 
+@pytest.mark.slow
 def test_dp_stochastic_trust_region_compiles_once():
     def run(key, problem):
         return dp_stochastic_trust_region(
@@ -147,6 +149,7 @@ def test_dp_stochastic_trust_region_compiles_once():
 _GOLD = {"alpha": 0.2, "num_directions": 2, "enforce_sensitivity": True}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["single", "multi", "first_order"])
 def test_goldstein_compiles_once(variant):
     # Fails before the module-level O2NC core: goldstein._make_runner built a fresh
@@ -166,6 +169,7 @@ def test_goldstein_compiles_once(variant):
     assert_no_retrace(run, n=200, power_check=variant == "single")
 
 
+@pytest.mark.slow
 def test_goldstein_other_noise_level_reuses_the_compilation():
     # Another epsilon with the structure fixed (T, period, m given): only the traced
     # noise scale changes.
@@ -212,6 +216,7 @@ def _run_dp_spider(key, problem, *, epsilon=2.0, **kw):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kw",
     [
@@ -228,10 +233,12 @@ def test_dp_sgd_compiles_once(kw):
     )
 
 
+@pytest.mark.slow
 def test_dp_spider_compiles_once():
     assert_no_retrace(_run_dp_spider, power_check=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run", [_run_dp_sgd, _run_dp_spider], ids=["sgd", "spider"])
 def test_other_epsilon_reuses_the_compilation(run):
     # With T fixed, epsilon changes only traced values (noise scales).
@@ -289,6 +296,7 @@ SCHEMES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampling, batch", SCHEMES)
 def test_functional_form_matches_estimate_fn_bit_for_bit(sampling, batch):
     problem = cosine_case(n=400, dim=2, seed=3).problem

@@ -33,6 +33,7 @@ def _pld_eps(event, count, delta=DELTA):
     return acc.get_epsilon(delta)
 
 
+@pytest.mark.slow
 def test_accounting_matches_hand_built_poisson_events(small):
     p = small.problem
     res = dp_sgd(
@@ -58,6 +59,7 @@ def test_accounting_matches_hand_built_poisson_events(small):
     assert res.info["oracle_calls"] == {"first_kind": 20, "second_kind": 0}
 
 
+@pytest.mark.slow
 def test_accounting_without_replacement_and_full_batch(small):
     p = small.problem
     res = dp_sgd(
@@ -98,6 +100,7 @@ def test_accounting_without_replacement_and_full_batch(small):
     assert res.privacy.epsilon(DELTA) == pytest.approx(hand, rel=1e-3)
 
 
+@pytest.mark.slow
 def test_gradient_bound_event_is_charged_to_delta(small):
     p = small.problem
     res = dp_sgd(
@@ -170,6 +173,7 @@ def test_bad_inputs(small):
         dp_sgd(key, bare, epsilon=1.0, delta=DELTA, x0=x0, clip_norm=1.0)
 
 
+@pytest.mark.slow
 def test_theorem_defaults_come_from_declared_constants(small):
     res = dp_sgd(
         jax.random.key(3), small.problem, epsilon=0.5, delta=DELTA, x0=small.saddle
@@ -196,6 +200,7 @@ def _loss(params, x, y):
     return (h @ params["w2"] - y) ** 2
 
 
+@pytest.mark.slow
 def test_transform_zero_noise_infinite_clip_is_plain_sgd():
     params = _mlp_params(jax.random.key(0))
     x = jax.random.normal(jax.random.key(1), (8, 4))
@@ -294,6 +299,7 @@ def test_transform_clipped_rows_never_exceed_the_bound(dtype):
         bad.update({"w": rows[:2]}, bad.init(None))
 
 
+@pytest.mark.slow
 def test_dp_sgd_guarantee_matches_events():
     g = dp_sgd_guarantee(
         1.1, 0.01, 100, relation=dpsample.privacy.NeighboringRelation.ADD_OR_REMOVE_ONE
@@ -405,6 +411,7 @@ def test_transform_audit_stays_below_the_claim_and_flags_half_the_noise():
     assert audit.run(twin=True).epsilon_lower_bound > audit.claim
 
 
+@pytest.mark.slow
 def test_float32_gradients_keep_the_guarantee_and_agree(small):
     p = small.problem
     kw = dict(
@@ -464,6 +471,7 @@ def test_float32_bad_inputs(small):
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("project", [True, False])
 def test_output_rules_are_post_processing_of_one_trajectory(project):
     """``"tail_average"`` (default), ``"random"``, ``"last"``: same trajectory and

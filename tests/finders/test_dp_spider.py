@@ -24,6 +24,7 @@ def small():
     return quartic_case(n=40, dim=3)
 
 
+@pytest.mark.slow
 def test_accounting_composes_what_ran(small):
     p = small.problem
     res = dp_spider(

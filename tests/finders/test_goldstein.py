@@ -94,6 +94,7 @@ def test_tree_nodes_decompose_prefixes(period):
         assert sum(leaf in s for s in covering.values()) <= height + 1
 
 
+@pytest.mark.slow
 def test_tree_noise_distribution_and_freshness():
     d, sigma, height = 3, 0.7, 3
     num = 3000
@@ -200,6 +201,7 @@ def test_plan_invariants():
 
 
 # ------------------------------------------------------------------ accounting
+@pytest.mark.slow
 def test_single_pass_accounting_by_hand():
     n, eps = 300, 2.0
     prob = kink_problem(n)
@@ -238,6 +240,7 @@ def test_single_pass_accounting_by_hand():
     assert res.info[NON_PRIVATE_KEY]["estimates_checked"] == p["samples_used"]
 
 
+@pytest.mark.slow
 def test_multi_pass_accounting_by_hand():
     n, eps = 40, 1.0
     prob = kink_problem(n)
@@ -321,6 +324,7 @@ def _nonprivate(res, prob, x0, key):
     return runner(key, prob.data, jnp.asarray(x0), 0.0, 0.0, 0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("passes", ["single", "multi"])
 def test_epsilon_to_infinity_is_the_nonprivate_method(passes):
     n = 200 if passes == "single" else 20
@@ -378,6 +382,7 @@ def test_epsilon_to_infinity_is_the_nonprivate_method(passes):
     assert abs(float(x_zero[3][-1][0])) < 0.5
 
 
+@pytest.mark.slow
 def test_o2nc_invariants_and_output():
     prob = ring_problem(400)
     x0 = jnp.array([0.2, 0.1])
@@ -409,6 +414,7 @@ def test_o2nc_invariants_and_output():
     assert p["estimator"] == "first_order" and p["tv_slack"] > 0  # Mode A default
 
 
+@pytest.mark.slow
 def test_nonprivate_run_reaches_goldstein_stationarity():
     """With exact-noise-free oracles, O2NC reaches |x_1| <= 2 alpha on the kink."""
     prob = kink_problem(2000)

@@ -81,6 +81,7 @@ def test_min_norm_bad_input():
         min_norm_convex_combination(np.array([[np.nan, 1.0]]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "x, rho", [((0.05, 0.3), 0.1), ((0.5, 0.3), 0.1), ((-0.09, 2.0), 0.1)]
 )
@@ -95,6 +96,7 @@ def test_kink_closed_form(x, rho):
     assert np.all(np.linalg.norm(r.points - np.asarray(x), axis=1) <= rho + 1e-12)
 
 
+@pytest.mark.slow
 def test_norm_closed_form_is_an_upper_bound_that_converges():
     x, rho = jnp.array([0.3, 0.4]), 0.25  # ||x|| = 0.5
     truth = norm_value(1.0, np.asarray(x), rho)

@@ -34,6 +34,7 @@ def small():
     return quartic_case(n=40, dim=3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampling", ["full_batch", "poisson", "without_replacement"])
 def test_a_value_moved_between_oracle_transform_and_guarantee_means_the_same(
     small, sampling
@@ -72,6 +73,7 @@ def test_a_value_moved_between_oracle_transform_and_guarantee_means_the_same(
     )
 
 
+@pytest.mark.slow
 def test_noise_multiplier_is_dp_accountings_reading(small):
     """``z`` is what dp_accounting's REPLACE_ONE accountants read (PLD; RDP for WOR)."""
     p, z, steps = small.problem, 2.3, 10
@@ -198,6 +200,7 @@ def _calibrated(name, small):
     return stds, res.info["noise_multiplier"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(_PINNED))
 def test_calibrated_noise_is_unchanged_by_the_unit(small, name):
     """Same (epsilon, delta) request, same noise std (bit for bit); z reads twice.

@@ -59,6 +59,7 @@ def test_second_kind_sensitivity_and_zero_step(case):
     assert rec.kind == "second" and rec.sampling == "full_batch"
 
 
+@pytest.mark.slow
 def test_first_kind_noise_is_gaussian_with_the_stated_std(case):
     """KS test of standardised noise; power check rejects a 2/3 or 3/2 scale."""
     p = case.problem
@@ -72,6 +73,7 @@ def test_first_kind_noise_is_gaussian_with_the_stated_std(case):
     assert stats.kstest(z / 1.5, "norm").pvalue < 1e-6
 
 
+@pytest.mark.slow
 def test_poisson_inclusion_rate_and_truncation():
     n, b = 50, 10
     keys = jax.random.split(jax.random.key(3), 3000)
@@ -100,6 +102,7 @@ def test_poisson_inclusion_rate_and_truncation():
     assert stats.chisquare(counts).pvalue > 1e-3
 
 
+@pytest.mark.slow
 def test_without_replacement_batches_are_distinct():
     idx, w = batches.sample_batch(
         jax.random.key(4), 30, sampling="without_replacement", batch_size=12
@@ -133,6 +136,7 @@ def _subset_chi2_pvalue(rows, n, k):
     return stats.chisquare(counts).pvalue
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cap", [None, 1])
 def test_without_replacement_subsets_are_exactly_uniform(monkeypatch, cap):
     """All C(7, 3) subsets equally likely (chi-square over the 35 cells).
@@ -175,6 +179,7 @@ def _pld_eps(event, count, delta):
     return acc.get_epsilon(delta)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["first", "second"])
 def test_records_match_hand_built_events(case, kind):
     p = case.problem
@@ -330,6 +335,7 @@ def test_float32_sum_keeps_the_sensitivity():
     assert float(jnp.linalg.norm(s - s_other)) > 1.9 * c  # near the bound: binding
 
 
+@pytest.mark.slow
 def test_float32_agrees_with_float64_and_keeps_the_guarantee():
     rng = np.random.default_rng(2)
     d, n = 20, 300
@@ -461,6 +467,7 @@ def test_unclipped_difference_noise_covers_rounding_near_x_equals_y():
     assert float(o2.noise_std(x, y1)) >= float(o2.noise_std(x, y)) * (1 - 1e-6)
 
 
+@pytest.mark.slow
 def test_difference_oracle_near_x_equals_y_audit():
     """Audit of O2(x, y) at y one ulp from x (tests/audit_cases.py,
     ``o2_near_x_equals_y``): the neighbour is the replacement whose computed statistic

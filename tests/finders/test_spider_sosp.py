@@ -49,6 +49,7 @@ def check_selected_sosp(problem, res, alpha, rho=1.0):
 
 
 # ---------------------------------------------------------------- saddle escape
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["empirical", "population"])
 def test_escapes_saddle_to_a_minimum(case, variant):
     alpha = 0.05
@@ -86,6 +87,7 @@ def test_perturb_kicks_make_no_o1_calls(case):
     assert lam > 0.5, msg
 
 
+@pytest.mark.slow
 def test_large_epsilon_is_gradient_descent_and_reaches_minimum(case):
     # Zero noise: O2 telescopes, so the estimate is the exact gradient and Algorithm 1
     # is gradient descent with step 1/M (kicks of size ~1e-10 aside).
@@ -117,6 +119,7 @@ def test_large_epsilon_is_gradient_descent_and_reaches_minimum(case):
 
 
 # ------------------------------------------------------------------- the O1 cap
+@pytest.mark.slow
 def test_o1_cap_forces_data_independent_output(case):
     x0 = np.array([0.7, -0.4])
     res = spider_sosp(
@@ -264,6 +267,7 @@ def test_selection_share_splits_the_budget_and_matches_dp_accounting(case, share
         plan_spider(case.problem, epsilon=eps, delta=DELTA, selection_share=1.0)
 
 
+@pytest.mark.slow
 def test_algorithm_1_guarantee_against_dp_accounting(case):
     plan = plan_spider(case.problem, epsilon=2.0, delta=DELTA, num_iters=60)
     g = stochastic_spider(jax.random.key(6), case.problem, plan, x0=case.saddle).privacy
@@ -340,6 +344,7 @@ def test_plans_are_self_consistent(case, preset):
 
 
 # --------------------------------------------------------------------- fallback
+@pytest.mark.slow
 def test_no_candidate_passes_releases_x0(case):
     x0 = np.array([1.2, -1.0])  # x_1 is far from stationary
     res = spider_sosp(
@@ -355,6 +360,7 @@ def test_no_candidate_passes_releases_x0(case):
     np.testing.assert_array_equal(res.value, x0)
 
 
+@pytest.mark.slow
 def test_deterministic_in_the_key(case):
     kw = dict(epsilon=5.0, delta=DELTA, x0=case.saddle, num_iters=40, alpha=0.05)
     a = spider_sosp(jax.random.key(11), case.problem, **kw)
@@ -516,6 +522,7 @@ def test_sosp_success_rate_over_seeds(case):
     assert len(fails) <= 2, fails
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["empirical", "population"])
 def test_compute_budget_caps_the_theorem_schedule_and_refuses_a_fixed_one(
     case, variant

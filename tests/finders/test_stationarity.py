@@ -22,6 +22,7 @@ def _random_quadratic(d=30, n=5, seed=0):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_lanczos_agrees_with_eigh(seed):
     p = _random_quadratic(seed=seed)
@@ -43,6 +44,7 @@ def test_lanczos_handles_invariant_subspaces():
     ) == pytest.approx(-1.0, abs=1e-10)
 
 
+@pytest.mark.slow
 def test_sosp_verdicts_and_score():
     case = planar_case(n=6)
     p = case.problem

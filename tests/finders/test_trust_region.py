@@ -82,6 +82,7 @@ def test_symmetric_noise_law_and_power():
 
 
 # --------------------------------------------------------------------- DP-TR runs
+@pytest.mark.slow
 def test_dp_tr_escapes_saddle_to_sosp(case):
     prob = case.problem
     res = dp_trust_region(
@@ -169,6 +170,7 @@ def _nonprivate_tr_path(problem, x0, radius, threshold, num_iters):
     return np.stack(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("finder", ["tr", "str"])
 def test_return_iterates_are_the_iterations_that_ran(case, finder):
     kw = dict(epsilon=1.0, delta=DELTA, x0=case.saddle, initial_gap=2.0, num_iters=6)
@@ -287,6 +289,7 @@ def test_dp_tr_tight_calibration_meets_target_with_less_noise(case):
 
 
 # ------------------------------------------------------------------------- DP-STR
+@pytest.mark.slow
 def test_dp_str_noise_formula_and_exact_accounting(case):
     prob = case.problem
     eps, bg, bh = 0.5, 1500, 1000
@@ -341,6 +344,7 @@ def test_dp_str_noise_formula_and_exact_accounting(case):
             assert res.privacy.epsilon(DELTA) <= eps
 
 
+@pytest.mark.slow
 def test_dp_str_tight_accounting_meets_target(case):
     res = dp_stochastic_trust_region(
         jax.random.key(0),
@@ -357,6 +361,7 @@ def test_dp_str_tight_accounting_meets_target(case):
     assert res.info["advanced_composition"] is None
 
 
+@pytest.mark.slow
 def test_dp_str_escapes_saddle_to_sosp():
     case = cosine_case(n=20_000, dim=2, seed=2)
     res = dp_stochastic_trust_region(
@@ -525,6 +530,7 @@ def test_dp_tr_sosp_rate_over_seeds(case):
 
 
 # ---------------------------------------------------------------- compute budget
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["tr", "str"])
 def test_compute_budget_relaxes_alpha_and_refuses_a_fixed_schedule(case, algo):
     from dpsample.finders.trust_region import DPStochasticTrustRegion, DPTrustRegion
@@ -608,6 +614,7 @@ def test_default_calibration_spends_the_budget(case, algo, eps):
     assert loose.spent_epsilon() < 0.98 * eps
 
 
+@pytest.mark.slow
 def test_dp_str_default_batch_sizes_follow_theorem_18(case):
     from dpsample.finders.trust_region import (
         STR_FAILURE_PROB,

@@ -18,6 +18,7 @@ def _target():
     return GibbsTarget.create(p, beta=1.0, mu=1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["mala", "langevin", "proximal"])
 def test_run_shapes_and_arviz(method):
     res = diagnostics.run(
@@ -38,6 +39,7 @@ def test_run_shapes_and_arviz(method):
     assert np.all(np.linalg.norm(res.positions, axis=-1) <= 2.0 + 1e-12)
 
 
+@pytest.mark.slow
 def test_progress_is_off_by_default_and_prints_when_on(capsys):
     kw = dict(method="langevin", num_chains=2, num_steps=20, step_size=0.1)
     a = diagnostics.run(jax.random.key(1), _target(), **kw)

@@ -29,6 +29,7 @@ def _problem(n=40, **consts):
     )
 
 
+@pytest.mark.slow
 def test_langevin_route_guarantee_and_public_info():
     p = _problem()
     res = G.gibbs(
@@ -55,6 +56,7 @@ def test_langevin_route_guarantee_and_public_info():
     assert set(info) >= {"method", "beta", "mu", "step_size", "num_steps", "epsilon"}
 
 
+@pytest.mark.slow
 def test_langevin_steps_fill_the_budget():
     p = _problem()
     res = G.gibbs(
@@ -73,6 +75,7 @@ def test_langevin_steps_fill_the_budget():
     assert res.privacy.epsilon(DELTA) <= EPS
 
 
+@pytest.mark.slow
 def test_explicit_configuration_over_budget_is_refused():
     p = _problem()
     with pytest.raises(ValueError, match="above the target"):
@@ -88,6 +91,7 @@ def test_explicit_configuration_over_budget_is_refused():
         )
 
 
+@pytest.mark.slow
 def test_mala_needs_a_declared_tv_bound():
     p = _problem()
     with pytest.raises(ValueError, match="MALA has no privacy bound"):
@@ -154,6 +158,7 @@ def test_missing_constants():
         G.gibbs(jax.random.key(0), p, epsilon=EPS, delta=DELTA, method="langevin")
 
 
+@pytest.mark.slow
 def test_step_size_warning_is_raised_for_smooth_losses():
     p = Problem(
         lambda x, z: (x[0] - z) ** 2 / 4,
@@ -187,6 +192,7 @@ def test_unconstrained_domain_is_refused():
         G.gibbs(jax.random.key(0), p, epsilon=EPS, delta=DELTA, method="langevin")
 
 
+@pytest.mark.slow
 def test_proximal_route_guarantee_from_its_schedule():
     p = _problem(n=40)
     delta = 1e-3  # a proven (GLL constant) schedule short enough for a fast test
@@ -207,6 +213,7 @@ def test_proximal_route_guarantee_from_its_schedule():
         G.gibbs(jax.random.key(3), p, epsilon=EPS, delta=DELTA, step_size=0.1)
 
 
+@pytest.mark.slow
 def test_proximal_unproven_schedule_is_refused_unless_allowed():
     p = _problem(n=40)
     kw = dict(epsilon=EPS, delta=DELTA, c_step=proximal.C_STEP_PRACTICAL)

@@ -56,6 +56,7 @@ def test_lipschitz_perturbation_limits():
     assert lsi.lipschitz_perturbation(1e-3, 10.0) == math.inf
 
 
+@pytest.mark.slow
 def test_gibbs_lsi_constants_hand_values():
     p = _problem(radius=1.0, loss_range=1.5)  # osc F_D <= min(G D, B) = 1.5
     c = lsi.gibbs_lsi_constants(p, beta=2.0, mu=0.25)
@@ -246,6 +247,7 @@ def test_gaussian_noise_multiplier_is_tight():
 
 
 # ------------------------------------------------------------------ audit
+@pytest.mark.slow
 def test_audit_langevin_release_stays_below_claim_and_detects_false_claim():
     """Worst case (tests/audit_cases.py, ``langevin``): the drift gap 2 beta G h / n
     is the same at every x, so the last iterate is exactly the composed Gaussian

@@ -53,6 +53,7 @@ def _final_positions(key, target, init_fn, kernel, step, steps, num_chains):
 BETA, MU = 4.0, 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, step, steps",
     [("mala", 0.1, 300), ("langevin", 0.002, 2500)],
@@ -80,6 +81,7 @@ def _mcse_z(positions, idata_ess, truth):
     return np.abs(mean - truth) / (sd / np.sqrt(idata_ess))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method, step", [("mala", 0.5), ("langevin", 0.05)])
 def test_gaussian_target_mean_mcse(method, step):
     """Zero loss: the target is N(0, 1/(beta mu)) restricted to a wide ball."""
@@ -146,6 +148,7 @@ def test_step_size_checks():
         mala.init(jnp.zeros(2), target)
 
 
+@pytest.mark.slow
 def test_mala_rejects_proposals_outside_the_ball():
     problem = Problem(
         lambda x, z: -z * x[0], jnp.ones(2), Ball(0.5, dim=1), lipschitz=1.0

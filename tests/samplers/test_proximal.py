@@ -112,6 +112,7 @@ def test_2d_nonconvex_nonsmooth_chi_square_with_power():
     assert pvalue(probs(1.5 * beta)) < ALPHA  # power
 
 
+@pytest.mark.slow
 def test_gaussian_target_mcse_mean_and_variance():
     """Quadratic loss on a large ball: pi = N(zbar/(1+mu), 1/(beta(1+mu))) per axis."""
     beta, mu, dim = 1.0, 1.0, 2
@@ -141,6 +142,7 @@ def test_gaussian_target_mcse_mean_and_variance():
         assert check(sq, 1.0 / (1.5 * beta * (1 + mu))) > z_99  # power: wrong beta
 
 
+@pytest.mark.slow
 def test_counters_at_defaults_and_api():
     beta = 4.0
     problem = _mixed_problem()
@@ -221,6 +223,7 @@ def test_bad_input_and_warning():
         proximal.as_top_level_api(target, 1.0)
 
 
+@pytest.mark.slow
 def test_vmap_over_chains_and_initial_law():
     problem = _mixed_problem(dim=2, seed=2)
     target = GibbsTarget.create(problem, beta=2.0, mu=1.0)

@@ -53,6 +53,7 @@ def _draw(seed, mean, std, ball, num):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dim", [2, 3])
 def test_matches_naive_rejection_near_boundary(dim):
     ball = Ball(1.0, dim=dim)
@@ -71,6 +72,7 @@ def test_matches_naive_rejection_near_boundary(dim):
     assert scipy.stats.ks_2samp(wrong[:, 0], ref[:, 0]).pvalue < ALPHA
 
 
+@pytest.mark.slow
 def test_d1_matches_truncated_normal_also_outside():
     ball = Ball(1.0, dim=1)
     for mean, std in [(0.3, 0.5), (3.0, 0.5), (-2.0, 0.05)]:
@@ -96,6 +98,7 @@ def _axial_cdf_scipy(radius, dim, a, s):
     return lambda x: np.interp(x, t, cdf / cdf[-1])
 
 
+@pytest.mark.slow
 def test_d1000_mean_on_boundary_fast_and_exact():
     dim, s = 1000, 0.01
     ball = Ball(1.0, dim=dim)
@@ -125,6 +128,7 @@ def test_d1000_mean_on_boundary_fast_and_exact():
     assert np.mean(np.abs(zscore) > 3.29) < 0.01
 
 
+@pytest.mark.slow
 def test_shapes_vmap_centre_and_inside():
     ball = Ball(2.0, center=jnp.array([1.0, -1.0]))
     x = rg.sample(jax.random.key(0), jnp.array([5.0, 5.0]), 0.3, ball)

@@ -55,6 +55,7 @@ def _draws(target, y, eta, num, seed, **kw):
     return fn(keys)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("y", [0.1, 0.95])
 def test_ks_against_quadrature_with_power(y):
     problem = _abs_sin_problem()
@@ -73,6 +74,7 @@ def test_ks_against_quadrature_with_power(y):
     assert scipy.stats.kstest(xs, proposal_only).pvalue < ALPHA
 
 
+@pytest.mark.slow
 def test_acceptance_at_theorem_step_size():
     problem = _abs_sin_problem()
     target = GibbsTarget.create(problem, beta=BETA, mu=MU)
@@ -92,6 +94,7 @@ def test_acceptance_at_theorem_step_size():
     assert p_hat + 3.29 * se >= 1 / 3
 
 
+@pytest.mark.slow
 def test_counters():
     problem = _abs_sin_problem()
     target = GibbsTarget.create(problem, beta=BETA, mu=MU)
@@ -108,6 +111,7 @@ def test_counters():
     )
 
 
+@pytest.mark.slow
 def test_fallback_is_data_independent():
     """With one trial and a huge step, rejections are common; the fallback is the
     proposal draw, identical for two different datasets under the same key."""
@@ -258,6 +262,7 @@ def _independent_budget(num_trials, num_levels):
     return {k: float(v) for k, v in terms.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_trials, num_levels", [(50, 20), (72, 20), (30, 12)])
 def test_budget_tv_recomputed_from_first_principles(num_trials, num_levels):
     ref = _independent_budget(num_trials, num_levels)

@@ -73,6 +73,7 @@ def test_key_is_the_same_in_another_process():
     assert out.stdout.strip() == cell_key(cfg, ["m:f"])
 
 
+@pytest.mark.slow
 def test_run_cell_records_measurements_guarantee_and_provenance():
     cfg = _cfg()
     rec = run_cell(cfg, ["sweep_hooks:worker_facts"], paths=[HERE])
@@ -109,6 +110,7 @@ def test_a_failing_cell_is_recorded_with_its_traceback(measures, error, text):
     assert "measurements" not in rec
 
 
+@pytest.mark.slow
 def test_an_assertion_in_a_hook_fails_only_its_cell():
     cells = load_spec(tiny_spec(seeds=1, measures=["sweep_hooks:fail_at_60"])).cells()
     recs = [run_cell(c.config, ["sweep_hooks:fail_at_60"], paths=[HERE]) for c in cells]
@@ -143,6 +145,7 @@ _WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_kill_during_a_write_leaves_no_partial_cell(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from sweep_hooks import HERE
 
 from dpsample import cli
@@ -58,6 +59,7 @@ def test_dry_run_lists_the_cells_and_runs_nothing(tmp_path, capsys, monkeypatch)
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_demo_smoke_grid_runs_and_a_second_run_skips_it(tmp_path):
     out = tmp_path / "out"
     res = _sweep(DEMO, "--out", out, "--smoke", "--workers", "0")

@@ -138,6 +138,7 @@ def test_progress_bar_draws_on_a_terminal_only():
     assert "5/5 cells" in text and "ETA 0:00:00" in text and text.endswith("\n")
 
 
+@pytest.mark.slow
 def test_on_a_local_cluster_cells_run_in_spawned_single_threaded_workers(tmp_path):
     environ = dict(os.environ)
     method = dask.config.get("distributed.worker.multiprocessing-method")
@@ -185,6 +186,7 @@ _SNAPSHOT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_importing_the_validation_package_changes_no_global_state():
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     env["PYTHONPATH"] = os.pathsep.join(
