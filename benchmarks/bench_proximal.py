@@ -231,7 +231,9 @@ def part_d(num_draws, c_grid):
         cdf /= cdf[-1]
         keys = jax.random.split(jax.random.key(11), num_draws)
         xs, info = jax.jit(
-            jax.vmap(lambda k, eta=eta: rgo.sample(k, target, jnp.array([y]), eta))
+            jax.vmap(
+                lambda k, eta=eta: rgo.sample_oracle(k, target, jnp.array([y]), eta)
+            )
         )(keys)
         ks = scipy.stats.kstest(
             np.asarray(xs[:, 0]), lambda x, g=grid, cdf=cdf: np.interp(x, g, cdf)

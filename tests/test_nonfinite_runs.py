@@ -203,7 +203,7 @@ def test_rgo_and_the_proximal_kernel_reject_non_finite_series():
     d, _ = _pair(BALL)
     target = GibbsTarget.create(d, beta=1.0, mu=1.0)
     y = jnp.array([1.0, 0.5])  # proposals around y: most have x_1 > 0.05
-    draw = jax.jit(lambda key: rgo.sample(key, target, y, 0.01, num_trials=8))
+    draw = jax.jit(lambda key: rgo.sample_oracle(key, target, y, 0.01, num_trials=8))
     x, info = draw(jax.random.key(1))
     assert bool(jnp.all(jnp.isfinite(x))) and x.shape == (2,)
     kernel = proximal.build_kernel(num_trials=8)

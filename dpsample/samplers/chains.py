@@ -82,7 +82,8 @@ class KernelSpec:
         """Per-example loss evaluations of ``num_steps`` proximal steps.
 
         Each step's RGO evaluates ``2 pool_size(num_trials, num_levels)``
-        per-example losses, whatever the data (:func:`dpsample.samplers.rgo.sample`).
+        per-example losses, whatever the data
+        (:func:`dpsample.samplers.rgo.sample_oracle`).
         Zero for the gradient-based methods (see :meth:`gradient_evaluations`).
         """
         if self.method != "proximal":

@@ -315,7 +315,7 @@ def build_kernel(
         noise_key, rgo_key = jax.random.split(rng_key)
         x = state.position
         y = x + jnp.sqrt(step_size) * jax.random.normal(noise_key, x.shape, x.dtype)
-        new_x, info = rgo.sample(
+        new_x, info = rgo.sample_oracle(
             rgo_key,
             target,
             y,

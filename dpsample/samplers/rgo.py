@@ -100,7 +100,7 @@ from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
     "RGOInfo",
-    "sample",
+    "sample_oracle",
     "pool_size",
     "budget_tv",
     "budget_tv_terms",
@@ -192,7 +192,7 @@ def pool_size(num_trials: int, num_levels: int) -> int:
 def _depth_tv(num_levels: int) -> float:
     """Exact TV between the implemented depth law and ``P(A >= a) = 1/a!``."""
 
-    def implemented(a: int) -> Fraction:  # P(A >= a) as drawn by :func:`sample`
+    def implemented(a: int) -> Fraction:  # P(A >= a) as drawn by :func:`sample_oracle`
         if a == 1:
             return Fraction(1)
         if a > num_levels:
@@ -326,7 +326,7 @@ def _check(target: GibbsTarget, y: Array, num_trials: int, num_levels: int):
         raise ValueError(f"Expected y of shape ({dim},), got shape {y.shape}")
 
 
-def sample(
+def sample_oracle(
     rng_key: PRNGKey,
     target: GibbsTarget,
     y: ArrayLike,
@@ -379,7 +379,8 @@ def sample(
         >>> pb = Problem(lambda x, z: jnp.abs(x[0] - z), data, Ball(1.0, dim=1),
         ...              lipschitz=1.0)
         >>> target = GibbsTarget.create(pb, beta=4.0, mu=1.0)
-        >>> x, info = rgo.sample(jax.random.key(0), target, jnp.array([0.3]), 0.01)
+        >>> y = jnp.array([0.3])
+        >>> x, info = rgo.sample_oracle(jax.random.key(0), target, y, 0.01)
         >>> x.shape, bool(info.is_accepted), int(info.num_loss_evaluations_budget)
         ((1,), True, 716)
 

@@ -51,7 +51,9 @@ def _rgo_cdf(problem, beta, mu, y, eta):
 
 def _draws(target, y, eta, num, seed, **kw):
     keys = jax.random.split(jax.random.key(seed), num)
-    fn = jax.jit(jax.vmap(lambda k: rgo.sample(k, target, jnp.array([y]), eta, **kw)))
+    fn = jax.jit(
+        jax.vmap(lambda k: rgo.sample_oracle(k, target, jnp.array([y]), eta, **kw))
+    )
     return fn(keys)
 
 
@@ -150,15 +152,15 @@ def test_bad_input():
     target = GibbsTarget.create(problem, beta=BETA, mu=MU)
     key = jax.random.key(0)
     with pytest.raises(ValueError):
-        rgo.sample(key, target, jnp.zeros(2), 0.1)
+        rgo.sample_oracle(key, target, jnp.zeros(2), 0.1)
     with pytest.raises(ValueError):
-        rgo.sample(key, target, jnp.zeros(1), 0.0)
+        rgo.sample_oracle(key, target, jnp.zeros(1), 0.0)
     with pytest.raises(ValueError):
-        rgo.sample(key, target, jnp.zeros(1), 0.1, num_trials=0)
+        rgo.sample_oracle(key, target, jnp.zeros(1), 0.1, num_trials=0)
     with pytest.raises(ValueError):
-        rgo.sample(key, target, jnp.zeros(1), 0.1, num_levels=0)
+        rgo.sample_oracle(key, target, jnp.zeros(1), 0.1, num_levels=0)
     with pytest.raises(TypeError):
-        rgo.sample(key, problem, jnp.zeros(1), 0.1)
+        rgo.sample_oracle(key, problem, jnp.zeros(1), 0.1)
 
 
 # ------------------------------------------------- TV slack from first principles
