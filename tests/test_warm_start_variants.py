@@ -463,3 +463,22 @@ def test_population_variant():
     )
     assert info["epsilon_total_parallel"] <= info["epsilon_total"] + 1e-12
     assert info["epsilon_total"] <= 2.0 * (1 + 1e-9)
+
+
+def test_quasar_compute_budget_caps_the_theorem_schedule():
+    from contract_cases import quadratic_ball
+
+    from dpsample.pipelines.quasar import QuasarSGD
+    from dpsample.plan import Budget
+
+    spec = quadratic_ball(0, 64).spec
+    algo = QuasarSGD(quasar_convexity=1.0)
+    free = algo.plan(spec, Budget(2.0, 1e-5))
+    cap = free.cost.evaluations * 2 // 3
+    capped = algo.plan(spec, Budget(2.0, 1e-5, cap))
+    assert capped.cost.evaluations <= cap
+    assert capped["num_steps"] < free["num_steps"]
+    assert capped.params["num_steps"].source == "derived"
+    assert capped.spent_epsilon() <= 2.0
+    with pytest.raises(ValueError, match="max_evaluations"):
+        algo.plan(spec, Budget(2.0, 1e-5, cap), num_steps=free["num_steps"])

@@ -334,6 +334,25 @@ class QuasarSGD(PrivateAlgorithm):
         )
         cap = budget.max_evaluations
         run_cap = None if cap is None else max(1, (cap - k * n) // k)
+        capped = False
+        if (
+            num_steps is None
+            and run_cap is not None
+            and sched["num_steps"] * n > run_cap
+            and run_cap >= n
+        ):
+            # Compute-budget rule: the theorem's T shrinks to the largest full-batch
+            # schedule that fits a run's share, and the step size is re-derived at it.
+            sched = quasar_schedule(
+                n=n,
+                dim=d,
+                lipschitz=g,
+                diameter=domain.diameter,
+                epsilon=eps_run,
+                delta=delta_run,
+                num_steps=run_cap // n,
+            )
+            capped = True
         run_plan = DPSGD().plan(
             spec,
             Budget(eps_run, delta_run, run_cap),
@@ -377,7 +396,11 @@ class QuasarSGD(PrivateAlgorithm):
             "epsilon_select": Param(eps_sel, "theorem", "eps/2"),
             "selection_inverse_temperature": Param(k_sel, "theorem", "eps_sel n/osc"),
             "num_steps": Param(
-                sched["num_steps"], "user" if num_steps is not None else "theorem"
+                sched["num_steps"],
+                "user"
+                if num_steps is not None
+                else ("derived" if capped else "theorem"),
+                "capped: floor(run's share of max_evaluations / n)" if capped else "",
             ),
             "learning_rate": Param(sched["learning_rate"], "theorem", "Prop. D.1"),
             "minimizer_gap": Param(gap, "user" if gap else "default"),
