@@ -1212,6 +1212,17 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             )
             z_g, z_h = sigma_g / unit_g, sigma_h / unit_h
             guarantee = events_guarantee(z_g, z_h)
+            certified = guarantee.epsilon(delta)
+            if certified > epsilon * (1.0 + 1e-9):
+                # The accountant cannot certify Theorem 17's claim for this schedule
+                # (e.g. epsilon = 0.1, delta = 1e-5: 0.104); refuse rather than
+                # release a guarantee above the budget.
+                raise ValueError(
+                    f"DP-STR's {accounting!r} closed-form noise is certified by the "
+                    f"accountant only for epsilon = {certified:.6g} > the requested "
+                    f"{epsilon:g} at delta = {delta:g}; use accounting='tight' (the "
+                    "default), which calibrates the noise to the budget"
+                )
         params = {
             "x0": x0_param,
             **batch_params,

@@ -809,9 +809,6 @@ class WarmStart(PrivateAlgorithm):
             "psi_failure_prob": Param(psi_fail, "derived"),
             "finder_initial_gap": Param(finder_gap, "derived", "psi (+ 2 U(|D_2|))"),
             "minimizer_gap": Param(gap_w, "user" if gap_w else "default"),
-            "diagnostics": Param(
-                bool(diagnostics), "user" if diagnostics else "default"
-            ),
         }
         if population:
             params["split_sizes"] = Param((n_a, n - n_a), "derived", "ceil(n/2), rest")
@@ -826,6 +823,9 @@ class WarmStart(PrivateAlgorithm):
             stages=(("sampler", plan_a), ("finder", plan_b)),
             notes=(f"warm start chosen by cost: {choice}",) if sampler is None else (),
             internal={
+                # whether the run also computes the (labelled) non-private
+                # diagnostics: a switch, kept out of the printed parameters
+                "diagnostics": bool(diagnostics),
                 "sampler": sampler_obj,
                 "finder": finder_obj,
                 "ball": ball,
@@ -860,7 +860,7 @@ class WarmStart(PrivateAlgorithm):
         population = plan["variant"] == "population"
         stationarity, cold = internal["stationarity"]
         diag = None
-        if plan["diagnostics"]:
+        if plan.internal["diagnostics"]:
             net = (
                 plan_a.internal.get("net")
                 if isinstance(plan_a.internal, dict)

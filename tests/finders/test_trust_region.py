@@ -608,9 +608,14 @@ def test_default_calibration_spends_the_budget(case, algo, eps):
     closed = {"tr": {"calibration": "paper"}, "str": {"accounting": "strict"}}[algo]
     if algo == "str" and eps > 1:
         return  # the advanced-composition form is stated for eps <= 1 only
-    loose = algo_cls(x0=case.saddle, initial_gap=2.0, **closed).plan(
-        case.problem.spec, dpsample.Budget(eps, DELTA)
-    )
+    loose_algo = algo_cls(x0=case.saddle, initial_gap=2.0, **closed)
+    if algo == "str" and eps < 1:
+        # Finding: at epsilon = 0.1 the accountant certifies Theorem 17's noise only
+        # for 0.104; the closed form is refused instead of over-spending the budget.
+        with pytest.raises(ValueError, match="certified by the accountant only"):
+            loose_algo.plan(case.problem.spec, dpsample.Budget(eps, DELTA))
+        return
+    loose = loose_algo.plan(case.problem.spec, dpsample.Budget(eps, DELTA))
     assert loose.spent_epsilon() < 0.98 * eps
 
 
