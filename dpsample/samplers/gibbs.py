@@ -45,7 +45,7 @@ from dpsample.samplers.gibbs_calibration import (
     calibrate_gibbs,
     default_mu,
     empirical_risk_bound,
-    gaussian_noise_multiplier,
+    gaussian_noise_to_sensitivity,
     gibbs_ball,
     theorem_5_6,
 )
@@ -73,7 +73,7 @@ __all__ = [
     "calibrate_gibbs",
     "default_mu",
     "empirical_risk_bound",
-    "gaussian_noise_multiplier",
+    "gaussian_noise_to_sensitivity",
     "gibbs",
     "gll_gaussian_dp",
     "initial_point",
@@ -420,7 +420,7 @@ class Gibbs(PrivateAlgorithm):
                 else langevin.check_step_size(target, step_size)
             )
             if num_steps is None:
-                nm = gaussian_noise_multiplier(epsilon=target_eps, delta=dlt)
+                nm = gaussian_noise_to_sensitivity(epsilon=target_eps, delta=dlt)
                 total_time = spec.n**2 / (2.0 * (beta_v * g * nm) ** 2)
                 steps = min(max_steps, int(math.floor(total_time / h)))
                 if steps < 1:

@@ -69,7 +69,7 @@ def test_langevin_steps_fill_the_budget():
         step_size=0.5,
         max_steps=10**9,
     )
-    nm = G.gaussian_noise_multiplier(epsilon=EPS, delta=DELTA)
+    nm = G.gaussian_noise_to_sensitivity(epsilon=EPS, delta=DELTA)
     total_time = p.n**2 / (2 * (5.0 * 1.0 * nm) ** 2)
     assert res.info["num_steps"] == math.floor(total_time / 0.5)
     assert res.privacy.epsilon(DELTA) <= EPS

@@ -240,8 +240,8 @@ def test_target_rejects_bad_beta_mu():
             GibbsTarget.create(p, beta=beta, mu=mu)
 
 
-def test_gaussian_noise_multiplier_is_tight():
-    s = G.gaussian_noise_multiplier(epsilon=1.0, delta=1e-5)
+def test_gaussian_noise_to_sensitivity_is_tight():
+    s = G.gaussian_noise_to_sensitivity(epsilon=1.0, delta=1e-5)
     assert PrivacyGuarantee.gaussian(s).epsilon(1e-5) <= 1.0
     assert PrivacyGuarantee.gaussian(s * 0.99).epsilon(1e-5) > 1.0
 
