@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dpsample._src import precision
+from dpsample.privacy import NON_PRIVATE_KEY
 
 __all__ = [
     "FORMAT",
@@ -146,7 +147,7 @@ def _diagnostics(report: Mapping[str, Any]) -> dict[str, float]:
     The output's keep their names, the other points' (``warm_start``) are prefixed
     ``point.``, the job's own (``from_job``) keep theirs.
     """
-    diag = report.get("non_private_diagnostics") or {}
+    diag = report.get(NON_PRIVATE_KEY) or {}
     values = _numbers(diag.get("output"))
     for point, table in diag.items():
         if point not in ("label", "output", "from_job"):
@@ -259,7 +260,7 @@ def run_cell(
             measurements={
                 "label": NON_PRIVATE_LABEL,
                 "values": values,
-                "diagnostics": report.get("non_private_diagnostics"),
+                "diagnostics": report.get(NON_PRIVATE_KEY),
             },
         )
     except Exception as err:  # a failing cell is recorded, the sweep goes on
