@@ -19,12 +19,13 @@ from dpsample.privacy.guarantee import (
 from dpsample.privacy.ledger import BudgetLedger
 from dpsample.privacy.result import NON_PRIVATE_KEY, PrivateResult
 
+# Shortcuts to PrivacyGuarantee constructors. The Gaussian, Laplace and exponential-
+# mechanism guarantees have none here (use PrivacyGuarantee.gaussian, ...): those
+# bare names are the mechanisms, dpsample.mechanisms.gaussian / .laplace and
+# dpsample.nets.exponential_mechanism (issue 12: no name defined twice).
 pure = PrivacyGuarantee.pure
 zcdp = PrivacyGuarantee.zcdp
-gaussian = PrivacyGuarantee.gaussian
-laplace = PrivacyGuarantee.laplace
 approx = PrivacyGuarantee.approx
-exponential_mechanism = PrivacyGuarantee.exponential_mechanism
 from_event = PrivacyGuarantee.from_event
 
 __all__ = [
@@ -41,10 +42,7 @@ __all__ = [
     "Calibration",
     "calibrate",
     "calibrate_noise",
-    "exponential_mechanism",
     "from_event",
-    "gaussian",
-    "laplace",
     "lsi",
     "pure",
     "randomized_response_rdp",
