@@ -6,10 +6,14 @@ For a git revision (or the working tree) this measures what issue 12 asks to cha
 * **planning styles**: public algorithms that plan through the one contract
   (``PrivateAlgorithm`` subclasses) and the functions that plan in some other way
   (top-level ``plan_*``, ``*_parameters``, ``_defaults``-style helpers);
-* **names defined twice**: public top-level functions and classes defined in more
-  than one module (re-exports do not count: only ``def`` and ``class``; BlackJAX's
-  kernel protocol ``init`` / ``build_kernel`` / ``as_top_level_api``, defined by
-  every kernel module on purpose, is left out);
+* **names defined twice**: public top-level names defined in more than one module:
+  ``def``, ``class`` and module-level assignments (aliases such as ``gaussian =
+  PrivacyGuarantee.gaussian`` included, also inside a top-level ``if``/``try``).
+  Re-exports do not count (imports are not definitions), nor do type variables
+  (``F = TypeVar(...)`` only types its module's signatures); BlackJAX's kernel
+  protocol ``init`` / ``build_kernel`` / ``as_top_level_api``, defined by every
+  kernel module on purpose, is left out. ``tests/test_no_duplicate_names.py``
+  checks the same count;
 * **private cross-imports**: a module importing another module's ``_name``
   (``from dpsample.x import _y``) or reaching ``module._name`` through an imported
   module; ``dpsample._src`` is the shared internal layer, so importing its *public*
@@ -54,6 +58,33 @@ ALGORITHM_LAYERS = (
 KERNEL_PROTOCOL = frozenset({"init", "build_kernel", "as_top_level_api"})
 
 
+def _is_type_variable(value: ast.expr | None) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    f = value.func
+    name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
+    return name in ("TypeVar", "ParamSpec", "TypeVarTuple")
+
+
+def _assigned(body: list[ast.stmt]) -> list[str]:
+    """Names a module body assigns at top level (also in a top-level if/try)."""
+    names: list[str] = []
+    for node in body:
+        if isinstance(node, ast.Assign) and not _is_type_variable(node.value):
+            for target in node.targets:
+                names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if not _is_type_variable(node.value):
+                names.append(node.target.id)
+        elif isinstance(node, (ast.If, ast.Try)):
+            names += _assigned(node.body) + _assigned(node.orelse)
+            if isinstance(node, ast.Try):
+                names += _assigned(node.finalbody)
+                for handler in node.handlers:
+                    names += _assigned(handler.body)
+    return names
+
+
 def _modules(tree: pathlib.Path) -> dict[str, pathlib.Path]:
     pkg = tree / "dpsample"
     out = {}
@@ -94,6 +125,7 @@ def measure(tree: pathlib.Path, *, run_mypy: bool = True) -> dict:
     cross: list[str] = []
     for module, path in modules.items():
         tree_ast = ast.parse(path.read_text())
+        node: ast.AST
         imported_modules: dict[str, str] = {}
         for node in tree_ast.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -111,6 +143,9 @@ def measure(tree: pathlib.Path, *, run_mypy: bool = True) -> dict:
                     for b in node.bases
                 ):
                     contract_classes.append(f"{module}.{node.name}")
+        for name in _assigned(tree_ast.body):
+            if not name.startswith("_") and name not in KERNEL_PROTOCOL:
+                defined[name].append(module)
         for node in ast.walk(tree_ast):
             if isinstance(node, ast.ImportFrom):
                 source = _resolve(module, node)
