@@ -2,12 +2,20 @@
 
 :func:`clip_margin` is the rounding margin that makes a clipped sum keep its
 sensitivity *as computed*; :func:`clip_coefficients` turns squared row norms into the
-clipping weights and :func:`clipped_sum` applies them. Every clipping path of the
-library goes through this module with the same margin: the per-example path of
-:func:`dpsample.finders.oracles.first_kind`, the ghost path of
+clipping weights, :func:`clipped_sum` applies them and :func:`clipped_mean` is the
+whole path (range, margin, sum, division) for a mean of a fixed number of rows. Every
+clipping path of the library goes through this module with the same margin: the
+per-example path of :func:`dpsample.finders.oracles.first_kind`, the ghost path of
 :class:`dpsample.models.MLP`, the clipped paired differences of
-:func:`dpsample.finders.oracles.second_kind` and the optax transform
-:func:`dpsample.finders.dp_sgd_transform`. :func:`difference_margin` is the rounding
+:func:`dpsample.finders.oracles.second_kind`, the optax transform
+:func:`dpsample.finders.dp_sgd_transform`, the clipped drift of projected Langevin
+(:func:`dpsample.samplers.langevin.potential_gradient`, the Langevin route of
+:func:`dpsample.samplers.gibbs.gibbs`) and, in Mode B of the Goldstein finders, the
+clipped anchor and difference means and the clipped estimators
+(:mod:`dpsample.finders.goldstein.o2nc`; the zero-order estimator clips its scalar
+differences exactly, then the rows ``diff_j u_j`` with the margin). Norm projections
+of iterates onto a ball (the Goldstein step, the domain projections) are not
+sensitivity clips and do not use it. :func:`difference_margin` is the rounding
 allowance of the *unclipped* paired difference (a noise floor, not a clip margin).
 
 Clip bounds are kept in a range where the analysis holds (:data:`CLIP_RANGES`):
@@ -44,6 +52,7 @@ __all__ = [
     "clip_margin",
     "clip_coefficients",
     "clipped_sum",
+    "clipped_mean",
     "difference_margin",
 ]
 
@@ -244,6 +253,46 @@ def clipped_sum(rows: Array, weights: Array, bound: Array, dtype: Any) -> Array:
     g = jnp.where(finite[:, None], g, 0.0)
     total = jnp.dot(coef, g, precision=jax.lax.Precision.HIGHEST)
     return total.astype(jnp.float64)
+
+
+def clipped_mean(rows: Array, bound: Array | float, dtype: Any = "float64") -> Array:
+    r"""``(1/m) sum_i min(1, (C/F) / ||r_i||) r_i`` of ``m`` rows, returned in float64.
+
+    The whole clipping path in one call, for a mean of a fixed number ``m`` of rows
+    (the clipped Langevin drift, the Goldstein finders' estimators and batch means):
+    the bound ``C`` is brought into :data:`CLIP_RANGES` by :func:`usable_clip_bound`
+    (only ever lowered: a run-time bound may be traced), shrunk by
+    ``F = clip_margin(dtype, m, d)`` (``m, d`` are the static shape of ``rows``), the
+    rows are summed by :func:`clipped_sum` in ``dtype`` (rows whose squared norm is
+    not finite contribute zero) and the float64 sum is divided by ``m``. By
+    :func:`clip_margin`, the *computed* mean has norm at most ``C``, and two sets of
+    ``m`` rows that differ in one row give computed means at most ``2C/m`` apart: the
+    exact-arithmetic bounds hold for the floating-point values.
+
+    Args:
+        rows: ``(m, d)`` rows.
+        bound: ``C``, the bound the caller's sensitivity uses (without the margin).
+        dtype: The arithmetic's dtype, ``"float64"`` or ``"float32"``.
+
+    Returns:
+        The mean, shape ``(d,)``, float64.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample._src.clipping import clipped_mean
+        >>> v = clipped_mean(jnp.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+        >>> [round(float(x), 6) for x in v]
+        [0.45, 0.6]
+    """
+    name = check_gradient_dtype(dtype, clipped=True)
+    r = jnp.asarray(rows)
+    if r.ndim != 2:
+        raise ValueError(f"Expected rows of shape (m, d), got shape {r.shape}")
+    m, d = r.shape
+    margin = clip_margin(name, m, d)
+    usable = usable_clip_bound(jnp.asarray(bound, jnp.float64), name) / margin
+    total = clipped_sum(r, jnp.ones((m,), name), usable, name)
+    return total / m
 
 
 def difference_margin(rows: int, dim: int) -> tuple[float, float]:

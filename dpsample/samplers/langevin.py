@@ -28,9 +28,12 @@ Privacy:
     data-independent), with noise standard deviation :math:`\sqrt{2h}`; the projection
     is post-processing. ``K`` adaptive steps compose exactly into one Gaussian
     mechanism (Gaussian-DP composition) with noise multiplier
-    :math:`n/(\beta G\sqrt{2hK})`, i.e. Rényi DP :math:`\alpha K h \beta^2 G^2/n^2`
-    at every order (GTU Lemma 2.2 with ``t = K h``, ``Delta = 2G/n``; samplers.md
-    section 5.2). No convexity, smoothness or LSI is needed, and the whole
+    :math:`n/(\beta G\sqrt{2hK})`, i.e. Rényi DP
+    :math:`\alpha K h \beta^2 G^2/n^2` at every order (GTU Lemma 2.2 with
+    ``t = K h``, ``Delta = 2G/n``; samplers.md section 5.2). The clipped mean is
+    computed with the library's rounding margin (:func:`potential_gradient`), so
+    the sensitivity holds for the floating-point mean, not only in exact
+    arithmetic. No convexity, smoothness or LSI is needed, and the whole
     trajectory may be released. The initial point must be data-independent and lie
     in ``K`` (:func:`init` refuses a concrete point outside it). Non-finite values:
     a per-example gradient with a NaN or inf entry contributes zero (public rule,
@@ -59,7 +62,7 @@ import jax.numpy as jnp
 from blackjax.base import SamplingAlgorithm
 from blackjax.sgmcmc import diffusions
 
-from dpsample._src import precision, validation
+from dpsample._src import clipping, precision, validation
 from dpsample.privacy.guarantee import PrivacyGuarantee
 from dpsample.samplers.target import (
     GibbsTarget,
@@ -109,30 +112,32 @@ class LangevinInfo(NamedTuple):
     drift_norm: Array
 
 
-def _clip(g: Array, clip_norm: float | None) -> Array:
-    if clip_norm is None:
-        return g
-    norm = jnp.linalg.norm(g)
-    return g * jnp.minimum(1.0, clip_norm / jnp.where(norm > 0, norm, 1.0))
-
-
 def potential_gradient(
     target: GibbsTarget, x: ArrayLike, *, clip_norm: float | None = None
 ) -> Array:
     r"""``beta (mean_i clip(grad f(x, z_i)) + mu x)``, shape ``(d,)``.
 
-    A per-example gradient with a non-finite entry (the loss returned NaN or inf
-    there) contributes zero (public rule, as the clipped oracles' rows): with
-    clipping every example then moves the mean by at most ``2 clip_norm / n``, and
-    nothing raises during a run.
+    With ``clip_norm`` the mean is :func:`dpsample._src.clipping.clipped_mean`, the
+    library's one clipping path: rows are clipped at ``clip_norm / F`` with the
+    rounding margin ``F`` of :func:`~dpsample._src.clipping.clip_margin` (float64,
+    ``n`` rows of dimension ``d``; ``F - 1`` is about ``1e-11``), so the *computed*
+    mean moves by at most ``2 clip_norm / n`` when one example is replaced, the
+    sensitivity :func:`trajectory_guarantee` uses. ``clip_norm`` must lie in
+    ``[1e-140, 1e140]`` (:data:`~dpsample._src.clipping.CLIP_RANGES`, else
+    ``ValueError``). A per-example gradient with a non-finite entry (the loss
+    returned NaN or inf there) contributes zero (public rule, as the clipped
+    oracles' rows), and nothing raises during a run.
     """
     problem = target.problem
     x = jnp.asarray(x, jnp.float64)
     grads = jax.vmap(jax.grad(problem.loss_fn), in_axes=(None, 0))(x, problem.data)
-    finite = jnp.all(jnp.isfinite(grads), axis=-1, keepdims=True)
-    grads = jnp.where(finite, grads, 0.0)
-    grads = jax.vmap(lambda g: _clip(g, clip_norm))(grads)
-    return target.beta * (jnp.mean(grads, axis=0) + target.mu * x)
+    if clip_norm is None:
+        finite = jnp.all(jnp.isfinite(grads), axis=-1, keepdims=True)
+        mean = jnp.mean(jnp.where(finite, grads, 0.0), axis=0)
+    else:
+        bound = clipping.check_clip_bound(clip_norm, "float64")
+        mean = clipping.clipped_mean(grads, bound, "float64")
+    return target.beta * (mean + target.mu * x)
 
 
 def init(position: ArrayLike, target: GibbsTarget) -> LangevinState:
@@ -153,7 +158,9 @@ def build_kernel(
     Args:
         clip_norm: per-example gradient clipping norm (``None``: no clipping). The
             private route :func:`dpsample.samplers.gibbs.gibbs` uses the declared
-            Lipschitz constant ``G``.
+            Lipschitz constant ``G``. Rows are clipped with the library's rounding
+            margin (:func:`potential_gradient`); the norm must lie in
+            ``[1e-140, 1e140]`` (``ValueError`` otherwise).
 
     Returns:
         ``kernel(rng_key, state, target, step_size) -> (state, LangevinInfo)``,
@@ -161,7 +168,9 @@ def build_kernel(
         (:func:`~dpsample.samplers.target.scoped_kernel`).
     """
     if clip_norm is not None:
-        clip_norm = validation.positive("clip_norm", clip_norm)
+        clip_norm = clipping.check_clip_bound(
+            validation.positive("clip_norm", clip_norm), "float64"
+        )
     euler = diffusions.overdamped_langevin()
 
     def kernel(

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from dpsample._src import precision
+from dpsample._src import clipping, precision
 from dpsample.types import Array, PRNGKey
 
 __all__ = [
@@ -37,7 +37,13 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ estimators
-def _clip(v: Array, bound: Array | float) -> Array:
+def _project(v: Array, bound: Array | float) -> Array:
+    """``v`` projected onto the ball of radius ``bound`` (the O2NC step's ``D``).
+
+    A projection of the (already private) iterate, not a sensitivity clip: the
+    clipping of per-sample estimates goes through
+    :func:`dpsample._src.clipping.clipped_mean`, with its rounding margin.
+    """
     nrm = jnp.linalg.norm(v)
     return v * jnp.minimum(1.0, bound / jnp.maximum(nrm, 1e-300))
 
@@ -77,8 +83,9 @@ def zo_estimate(
 
     Directions ``u`` uniform on the sphere (the printed ``Unif(B_alpha)`` is a typo,
     spec 004 §2.0); with ``lipschitz`` the differences are clipped to
-    ``[-2 alpha L, 2 alpha L]`` (Mode B). Unbiased for the gradient of the
-    ball-smoothed ``f_alpha``.
+    ``[-2 alpha L, 2 alpha L]`` and the rows ``diff_j u_j`` to norm ``2 alpha L``
+    with the rounding margin of :func:`dpsample._src.clipping.clipped_mean` (Mode
+    B). Unbiased for the gradient of the ball-smoothed ``f_alpha``.
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -93,9 +100,18 @@ def zo_estimate(
     fp = jax.vmap(lambda v: loss_fn(x + alpha * v, example))(u)
     fm = jax.vmap(lambda v: loss_fn(x - alpha * v, example))(u)
     diff = fp - fm
-    if lipschitz is not None:
-        diff = jnp.clip(diff, -2.0 * alpha * lipschitz, 2.0 * alpha * lipschitz)
-    return (d / (2.0 * alpha)) * jnp.mean(diff[:, None] * u, axis=0)
+    if lipschitz is None:
+        return (d / (2.0 * alpha)) * jnp.mean(diff[:, None] * u, axis=0)
+    c = 2.0 * alpha * lipschitz
+    # The scalar clip is exact (an inf difference becomes +-c, a NaN stays NaN); the
+    # rows diff_j u_j (||u_j|| = 1 up to rounding) are then clipped at c with the
+    # library's rounding margin, so the computed mean has norm at most c. A NaN
+    # makes the whole estimate NaN: the sample is then zeroed (_zero_nonfinite).
+    rows = jnp.clip(diff, -c, c)[:, None] * u
+    mean = jnp.where(
+        jnp.all(jnp.isfinite(rows)), clipping.clipped_mean(rows, c), jnp.nan
+    )
+    return (d / (2.0 * alpha)) * mean
 
 
 def fo_estimate(
@@ -110,7 +126,9 @@ def fo_estimate(
 ) -> Array:
     """``(1/m) sum grad f(x + y_j)``, ``y_j ~ U(B_alpha)`` (clipped to norm ``L``).
 
-    Perturbations in the ball (Eq. (17)'s sphere is a typo, spec 004 §6.3).
+    Perturbations in the ball (Eq. (17)'s sphere is a typo, spec 004 §6.3). With
+    ``lipschitz`` the gradients are clipped through
+    :func:`dpsample._src.clipping.clipped_mean` (the library's rounding margin).
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -123,9 +141,13 @@ def fo_estimate(
     d = x.shape[0]
     y = _ball(key, num, d, alpha)
     g = jax.vmap(lambda yy: grad_fn(x + yy, example))(y)
-    if lipschitz is not None:
-        g = jax.vmap(lambda gg: _clip(gg, lipschitz))(g)
-    return jnp.mean(g, axis=0)
+    if lipschitz is None:
+        return jnp.mean(g, axis=0)
+    # Clipped at L with the library's rounding margin (computed mean <= L). A
+    # non-finite gradient makes the estimate NaN, so the sample is zeroed.
+    return jnp.where(
+        jnp.all(jnp.isfinite(g)), clipping.clipped_mean(g, lipschitz), jnp.nan
+    )
 
 
 def tree_noise(
@@ -319,9 +341,9 @@ def _o2nc(
         v = _zero_nonfinite(v)
         norms = jnp.linalg.norm(v, axis=1)
         exceed = jnp.sum(norms > s.anchor_bound * (1 + 1e-12)).astype(jnp.int32)
-        if enforce:
-            v = jax.vmap(lambda vv: _clip(vv, s.anchor_bound))(v)
-        g = jnp.mean(v, axis=0)
+        # Mode B: the mean of rows clipped at C_A with the rounding margin, so the
+        # computed mean keeps the sensitivity 2 C_A / B1 the noise is calibrated to.
+        g = clipping.clipped_mean(v, s.anchor_bound) if enforce else jnp.mean(v, 0)
         if single:
             pkey = jax.random.fold_in(tree_key, (t - 1) // sig)
             noisy = g + tree_noise(pkey, pos, s.sig_tree, height=h, dim=d)
@@ -343,9 +365,10 @@ def _o2nc(
         )
         norms = jnp.linalg.norm(diff, axis=1)
         exceed = jnp.sum(norms > bound * (1 + 1e-12)).astype(jnp.int32)
-        if enforce:
-            diff = jax.vmap(lambda vv: _clip(vv, bound))(diff)
-        g = g_prev + jnp.mean(diff, axis=0)
+        # Mode B: clipped at the run-time bound (public: the iterates are) with the
+        # rounding margin, as the anchors.
+        mean = clipping.clipped_mean(diff, bound) if enforce else jnp.mean(diff, 0)
+        g = g_prev + mean
         if single:
             pkey = jax.random.fold_in(tree_key, (t - 1) // sig)
             noisy = g + tree_noise(pkey, pos, s.sig_tree, height=h, dim=d)
@@ -364,7 +387,9 @@ def _o2nc(
         g_state, g_noisy, cursor, exc, chk = jax.lax.cond(
             pos == 1, anchor, difference, ops
         )
-        new_delta = _clip(delta_v - s.step_size * g_noisy, s.clip_radius)
+        # A projection of the private direction onto the ball of radius D, not a
+        # sensitivity clip (no margin needed).
+        new_delta = _project(delta_v - s.step_size * g_noisy, s.clip_radius)
         carry = (new_delta, x_t, z_t, g_state, cursor, n_exc + exc, n_chk + chk)
         return carry, z_t
 
