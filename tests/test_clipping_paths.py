@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import dpsample
 from dpsample._src import clipping
 from dpsample.domains import Ball
 from dpsample.finders import goldstein as gs
@@ -176,6 +177,20 @@ def test_langevin_clip_norm_outside_the_clip_range_is_refused():
     target = _langevin_target([np.ones(2)], 2)
     with pytest.raises(ValueError, match="clip bound"):
         langevin.potential_gradient(target, np.zeros(2), clip_norm=1e200)
+
+
+def test_trajectory_noise_to_sensitivity_is_half_the_noise_multiplier():
+    """The renamed function keeps its value: std over the replace-one sensitivity,
+    ``n / (beta G sqrt(2 h K))``; the guarantee is the Gaussian mechanism at it."""
+    p = Problem(
+        lambda x, z: jnp.abs(x[0] - z), jnp.zeros(100), Ball(1.0, dim=1), lipschitz=1.0
+    )
+    t = GibbsTarget.create(p, beta=10.0, mu=0.0)
+    z = langevin.trajectory_noise_to_sensitivity(t, step_size=0.005, num_steps=100)
+    assert z == pytest.approx(10.0)
+    assert not hasattr(langevin, "trajectory_noise_multiplier")
+    g = langevin.trajectory_guarantee(t, step_size=0.005, num_steps=100)
+    assert g.epsilon(1e-5) == dpsample.PrivacyGuarantee.gaussian(z).epsilon(1e-5)
 
 
 # ------------------------------------------------------------------ Goldstein

@@ -27,8 +27,9 @@ Privacy:
     is :math:`h\beta\cdot 2G/n` (clipped per-example gradients; the regulariser is
     data-independent), with noise standard deviation :math:`\sqrt{2h}`; the projection
     is post-processing. ``K`` adaptive steps compose exactly into one Gaussian
-    mechanism (Gaussian-DP composition) with noise multiplier
-    :math:`n/(\beta G\sqrt{2hK})`, i.e. Rényi DP
+    mechanism (Gaussian-DP composition) with noise over sensitivity
+    :math:`n/(\beta G\sqrt{2hK})` (:func:`trajectory_noise_to_sensitivity`; half
+    the noise multiplier in the Opacus / dp-accounting sense), i.e. Rényi DP
     :math:`\alpha K h \beta^2 G^2/n^2` at every order (GTU Lemma 2.2 with
     ``t = K h``, ``Delta = 2G/n``; samplers.md section 5.2). The clipped mean is
     computed with the library's rounding margin (:func:`potential_gradient`), so
@@ -82,7 +83,7 @@ __all__ = [
     "init",
     "potential_gradient",
     "trajectory_guarantee",
-    "trajectory_noise_multiplier",
+    "trajectory_noise_to_sensitivity",
 ]
 
 #: Default step for smooth losses: ``SMOOTH_STEP_FACTOR / (beta (M + mu))``.
@@ -284,10 +285,17 @@ def check_step_size(target: GibbsTarget, step_size: float) -> float:
     return h
 
 
-def trajectory_noise_multiplier(
+def trajectory_noise_to_sensitivity(
     target: GibbsTarget, *, step_size: float, num_steps: int
 ) -> float:
-    r"""Noise multiplier of the composed trajectory: ``n / (beta G sqrt(2 h K))``.
+    r"""Noise over sensitivity of the composed trajectory: ``n / (beta G sqrt(2 h K))``.
+
+    The std ``sqrt(2h)`` of each step's noise over the step's replace-one L2
+    sensitivity ``h beta 2G / n``, composed over ``K`` steps (divided by
+    ``sqrt(K)``): the argument of ``PrivacyGuarantee.gaussian``. This is **not** a
+    noise multiplier in the sense of Opacus or dp-accounting (noise std on the sum
+    over the per-example bound ``G``, the library's ``noise_multiplier``), which is
+    twice this value.
 
     Raises:
         dpsample.errors.MissingConstantError: if ``G`` is not declared.
@@ -301,7 +309,7 @@ def trajectory_noise_multiplier(
         >>> p = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.zeros(100),
         ...             Ball(1.0, dim=1), lipschitz=1.0)
         >>> t = GibbsTarget.create(p, beta=10.0, mu=0.0)
-        >>> langevin.trajectory_noise_multiplier(t, step_size=0.005, num_steps=100)
+        >>> langevin.trajectory_noise_to_sensitivity(t, step_size=0.005, num_steps=100)
         10.0
     """
     g = validation.require_constant(
@@ -340,8 +348,10 @@ def trajectory_guarantee(
         >>> round(g.zcdp_rho(), 10)  # K h beta^2 G^2 / n^2
         0.005
     """
-    nm = trajectory_noise_multiplier(target, step_size=step_size, num_steps=num_steps)
-    return PrivacyGuarantee.gaussian(nm, relation=target.problem.relation)
+    z = trajectory_noise_to_sensitivity(
+        target, step_size=step_size, num_steps=num_steps
+    )
+    return PrivacyGuarantee.gaussian(z, relation=target.problem.relation)
 
 
 precision.scope_public(globals())

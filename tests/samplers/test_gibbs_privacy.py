@@ -251,14 +251,14 @@ def test_gaussian_noise_to_sensitivity_is_tight():
 def test_audit_langevin_release_stays_below_claim_and_detects_false_claim():
     """Worst case (tests/audit_cases.py, ``langevin``): the drift gap 2 beta G h / n
     is the same at every x, so the last iterate is exactly the composed Gaussian
-    mechanism (noise multiplier 1 here). The audit lower bound must stay below the
-    computed claim (4.38 at 1e-5) and exceed the claim computed with a false G/2
+    mechanism (noise over sensitivity 1 here). The audit lower bound must stay below
+    the computed claim (4.38 at 1e-5) and exceed the claim computed with a false G/2
     (1.99)."""
     b, h, k = LANGEVIN["beta"], LANGEVIN["step"], LANGEVIN["steps"]
     p = Problem(langevin_loss, LANGEVIN_D, Ball(50.0, dim=1), lipschitz=1.0)
     t = GibbsTarget.create(p, beta=b, mu=0.0)
-    nm = langevin.trajectory_noise_multiplier(t, step_size=h, num_steps=k)
-    assert nm == pytest.approx(1.0)  # nm = n / (beta G sqrt(2 h K))
+    z = langevin.trajectory_noise_to_sensitivity(t, step_size=h, num_steps=k)
+    assert z == pytest.approx(1.0)  # z = n / (beta G sqrt(2 h K))
     audit = CASES["langevin"].build()
     assert audit.claim == langevin_claim().epsilon(1e-5)
     res = audit.run()
