@@ -51,8 +51,13 @@ def _quadratic(n=200, *, loss=None, dim=1, **constants):
 @pytest.fixture(scope="module")
 def small_run():
     prob = _quadratic()
-    res = warm_start(
-        jax.random.key(0), prob, epsilon=EPS, delta=DELTA, finder_options=SMALL
+    res = warm_start(  # Algorithm 2's fixed split (the default reallocates)
+        jax.random.key(0),
+        prob,
+        epsilon=EPS,
+        delta=DELTA,
+        finder_options=SMALL,
+        spend="split",
     )
     return prob, res
 
@@ -97,6 +102,7 @@ def test_split_moves_the_budget():
         delta=DELTA,
         split=0.25,
         finder_options=SMALL,
+        spend="split",
     )
     assert res.info["epsilon_split"] == (0.5, 1.5)
     assert res.info["privacy_sampler"].epsilon(0.0) == pytest.approx(0.5)

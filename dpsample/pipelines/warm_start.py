@@ -71,6 +71,7 @@ __all__ = [
     "DEFAULT_MAX_EVALUATIONS",
     "DEFAULT_SAMPLERS",
     "DEFAULT_SPLIT",
+    "SPEND_RULES",
     "VARIANTS",
     "WarmStart",
     "WarmStartBound",
@@ -91,6 +92,77 @@ VARIANTS = ("erm", "population")
 (Algorithm 4 with disjoint halves)."""
 
 _MAX_POINTS = 10**7  # the convenience's cap on the net (as before the objects)
+
+SPEND_RULES = ("all", "split")
+"""How the pipeline spends its epsilon. ``"all"`` (default): the sampler is planned
+for its share ``split eps``; the finder is then planned for the largest target
+whose composition with the sampler's *planned* guarantee (every accounting route,
+TV slack included) still meets ``(eps, delta)``, so what the sampler's plan leaves
+unspent goes to the finder (a public rule: plans only, no data). ``"split"``: each
+stage plans for its fixed share (Algorithm 2 as written)."""
+
+SPEND_RTOL = 0.015
+"""``spend="all"`` re-plans the finder only when the composition spends less than
+``1 - SPEND_RTOL`` of epsilon, and then aims at spending at least that much."""
+
+_SPEND_STEPS = 8  # the most finder plans the search makes
+
+
+def _finder_for_the_rest(
+    finder: PrivateAlgorithm,
+    spec: ProblemSpec,
+    share: Budget,
+    sampler_guarantee: PrivacyGuarantee,
+    total: Budget,
+    *,
+    initial_gap: float,
+    options: Mapping[str, Any],
+    fallback: Plan,
+) -> Plan:
+    """The finder's plan for the largest target meeting ``total`` after the sampler.
+
+    A search on the finder's own target epsilon ``t`` (at its delta share): each
+    candidate is planned (the finder calibrates its noise for ``t`` with the one
+    calibrator) and its guarantee composed with the sampler's planned guarantee at
+    the total delta, every route and the TV slack included. The first step assumes
+    the composed epsilon grows like ``t``; later steps interpolate between the best
+    passing and the closest failing candidate (regula falsi, bisection when that
+    stalls). It stops when the composition spends at least ``1 - SPEND_RTOL`` of
+    the budget, or after :data:`_SPEND_STEPS` plans. Only candidates whose
+    composition meets the budget are kept, so the result never overspends; a
+    target the finder refuses to plan counts as failing. ``fallback`` (the plan
+    at the fixed share, which meets the budget) is returned when nothing better
+    is found. Everything here is public (plans, no data).
+    """
+    target, dlt = total.epsilon, total.delta
+    best, best_t = fallback, share.epsilon
+    best_eps = sampler_guarantee.compose(fallback.guarantee).epsilon(dlt)
+    fail_t, fail_eps = math.inf, math.inf
+    aim = target * (1.0 - SPEND_RTOL / 2.0)
+    for _ in range(_SPEND_STEPS):
+        if best_eps >= (1.0 - SPEND_RTOL) * target:
+            break
+        if math.isinf(fail_t):  # composed epsilon assumed to grow like t
+            t = best_t + (aim - best_eps)
+        else:
+            t = best_t + (fail_t - best_t) * (aim - best_eps) / (fail_eps - best_eps)
+            lo, hi = best_t, fail_t
+            t = min(max(t, lo + 0.05 * (hi - lo)), hi - 0.05 * (hi - lo))
+        try:
+            plan = finder.plan(
+                spec,
+                Budget(t, share.delta, share.max_evaluations),
+                initial_gap=initial_gap,
+                **options,
+            )
+            eps = sampler_guarantee.compose(plan.guarantee).epsilon(dlt)
+        except (ValueError, ArithmeticError):  # refused: a failing target
+            plan, eps = None, math.inf
+        if plan is not None and eps <= target:
+            best, best_t, best_eps = plan, t, eps
+        else:
+            fail_t, fail_eps = t, min(eps, 2.0 * target)
+    return best
 
 
 def should_warm_start(
@@ -525,7 +597,14 @@ class WarmStart(PrivateAlgorithm):
     * **Budget** (public rule): ``eps_A = split eps``, ``eps_B = eps - eps_A``;
       ``delta_A = delta_split delta`` (default ``1/2``; ``0`` for a pure sampler,
       whose class says ``pure_dp``), ``delta_B = delta - delta_A``; a compute cap
-      ``max_evaluations`` is split like epsilon.
+      ``max_evaluations`` is split like epsilon. With ``spend="all"`` (default)
+      the finder's target is then raised above ``eps_B`` to the largest value
+      whose composition with the sampler's *planned* guarantee meets
+      ``(eps, delta)`` (the one calibrator on the composed guarantee, TV slack
+      included; :data:`SPEND_RULES`): a sampler whose plan spends less than its
+      share (a Langevin schedule capped by ``beta G D <= c log n`` spends a few
+      percent of it) leaves nothing on the table. ``spend="split"`` keeps the
+      fixed shares.
     * **psi** comes from the sampler's plan (``plan.warm_start``, at failure
       probability ``zeta_A``: ``zeta = sqrt(d)/(eps n)`` by default, halved in the
       population variant, times the sampler's ``psi_failure_share``), or a
@@ -599,12 +678,15 @@ class WarmStart(PrivateAlgorithm):
         sampler_domain: Ball | None = None,
         declared_psi: float | None = None,
         declared_psi_failure_prob: float | None = None,
+        spend: str = "all",
         diagnostics: bool = False,
     ) -> Plan:
         # ---- public checks, before any private computation -----------------------
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
         if variant not in VARIANTS:
             raise ValueError(f"Expected variant in {VARIANTS}, got {variant!r}")
+        if spend not in SPEND_RULES:
+            raise ValueError(f"Expected spend in {SPEND_RULES}, got {spend!r}")
         split = validation.positive("split", split)
         if not split < 1.0:
             raise ValueError(f"Expected split={split!r} in (0, 1)")
@@ -725,13 +807,28 @@ class WarmStart(PrivateAlgorithm):
 
         # ---- stage B: the finder, configured from psi only -----------------------
         plan_b = finder_obj.plan(spec_b, budget_b, initial_gap=finder_gap, **f_options)
+        guarantee = plan_a.guarantee.compose(plan_b.guarantee)
+        if not guarantee.epsilon(delta) <= epsilon * (1.0 + 1e-9):
+            raise RuntimeError("internal error: the stages overspend the budget")
+        if spend == "all" and guarantee.epsilon(delta) < (1.0 - SPEND_RTOL) * epsilon:
+            plan_b = _finder_for_the_rest(
+                finder_obj,
+                spec_b,
+                budget_b,
+                plan_a.guarantee,
+                Budget(epsilon, delta),
+                initial_gap=finder_gap,
+                options=f_options,
+                fallback=plan_b,
+            )
+            guarantee = plan_a.guarantee.compose(plan_b.guarantee)
+        if not guarantee.epsilon(delta) <= epsilon * (1.0 + 1e-9):
+            raise RuntimeError("internal error: the stages overspend the budget")
+        finder_target = plan_b.budget.epsilon
         if "initial_gap" in plan_b.params:  # set by this pipeline, not by the user
             plan_b = plan_b.with_params(
                 initial_gap=Param(finder_gap, "pipeline", "the warm start's psi")
             )
-        guarantee = plan_a.guarantee.compose(plan_b.guarantee)
-        if not guarantee.epsilon(delta) <= epsilon * (1.0 + 1e-9):
-            raise RuntimeError("internal error: the stages overspend the budget")
         stationarity = cold = None
         rate = getattr(finder_obj, "stationarity_rate", None)
         if rate is not None and spec.smoothness is not None:
@@ -741,7 +838,7 @@ class WarmStart(PrivateAlgorithm):
                 initial_gap=finder_gap,
                 dim=d,
                 n=spec_b.n,
-                epsilon=budget_b.epsilon,
+                epsilon=finder_target,
                 delta=budget_b.delta,
                 failure_prob=min(psi_fail, 1.0),
             )
@@ -775,8 +872,14 @@ class WarmStart(PrivateAlgorithm):
             "variant": Param(variant, "user" if population else "default"),
             "split": Param(split, "user" if split != DEFAULT_SPLIT else "default"),
             "epsilon_split": Param(
-                (budget_a.epsilon, budget_b.epsilon), "derived", "(split eps, rest)"
+                (budget_a.epsilon, finder_target),
+                "derived",
+                "(split eps, rest)"
+                if finder_target == budget_b.epsilon
+                else "(split eps, the finder's target calibrated so that the "
+                "composition with the sampler's planned guarantee meets eps)",
             ),
+            "spend": Param(spend, "user" if spend != "all" else "default"),
             "delta_split": Param(
                 (budget_a.delta, budget_b.delta),
                 "derived",
@@ -924,6 +1027,7 @@ def warm_start(
     ledger: BudgetLedger | None = None,
     diagnostics: bool = False,
     max_evaluations: int | None = None,
+    spend: str = "all",
 ) -> PrivateResult:
     r"""Warm-start pipelines (seed 003 Algorithms 2 and 4): sampler, then finder.
 
@@ -992,6 +1096,9 @@ def warm_start(
         max_evaluations: Compute budget (see :class:`~dpsample.plan.Budget`): split
             like epsilon between the stages; it also replaces
             :data:`DEFAULT_MAX_EVALUATIONS` in the default sampler's choice.
+        spend: ``"all"`` (default: the finder gets what the sampler's plan leaves
+            unspent, calibrated on the composed guarantee) or ``"split"`` (fixed
+            shares); see :data:`SPEND_RULES`.
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with ``value`` the finder's output,
@@ -1052,6 +1159,7 @@ def warm_start(
         sampler_domain=sampler_domain,
         declared_psi=declared_psi,
         declared_psi_failure_prob=declared_psi_failure_prob,
+        spend=spend,
         diagnostics=diagnostics,
     )
     if ledger is None:
