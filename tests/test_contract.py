@@ -227,6 +227,30 @@ def test_compute_budget_caps_the_theorem_schedule_and_refuses_a_fixed_one():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_every_plan_fits_its_compute_budget_or_refuses(name):
+    """Issue 16 item 3: ``max_evaluations`` is never ignored.
+
+    At a tenth of the case's own planned cost, each algorithm either shrinks its
+    schedule to fit (the plan's cost is then within the cap) or refuses with a
+    ``ValueError`` naming ``max_evaluations``. Fails before the proximal Gibbs
+    route refused: it planned its full schedule whatever the cap.
+    """
+    case = CASES[name]
+    problem = case.make_problem(0, case.n, lambda f: f)
+    algo = registry.create(name)
+    free = algo.plan(problem.spec, case.budget, **case.options)
+    cap = max(1, free.cost.evaluations // 10)
+    budget = dataclasses.replace(case.budget, max_evaluations=cap)
+    try:
+        capped = algo.plan(problem.spec, budget, **case.options)
+    except ValueError as err:
+        assert "max_evaluations" in str(err)
+    else:
+        assert capped.cost.evaluations <= cap
+
+
+@pytest.mark.slow
 def test_options_bound_at_construction_are_overridden_by_plan():
     case, problem, _, _ = _plan("dp_sgd")
     algo = registry.create("dp_sgd", num_steps=4, batch_size=8)

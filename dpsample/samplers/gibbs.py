@@ -185,7 +185,9 @@ class Gibbs(PrivateAlgorithm):
     ``tv_bound``), the warm-start bound :func:`dpsample.bounds.gibbs_warm_start_bound`
     at failure probability ``failure_prob`` (default ``sqrt(d)/(eps n)``).
 
-    Compute budget (Langevin): with ``Budget(max_evaluations=E)``, a calibrated
+    Compute budget: the proximal and MALA routes refuse a plan whose cost exceeds
+    ``Budget(max_evaluations=E)`` (their schedules are tied to a TV bound, so none is
+    shrunk). Langevin: with ``Budget(max_evaluations=E)``, a calibrated
     number of steps whose ``T n`` gradients exceed ``E`` is capped at ``floor(E /
     n)`` (the trajectory bound is then that of the capped ``T``, below the budget);
     a ``num_steps`` given by the caller that exceeds it is refused.
@@ -513,6 +515,18 @@ class Gibbs(PrivateAlgorithm):
             gradient_evaluations=kernel.gradient_evaluations(int(steps), spec.n),
             steps=int(steps),
         )
+        cap = budget.max_evaluations
+        if cap is not None and method != "langevin" and cost.evaluations > cap:
+            # The proximal schedule is fixed by its TV target (fewer steps would
+            # void the TV slack the guarantee carries) and MALA's declared tv_bound
+            # is for the steps asked: neither can be shrunk, so the plan refuses.
+            raise ValueError(
+                f"the {method} route needs {cost.evaluations:,} per-example "
+                f"evaluations ({int(steps):,} steps), more than "
+                f"max_evaluations={cap:,}; its schedule cannot be shrunk without "
+                "changing its TV bound: raise max_evaluations, lower beta, or use "
+                "method='langevin' (its steps are capped by the budget)"
+            )
         warm = None
         if method != "langevin" and spec.lipschitz is not None:
             if zeta is None:

@@ -225,3 +225,31 @@ def test_proximal_unproven_schedule_is_refused_unless_allowed():
     assert "not proven" in assumed and "c_step" in assumed
     assert not res.info["schedule"]["proven"]
     assert res.privacy.epsilon(DELTA) <= EPS
+
+
+def test_proximal_route_refuses_a_plan_over_the_compute_budget():
+    """Issue 16 item 3: the proximal schedule (tied to its TV bound) is refused when
+    its cost exceeds ``max_evaluations``, never planned in full regardless (it
+    was, before this check)."""
+    from dpsample import Budget
+    from dpsample.samplers.gibbs import Gibbs
+
+    problem = Problem(
+        lambda x, z: jnp.abs(x[0] - z),
+        jnp.zeros(50),
+        Ball(1.0, dim=1),
+        lipschitz=1.0,
+    )
+    options = {
+        "beta": 3.0,
+        "mu": 0.2,
+        "convex": True,
+        "c_step": proximal.C_STEP_PRACTICAL,
+        "allow_unproven_schedule": True,
+    }
+    free = Gibbs().plan(problem.spec, Budget(4.0, 1e-5), **options)
+    cost = free.cost.evaluations
+    fits = Gibbs().plan(problem.spec, Budget(4.0, 1e-5, cost), **options)
+    assert fits.cost.evaluations == cost
+    with pytest.raises(ValueError, match="max_evaluations"):
+        Gibbs().plan(problem.spec, Budget(4.0, 1e-5, cost - 1), **options)
