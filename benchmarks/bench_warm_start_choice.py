@@ -4,9 +4,9 @@
 chosen by cost, :func:`dpsample.pipelines.choose_sampler`) on the smooth sigmoid
 problem of ``tests/test_warm_start_choice.py``: n = 4,000 examples of
 :func:`dpsample.datasets.make_classification` (``||a|| <= 1``), the sigmoid loss on
-``Ball(1)`` with its derived constants, for d = 1 ... 10. The finder is DP-SGD with
-a fixed ``num_steps`` (``--finder-steps``) so that the figures measure the warm
-start; pass ``--finder dp_spider`` for the pipeline's default finder.
+``Ball(1)`` with its derived constants, for d = 1 ... 10. The finder is the
+pipeline's default, DP-SPIDER with its defaults (``--finder dp_sgd`` runs DP-SGD
+with a fixed ``num_steps``, ``--finder-steps``).
 
 Reported per d: the chosen sampler (and method), the rule's sentence, the sampler
 plan's per-example evaluations and the plan's forecast, the plan time, and the wall
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=4000)
     parser.add_argument("--epsilon", type=float, default=2.0)
     parser.add_argument("--delta", type=float, default=1e-5)
-    parser.add_argument("--finder", default="dp_sgd")
+    parser.add_argument("--finder", default="dp_spider")
     parser.add_argument("--finder-steps", type=int, default=50)
     args = parser.parse_args(argv)
     options = {"num_steps": args.finder_steps} if args.finder == "dp_sgd" else {}
