@@ -29,25 +29,7 @@ ALLOWED = {
 #: Duplicates that exist today and are still to be removed (each in files outside
 #: the change that added this test). The test fails if one disappears without being
 #: taken off this list, so the list cannot go stale.
-OPEN = {
-    # The same tuple of declared constants, written out twice: dpsample.config.schema
-    # should import it from dpsample.problem.
-    "CONSTANTS": {"dpsample/config/schema.py", "dpsample/problem.py"},
-    # Three different option tables (Goldstein schedules, SPIDER-SOSP constants, Gibbs
-    # calibration presets) under one name.
-    "PRESETS": {
-        "dpsample/finders/goldstein/schedule.py",
-        "dpsample/finders/spider_sosp.py",
-        "dpsample/samplers/gibbs_calibration.py",
-    },
-    # The same dp_accounting relation aliased three times: the finders should import
-    # it from dpsample.privacy.guarantee.
-    "REPLACE_ONE": {
-        "dpsample/finders/dp_sgd.py",
-        "dpsample/finders/oracles.py",
-        "dpsample/privacy/guarantee.py",
-    },
-}
+OPEN: dict[str, set[str]] = {}
 
 
 def _package_files() -> list[str]:

@@ -18,6 +18,9 @@ from typing import Any, NamedTuple
 
 from dpsample._src import precision
 
+# Declared constants a ``[loss]`` section may set (they override derived ones).
+from dpsample.problem import CONSTANTS
+
 __all__ = [
     "CONSTANTS",
     "ConfigError",
@@ -37,14 +40,6 @@ class ConfigError(ValueError):
 ConfigError.__module__ = "dpsample.config"  # where users import it from
 
 
-#: Declared constants a ``[loss]`` section may set (they override derived ones).
-CONSTANTS = (
-    "lipschitz",
-    "smoothness",
-    "hessian_lipschitz",
-    "loss_range",
-    "oscillation",
-)
 #: Public assumptions the loss's constants are derived from.
 ASSUMPTIONS = ("feature_bound", "radius", "label_bound")
 #: The sections of a configuration, in the order they are written.

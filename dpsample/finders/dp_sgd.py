@@ -123,6 +123,7 @@ from dpsample.finders import accounting
 from dpsample.finders.oracles import FirstKindOracle, first_kind
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
+from dpsample.privacy.guarantee import REPLACE_ONE
 from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import Array, ArrayLike, PRNGKey
 
@@ -140,7 +141,6 @@ __all__ = [
 #: Cap on the theorem-mode default number of steps.
 MAX_DEFAULT_STEPS = 20_000
 
-REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
 #: The output rules, the default first (all post-processing of the trajectory).
 OUTPUT_RULES = ("tail_average", "random", "last")
 

@@ -160,6 +160,7 @@ from dpsample.finders import accounting
 from dpsample.finders.batches import draw_batch, resolve_sampling
 from dpsample.finders.functional import FirstKindFn, SecondKindFn, cast_floating
 from dpsample.privacy import PrivacyGuarantee
+from dpsample.privacy.guarantee import REPLACE_ONE
 from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import Array, ArrayLike, PRNGKey
 
@@ -172,8 +173,6 @@ __all__ = [
     "clip_margin",
     "GRADIENT_DTYPES",
 ]
-
-REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
 
 
 class OracleRecord(NamedTuple):

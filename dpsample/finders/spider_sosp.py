@@ -69,7 +69,7 @@ from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
     "PLAN_FIELDS",
-    "PRESETS",
+    "SPIDER_PRESETS",
     "SpiderSOSP",
     "SpiderSOSPInfo",
     "StochasticSpiderInfo",
@@ -83,7 +83,7 @@ __all__ = [
 #: (1 + 3 L^4/64) factor, kick threshold gamma L^3). ``"practical"`` (non-paper):
 #: T = c_T BM/gamma^2, N1_drift = c_N 6 B eta/kappa + 1, kick threshold c_alpha gamma,
 #: with c_N >= 1 + 3 c_T/64 so the Lemma 3.7 count stays covered.
-PRESETS: dict[str, dict[str, float]] = {
+SPIDER_PRESETS: dict[str, dict[str, float]] = {
     "paper": {"c_gamma": 1.0},
     "practical": {"c_gamma": 1.0, "c_T": 20.0, "c_N": 4.0, "c_alpha": 1.0},
 }
@@ -200,7 +200,7 @@ def _schedule(
         "hessian_lipschitz", spec.hessian_lipschitz, needed_for=_NEED
     )
     d, n = spec.dim, spec.n
-    consts = PRESETS[preset]
+    consts = SPIDER_PRESETS[preset]
     eta = 1.0 / m_c
     sqrt_phi = math.sqrt(phi)
     log_d = _log1(d)
@@ -771,7 +771,7 @@ class SpiderSOSP(PrivateAlgorithm):
     4\zeta_1^2)\log(Td/\omega)}` (Lemma 3.3's form, E10) with ``T``, ``Gamma``,
     ``N1_max`` and the noise depending on :math:`\gamma`: the circularity is solved
     by a damped fixed-point iteration (geometric mean of successive values). ``T``,
-    ``N1_drift`` and the kick threshold follow the preset (:data:`PRESETS`);
+    ``N1_drift`` and the kick threshold follow the preset (:data:`SPIDER_PRESETS`);
     :math:`\Gamma = \lceil M L/\sqrt{\rho\gamma}\rceil`; the kick bound is
     :math:`\lceil T/(\Gamma+1)\rceil` (E12). Population batches:
     :math:`b_1 = \lfloor |D_1|/(2N_{1,\max})\rfloor`,
@@ -885,7 +885,7 @@ class SpiderSOSP(PrivateAlgorithm):
                 "population variant's Algorithm 2 has D2 to itself (parallel "
                 "composition)"
             )
-        if preset not in PRESETS:
+        if preset not in SPIDER_PRESETS:
             raise ValueError(f"Expected preset 'practical' or 'paper', got {preset!r}")
         if kick_mode not in ("o1", "perturb"):
             raise ValueError(f"Expected kick_mode 'o1' or 'perturb', got {kick_mode!r}")
@@ -1203,10 +1203,11 @@ def _plan_params(
             return Param(v[name], "user")
         return Param(v[name], source, note)
 
+    practical_c_t = SPIDER_PRESETS["practical"]["c_T"]
     steps_note = (
         "Thm 4.2/4.6: T = B M L^4 / gamma^2"
         if paper
-        else f"{rule}: T = c_T B M / gamma^2, c_T = {PRESETS['practical']['c_T']:g}"
+        else f"{rule}: T = c_T B M / gamma^2, c_T = {practical_c_t:g}"
     )
     if capped_from is not None:
         steps_note += (
@@ -1217,7 +1218,7 @@ def _plan_params(
     return {
         "x0": x0,
         "variant": given("variant", "default", "empirical risk (Theorem 4.2)"),
-        "preset": given("preset", "default", "non-paper constants (PRESETS)"),
+        "preset": given("preset", "default", "non-paper constants (SPIDER_PRESETS)"),
         "kick_mode": given("kick_mode", "default", "kicks call O1 (Algorithm 1)"),
         "kick_budget": given(
             "kick_budget", "default", "shared for the paper preset, else separate"
@@ -1430,7 +1431,7 @@ def spider_sosp(
         delta: target delta in ``(0, 1)``.
         x0: the public initial point (finite, shape ``(d,)``; default the origin).
         variant: ``"empirical"`` or ``"population"``.
-        preset: ``"practical"`` (non-paper constants, see :data:`PRESETS`) or
+        preset: ``"practical"`` (non-paper constants, see :data:`SPIDER_PRESETS`) or
             ``"paper"``.
         failure_prob: :math:`\omega`, default 0.05.
         drift_threshold: override of :math:`\kappa`.

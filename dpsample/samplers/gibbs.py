@@ -40,7 +40,7 @@ from dpsample.samplers import langevin, proximal
 from dpsample.samplers.chains import METHODS, KernelSpec, initial_point, run_chain
 from dpsample.samplers.gibbs_calibration import (
     C_GEN,
-    PRESETS,
+    GIBBS_PRESETS,
     GibbsCalibration,
     calibrate_gibbs,
     default_mu,
@@ -64,7 +64,7 @@ __all__ = [
     "MAX_LANGEVIN_STEPS",
     "MAX_PROXIMAL_STEPS",
     "METHODS",
-    "PRESETS",
+    "GIBBS_PRESETS",
     "TV_FRACTION",
     "Gibbs",
     "GibbsCalibration",

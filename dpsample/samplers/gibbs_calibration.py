@@ -31,7 +31,7 @@ from dpsample.samplers.target import GibbsTarget
 
 __all__ = [
     "C_GEN",
-    "PRESETS",
+    "GIBBS_PRESETS",
     "GibbsCalibration",
     "calibrate_gibbs",
     "default_mu",
@@ -44,7 +44,7 @@ __all__ = [
 #: Generalisation/mixing cap of the defaults table: ``beta G D <= C_GEN log n``.
 C_GEN = 0.5
 #: Calibration presets (spec 000 section 3.6).
-PRESETS = ("tightest", "budget", "paper")
+GIBBS_PRESETS = ("tightest", "budget", "paper")
 # gaussian_noise_to_sensitivity spends at least 1 - _GAUSSIAN_REFINE_RTOL of its
 # epsilon (the noise is within about 4e-6 of the exact minimum, relative).
 _GAUSSIAN_REFINE_RTOL = 1e-5
@@ -278,8 +278,8 @@ def calibrate_gibbs(
     """
     target_eps = validation.positive("epsilon", epsilon)
     dlt = validation.delta_in_open_unit(delta)
-    if preset not in PRESETS:
-        raise ValueError(f"Expected preset in {PRESETS}, got {preset!r}")
+    if preset not in GIBBS_PRESETS:
+        raise ValueError(f"Expected preset in {GIBBS_PRESETS}, got {preset!r}")
     gibbs_ball(problem)
     if preset == "paper" and problem.lipschitz is None:
         validation.require_constant(

@@ -172,8 +172,8 @@ from dpsample.finders.goldstein.o2nc import (
 )
 from dpsample.finders.goldstein.schedule import (
     ESTIMATORS,
+    GOLDSTEIN_PRESETS,
     PASSES,
-    PRESETS,
     default_alpha,
     evaluations,
     plan_goldstein,
@@ -187,7 +187,7 @@ __all__ = [
     "CALIBRATIONS",
     "ESTIMATORS",
     "PASSES",
-    "PRESETS",
+    "GOLDSTEIN_PRESETS",
     "GoldsteinDiagnostics",
     "GoldsteinFirstOrder",
     "GoldsteinInfo",

@@ -19,7 +19,7 @@ from dpsample._src import precision, validation
 __all__ = [
     "ESTIMATORS",
     "PASSES",
-    "PRESETS",
+    "GOLDSTEIN_PRESETS",
     "default_alpha",
     "evaluations",
     "plan_goldstein",
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 PASSES = ("single", "multi")
-PRESETS = ("corrected", "paper")
+GOLDSTEIN_PRESETS = ("corrected", "paper")
 ESTIMATORS = ("zero_order", "first_order")
 
 
@@ -207,7 +207,7 @@ def default_alpha(
     big_l = validation.positive("lipschitz", lipschitz)
     phi = validation.positive("initial_gap", initial_gap)
     passes = _choice("passes", passes, PASSES)
-    preset = _choice("preset", preset, PRESETS)
+    preset = _choice("preset", preset, GOLDSTEIN_PRESETS)
 
     def excess(a: float) -> float:
         beta = rate(
@@ -363,7 +363,7 @@ def plan_goldstein(
     phi = validation.positive("initial_gap", initial_gap)
     a = validation.positive("alpha", alpha)
     passes = _choice("passes", passes, PASSES)
-    preset = _choice("preset", preset, PRESETS)
+    preset = _choice("preset", preset, GOLDSTEIN_PRESETS)
     estimator = _choice("estimator", estimator, ESTIMATORS)
     if passes == "multi" and estimator == "first_order":
         raise ValueError("the first-order oracle is single-pass only (Algorithm 5)")
