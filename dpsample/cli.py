@@ -637,6 +637,20 @@ def _print_plan(plan: Any, *, smoke: bool) -> None:
         cost = "unknown: no cell of this sweep has run yet" + (
             "" if smoke else " (a --smoke run times a few)"
         )
+    elif plan.estimate_source == "plans":
+        left_out = (
+            f"; {plan.unplanned} grid point(s) could not be planned without their "
+            "data and are not counted"
+            if plan.unplanned
+            else ""
+        )
+        cost = (
+            f"{len(plan.todo)} cells, {plan.estimate_seconds:.3g} cell-seconds by the "
+            "plans' forecasts (the private runs only: compilation and data loading "
+            f"not counted{left_out}), about {plan.estimate_wall_seconds:.3g} s "
+            f"wall-clock on {plan.workers} worker(s) plus start-up; no cell of this "
+            "sweep has run yet"
+        )
     else:
         cost = (
             f"{len(plan.todo)} cells x ~{plan.seconds_per_cell:.2f} s (mean of the "
@@ -680,7 +694,12 @@ def run_sweep_spec(
 
     if dry_run:
         plan = plan_sweep(
-            spec, out, smoke=smoke, workers=workers, retry_failed=retry_failed
+            spec,
+            out,
+            smoke=smoke,
+            workers=workers,
+            retry_failed=retry_failed,
+            forecast=True,
         )
         _print_plan(plan, smoke=smoke)
         return 0

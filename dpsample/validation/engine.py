@@ -119,6 +119,12 @@ class SweepPlan(NamedTuple):
         estimate_seconds: Estimated cell-seconds of ``todo`` (per algorithm where
             known), or ``None``.
         workers: Workers assumed for the wall-clock estimate.
+        estimate_source: ``"timed cells"`` (from cells already on disk),
+            ``"plans"`` (no cell has run: the sum of the cells' plan forecasts,
+            :meth:`~dpsample.plan.Plan.estimated_seconds`, which count the private
+            run only, not compilation or data loading) or ``None``.
+        unplanned: Grid points whose plan could not be made without their data
+            (or refused), left out of a ``"plans"`` estimate.
     """
 
     spec: Spec
@@ -129,6 +135,8 @@ class SweepPlan(NamedTuple):
     seconds_per_cell: float | None
     estimate_seconds: float | None
     workers: int
+    estimate_source: str | None = None
+    unplanned: int = 0
 
     @property
     def estimate_wall_seconds(self) -> float | None:
@@ -158,6 +166,7 @@ def plan_sweep(
     smoke: bool = False,
     workers: int | None = None,
     retry_failed: bool = True,
+    forecast: bool = False,
 ) -> SweepPlan:
     """Expand a spec and compare it with ``out/cells/``: what is done, what is left.
 
@@ -167,6 +176,9 @@ def plan_sweep(
         smoke: The smoke grid.
         workers: Workers for the wall-clock estimate (default the cores here).
         retry_failed: Count failed cells as to run (else as done).
+        forecast: When no cell has run yet, estimate the cost from the cells'
+            plans (one plan per grid point, seeds share it; public, no data read;
+            ``dpsample sweep --dry-run`` does this).
 
     Returns:
         The :class:`SweepPlan`.
@@ -192,6 +204,11 @@ def plan_sweep(
         for c in todo:
             own = timings.get(c.config["job"]["name"])
             estimate += sum(own) / len(own) if own else per_cell
+    source = None if estimate is None else "timed cells"
+    unplanned = 0
+    if estimate is None and forecast and todo:
+        estimate, unplanned = _forecast_seconds(spec, todo)
+        source = None if estimate is None else "plans"
     return SweepPlan(
         spec,
         cells,
@@ -201,7 +218,38 @@ def plan_sweep(
         per_cell,
         estimate,
         workers or _cpu_count(),
+        source,
+        unplanned,
     )
+
+
+def _forecast_seconds(spec: Spec, todo: Sequence[Cell]) -> tuple[float | None, int]:
+    """Sum of the plans' forecast run times of ``todo``; one plan per grid point.
+
+    Cells that differ only in their seed keys share a plan. A grid point whose plan
+    cannot be made from the configuration alone (a data source whose shape is known
+    only from its data, or a refusal) is counted in the second value and left out.
+    """
+    from dpsample.config import plan_config
+    from dpsample.validation.spec import search_path
+
+    forecasts: dict[str, float | None] = {}
+    total, missing = 0.0, 0
+    with search_path(spec.pythonpath):
+        for cell in todo:
+            point = _shape_key(cell, spec.seed_keys)
+            if point not in forecasts:
+                try:
+                    plan = plan_config(cell.config).plan
+                    forecasts[point] = float(plan.estimated_seconds())
+                except Exception:  # noqa: BLE001 - any failure: not forecast
+                    forecasts[point] = None
+                    missing += 1
+            value = forecasts[point]
+            total += 0.0 if value is None else value
+    if missing == len(forecasts):
+        return None, missing
+    return total, missing
 
 
 # ---------------------------------------------------------------------- progress

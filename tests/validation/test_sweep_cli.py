@@ -54,7 +54,7 @@ def test_dry_run_lists_the_cells_and_runs_nothing(tmp_path, capsys, monkeypatch)
     assert status == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("dpsample sweep sweep_demo (smoke grid): 4 cells")
-    assert "cost: unknown" in lines[1]
+    assert "by the plans' forecasts" in lines[1] and "no cell" in lines[1]
     assert sum(line.startswith("  to run") for line in lines) == 4
     assert not (tmp_path / "out").exists()
 

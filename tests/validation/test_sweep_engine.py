@@ -109,6 +109,18 @@ def test_an_interrupted_sweep_keeps_finished_cells_and_resumes(tmp_path, monkeyp
 def test_dry_run_plan_and_cost_estimate(tmp_path):
     plan = plan_sweep(tiny_spec(), tmp_path, workers=2)
     assert (len(plan.cells), len(plan.todo), plan.estimate_seconds) == (4, 4, None)
+    # before any cell has run, the dry run forecasts from the plans (issue 13):
+    # one plan per grid point, its seeds sharing it
+    from dpsample.config import plan_config
+
+    fresh = plan_sweep(tiny_spec(), tmp_path, workers=2, forecast=True)
+    assert fresh.estimate_source == "plans" and fresh.unplanned == 0
+    by_n = {
+        c.axes["data.n"]: plan_config(c.config).plan.estimated_seconds()
+        for c in fresh.todo
+    }
+    assert fresh.estimate_seconds == pytest.approx(2 * sum(by_n.values()))
+    assert fresh.estimate_seconds > 0
     run_sweep(tiny_spec(ns=(40,)), tmp_path, workers=0)
     plan = plan_sweep(tiny_spec(ns=(40, 60, 80)), tmp_path, workers=2)
     assert (len(plan.done), len(plan.todo)) == (2, 4)
@@ -116,6 +128,7 @@ def test_dry_run_plan_and_cost_estimate(tmp_path):
     mean = sum(r["seconds"] for r in records.values()) / 2
     assert plan.seconds_per_cell == pytest.approx(mean)
     assert plan.estimate_seconds == pytest.approx(4 * mean)
+    assert plan.estimate_source == "timed cells"
     assert plan.estimate_wall_seconds == pytest.approx(2 * mean)
     # seeds of one grid point are submitted one after another (shared shapes)
     assert [c.axes["data.n"] for c in plan.todo] == sorted(
