@@ -56,7 +56,7 @@ def _calibration(quick: bool) -> list[dict]:
         )
         if passes == "multi":
             kw.update(n=200, beta=0.3, num_iters=400)
-        plan = gs.plan_goldstein(**kw)
+        plan = gs.goldstein_theorem_parameters(**kw)
         t0 = time.perf_counter()
         noise, _ = gs.goldstein_guarantee(plan)
         t_rdp = time.perf_counter() - t0
@@ -109,7 +109,9 @@ def _oracle_cost(quick: bool) -> dict:
     )
     runners = {}
     for kind in ("zero_order", "first_order"):
-        plan = gs.plan_goldstein(n=n, dim=2, lipschitz=1.0, estimator=kind, **common)
+        plan = gs.goldstein_theorem_parameters(
+            n=n, dim=2, lipschitz=1.0, estimator=kind, **common
+        )
         run = gs.make_runner(prob.loss_fn, plan)
         runners[kind] = (run, plan["num_iters"])
     x0 = jnp.array([2.0, 0.0])

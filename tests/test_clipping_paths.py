@@ -271,7 +271,7 @@ def test_goldstein_anchor_and_difference_means_use_the_clipping_module(
         return original(rows, bound, dtype)
 
     monkeypatch.setattr(clipping, "clipped_mean", recording)
-    plan = gs.plan_goldstein(
+    plan = gs.goldstein_theorem_parameters(
         n=60,
         dim=3,
         epsilon=1.0,

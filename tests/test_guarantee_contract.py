@@ -46,7 +46,7 @@ from scipy import optimize, stats
 
 import dpsample
 from dpsample.finders import dp_sgd, dp_spider
-from dpsample.finders.goldstein import goldstein_guarantee, plan_goldstein
+from dpsample.finders.goldstein import goldstein_guarantee, goldstein_theorem_parameters
 from dpsample.finders.oracles import first_kind, second_kind
 from dpsample.privacy import BudgetLedger, PrivacyGuarantee
 from dpsample.privacy.guarantee import PLD_DISCRETIZATION, RDP_ORDERS
@@ -462,7 +462,7 @@ def test_calibrated_finders_keep_the_assumptions():
 @pytest.mark.slow
 @pytest.mark.parametrize("enforce", [False, True])
 def test_goldstein_mode_a_is_conditional_on_the_declared_lipschitz_bound(enforce):
-    plan = plan_goldstein(
+    plan = goldstein_theorem_parameters(
         n=300,
         dim=2,
         epsilon=2.0,

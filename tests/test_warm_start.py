@@ -11,7 +11,7 @@ from scipy import special, stats
 import dpsample
 from dpsample.errors import BudgetExceededError, MissingConstantError
 from dpsample.finders import dp_spider
-from dpsample.finders.dp_spider import spider_parameters
+from dpsample.finders.dp_spider import spider_theorem_parameters
 from dpsample.nets import grid_net
 from dpsample.pipelines import (
     net_warm_start_bound,
@@ -127,7 +127,7 @@ def test_finder_configured_from_public_psi_only(small_run):
     r1 = warm_start(jax.random.key(2), prob, epsilon=EPS, delta=DELTA)
     r2 = warm_start(jax.random.key(2), other_data, epsilon=EPS, delta=DELTA)
     assert r1.info["psi"] == r2.info["psi"]
-    expected = spider_parameters(
+    expected = spider_theorem_parameters(
         n=prob.n,
         dim=1,
         epsilon=EPS / 2,

@@ -421,8 +421,7 @@ def test_second_order_variant():
     assert res.privacy.epsilon(DELTA) <= 4.0 * (1 + 1e-9)
     assert info["finder_info"]["plan"]["variant"] == "empirical"
     # The finder's plan is built from psi, not from the declared loss_range.
-    from dpsample.finders import plan_spider
-    from dpsample.finders.spider_sosp import PLAN_FIELDS
+    from dpsample.finders.spider_sosp import PLAN_FIELDS, plan_spider
 
     plan_psi = plan_spider(
         prob, epsilon=2.0, delta=DELTA, num_iters=40, initial_gap=info["psi"]

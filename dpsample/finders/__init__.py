@@ -15,16 +15,8 @@ from dpsample.finders import (
 )
 from dpsample.finders.dp_sgd import dp_sgd, dp_sgd_guarantee, dp_sgd_transform
 from dpsample.finders.dp_spider import dp_spider
-from dpsample.finders.goldstein import (
-    goldstein_first_order,
-    goldstein_zero_order,
-    plan_goldstein,
-)
-from dpsample.finders.spider_sosp import (
-    plan_spider,
-    spider_sosp,
-    stochastic_spider,
-)
+from dpsample.finders.goldstein import goldstein_first_order, goldstein_zero_order
+from dpsample.finders.spider_sosp import spider_sosp, stochastic_spider
 from dpsample.finders.tr_subproblem import TRSubproblemSolution, solve_tr_subproblem
 from dpsample.finders.trust_region import (
     dp_stochastic_trust_region,
@@ -44,8 +36,6 @@ __all__ = [
     "goldstein_stationarity",
     "goldstein_zero_order",
     "oracles",
-    "plan_goldstein",
-    "plan_spider",
     "solve_tr_subproblem",
     "spider_sosp",
     "stationarity",

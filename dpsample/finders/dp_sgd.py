@@ -198,7 +198,7 @@ def _sgd_iterates(
     )
 
 
-def _defaults(
+def _theorem_defaults(
     spec: ProblemSpec,
     epsilon: float,
     delta: float,
@@ -585,7 +585,7 @@ class DPSGD(PrivateAlgorithm):
             contribution = (
                 clip_norm if spec.lipschitz is None else min(clip_norm, spec.lipschitz)
             )
-        num_steps, batch_size, learning_rate, sources = _defaults(
+        num_steps, batch_size, learning_rate, sources = _theorem_defaults(
             spec,
             epsilon,
             delta,

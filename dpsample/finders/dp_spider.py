@@ -92,12 +92,12 @@ from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import Array, ArrayLike, PRNGKey
 
-__all__ = ["DPSpider", "DPSpiderInfo", "dp_spider", "spider_parameters"]
+__all__ = ["DPSpider", "DPSpiderInfo", "dp_spider", "spider_theorem_parameters"]
 
 _OUTPUTS = ("random", "last")
 
 
-def spider_parameters(
+def spider_theorem_parameters(
     *,
     n: int,
     dim: int,
@@ -123,8 +123,8 @@ def spider_parameters(
         "variation_batch_size", "abar", "n_condition_holds"}``.
 
     Examples:
-        >>> from dpsample.finders.dp_spider import spider_parameters
-        >>> p = spider_parameters(n=10_000, dim=10, epsilon=1.0, delta=1e-5,
+        >>> from dpsample.finders.dp_spider import spider_theorem_parameters
+        >>> p = spider_theorem_parameters(n=10_000, dim=10, epsilon=1.0, delta=1e-5,
         ...                       lipschitz=1.0, smoothness=1.0, initial_gap=1.0)
         >>> p["anchor_batch_size"], p["num_steps"] >= p["phase_length"] >= 1
         (10000, True)
@@ -557,7 +557,7 @@ class DPSpider(PrivateAlgorithm):
             f0, sources["initial_gap"] = spec.initial_gap(
                 initial_gap, needed_for="DP-SPIDER's default parameters"
             )
-            theorem = spider_parameters(
+            theorem = spider_theorem_parameters(
                 n=n,
                 dim=d,
                 epsilon=epsilon,

@@ -983,7 +983,7 @@ class SpiderSOSP(PrivateAlgorithm):
             selection_order=selection_order,
             selection_share=selection_share,
         )
-        params = _plan_params(
+        params = _params_with_sources(
             values,
             x0_param,
             preset=preset,
@@ -1185,7 +1185,7 @@ def _cap_schedule(
     return lo_values, t
 
 
-def _plan_params(
+def _params_with_sources(
     v: dict[str, Any],
     x0: Param,
     *,

@@ -79,8 +79,7 @@ __all__ = [
     "dp_trust_region",
     "str_batch_sizes",
     "symmetric_noise",
-    "tr_parameters",
-    "tr_schedule",
+    "tr_theorem_parameters",
     "zcdp_budget",
 ]
 
@@ -121,7 +120,7 @@ def zcdp_budget(epsilon: float, delta: float) -> float:
     return epsilon_to_zcdp(eps, dlt)
 
 
-def tr_parameters(
+def tr_theorem_parameters(
     *, alpha: float, hessian_lipschitz: float, initial_gap: float
 ) -> tuple[float, int, float]:
     r"""Theorem 15/18 settings: radius, iteration count and stopping threshold.
@@ -140,8 +139,8 @@ def tr_parameters(
         ``(radius, num_iters, stop_threshold)``.
 
     Examples:
-        >>> from dpsample.finders.trust_region import tr_parameters
-        >>> r, T, thr = tr_parameters(alpha=0.1, hessian_lipschitz=0.10089,
+        >>> from dpsample.finders.trust_region import tr_theorem_parameters
+        >>> r, T, thr = tr_theorem_parameters(alpha=0.1, hessian_lipschitz=0.10089,
         ...                           initial_gap=math.log(2))
         >>> round(r, 3), T, round(thr, 4)
         (0.996, 42, 0.1004)
@@ -260,7 +259,7 @@ class TRSchedule(NamedTuple):
 
 
 def _theorem_iters(alpha: float, rho: float, gap: float) -> int:
-    return tr_parameters(alpha=alpha, hessian_lipschitz=rho, initial_gap=gap)[1]
+    return tr_theorem_parameters(alpha=alpha, hessian_lipschitz=rho, initial_gap=gap)[1]
 
 
 def _smallest_alpha(fits: Callable[[float], bool], lo: float, hi: float) -> float:
@@ -276,7 +275,7 @@ def _smallest_alpha(fits: Callable[[float], bool], lo: float, hi: float) -> floa
     return hi
 
 
-def tr_schedule(
+def _theorem_schedule(
     spec: ProblemSpec,
     *,
     name: str,
@@ -569,7 +568,7 @@ class DPTrustRegion(PrivateAlgorithm):
     per-example Hessian of the ``n`` examples (``n d`` Hessian-vector products);
     the stopping rule may end the run earlier (public: post-processing).
 
-    Compute budget: see :func:`tr_schedule` (a theorem ``T`` beyond
+    Compute budget: see :func:`_theorem_schedule` (a theorem ``T`` beyond
     ``max_evaluations`` relaxes ``alpha`` to the smallest value whose schedule fits;
     a ``num_iters`` or ``alpha`` fixed by the caller beyond it is refused).
 
@@ -618,7 +617,7 @@ class DPTrustRegion(PrivateAlgorithm):
         x0_param = _start(spec, x0)
         g_const, m_const = _constants(spec, name)
         n, d = spec.n, spec.dim
-        sched = tr_schedule(
+        sched = _theorem_schedule(
             spec,
             name=name,
             alpha=alpha,
@@ -1026,7 +1025,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
     per-example Hessian of ``|B_H|`` examples (``|B_H| d`` Hessian-vector
     products).
 
-    Compute budget: see :func:`tr_schedule` (``alpha`` relaxed to the smallest
+    Compute budget: see :func:`_theorem_schedule` (``alpha`` relaxed to the smallest
     value whose schedule fits); batch sizes left to their default are re-derived
     by :func:`str_batch_sizes` at the relaxed ``alpha``, so the per-iteration cost
     shrinks with ``T``.
@@ -1120,7 +1119,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             bg_, bh_ = batches(a)
             return bg_ + bh_ * d
 
-        sched = tr_schedule(
+        sched = _theorem_schedule(
             spec,
             name=name,
             alpha=alpha,

@@ -72,13 +72,13 @@ from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
 from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import ArrayLike, PRNGKey
 
-__all__ = ["QuasarSGD", "QuasarSGDInfo", "dp_sgd_quasar", "quasar_schedule"]
+__all__ = ["QuasarSGD", "QuasarSGDInfo", "dp_sgd_quasar"]
 
 #: The most full-batch steps a run takes by default (``T`` grows like ``(eps n)^2``).
 MAX_STEPS = 2_000
 
 
-def quasar_schedule(
+def _theorem_schedule(
     *,
     n: int,
     dim: int,
@@ -109,12 +109,12 @@ def quasar_schedule(
         ``{"num_steps", "learning_rate", "noise_std_estimate", "source"}``.
 
     Examples:
-        >>> from dpsample.pipelines.quasar import quasar_schedule
-        >>> s = quasar_schedule(n=1000, dim=2, lipschitz=1.0, diameter=2.0,
+        >>> from dpsample.pipelines.quasar import _theorem_schedule
+        >>> s = _theorem_schedule(n=1000, dim=2, lipschitz=1.0, diameter=2.0,
         ...                     epsilon=0.5, delta=1e-6)
         >>> s["num_steps"]
         2000
-        >>> s = quasar_schedule(n=1000, dim=2, lipschitz=1.0, diameter=2.0,
+        >>> s = _theorem_schedule(n=1000, dim=2, lipschitz=1.0, diameter=2.0,
         ...                     epsilon=0.05, delta=1e-6)
         >>> s["num_steps"], round(s["learning_rate"], 4)
         (91, 0.0697)
@@ -199,7 +199,7 @@ class QuasarSGDInfo(AlgorithmInfo):
         delta_run: Each run's delta ``delta/k``.
         epsilon_select: The selection's epsilon ``eps/2``.
         selection_inverse_temperature: ``k_sel = eps_sel n / osc``.
-        schedule: Proposition D.1's schedule (:func:`quasar_schedule`).
+        schedule: Proposition D.1's schedule (:func:`_theorem_schedule`).
         noise_std: The runs' noise std on the mean gradient (calibrated).
         run_guarantee: One run's guarantee.
         quasar_convexity: The declared ``q``.
@@ -323,7 +323,7 @@ class QuasarSGD(PrivateAlgorithm):
         x_start = domain.center_point if x0 is None else spec.check_start(x0)
         x_start = jnp.broadcast_to(jnp.asarray(x_start, jnp.float64), (d,))
         eps_run, delta_run, eps_sel = epsilon / (2.0 * k), delta / k, epsilon / 2.0
-        sched = quasar_schedule(
+        sched = _theorem_schedule(
             n=n,
             dim=d,
             lipschitz=g,
@@ -343,7 +343,7 @@ class QuasarSGD(PrivateAlgorithm):
         ):
             # Compute-budget rule: the theorem's T shrinks to the largest full-batch
             # schedule that fits a run's share, and the step size is re-derived at it.
-            sched = quasar_schedule(
+            sched = _theorem_schedule(
                 n=n,
                 dim=d,
                 lipschitz=g,

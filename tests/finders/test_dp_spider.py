@@ -13,7 +13,7 @@ import dpsample
 from dpsample.errors import MissingConstantError
 from dpsample.finders import dp_spider, oracles
 from dpsample.finders import stationarity as st
-from dpsample.finders.dp_spider import spider_parameters
+from dpsample.finders.dp_spider import spider_theorem_parameters
 
 REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
 DELTA = 1e-5
@@ -62,7 +62,7 @@ def test_accounting_composes_what_ran(small):
 
 
 def test_theorem_parameters_proof_form():
-    prm = spider_parameters(
+    prm = spider_theorem_parameters(
         n=10_000,
         dim=10,
         epsilon=1.0,

@@ -15,8 +15,8 @@ from dpsample.errors import MissingConstantError
 from dpsample.finders import goldstein as gs
 from dpsample.finders.goldstein import (
     goldstein_first_order,
+    goldstein_theorem_parameters,
     goldstein_zero_order,
-    plan_goldstein,
     sample_budget_iters,
     tree_nodes,
 )
@@ -160,7 +160,7 @@ def _plan(scale_x=1.0, scale_f=1.0, **kw):
     base.update(kw)
     if base.get("beta") is not None:
         base["beta"] = base["beta"] * a / c
-    return plan_goldstein(**base)
+    return goldstein_theorem_parameters(**base)
 
 
 @pytest.mark.parametrize(
@@ -280,7 +280,7 @@ def test_multi_pass_accounting_by_hand():
 
 def test_mode_a_charges_the_failure_event():
     eps = 1.0
-    p = plan_goldstein(
+    p = goldstein_theorem_parameters(
         n=300,
         dim=2,
         epsilon=eps,
@@ -303,7 +303,7 @@ def test_mode_a_charges_the_failure_event():
     ).repeat(p["tree_height"] + 1)
     assert base.epsilon(DELTA / 2) <= eps + 1e-9
     # Mode A's m defaults to at least the privacy-driven size (e <= L).
-    q = plan_goldstein(
+    q = goldstein_theorem_parameters(
         n=300,
         dim=2,
         epsilon=eps,
@@ -351,7 +351,7 @@ def test_epsilon_to_infinity_is_the_nonprivate_method(passes):
     zname = "tree_noise_multiplier" if passes == "single" else "anchor_noise_multiplier"
     zs_eps = []
     for eps in (1e2, 1e4, 1e6):
-        plan = plan_goldstein(
+        plan = goldstein_theorem_parameters(
             n=n,
             dim=2,
             epsilon=eps,
@@ -606,11 +606,11 @@ def test_compute_budget_shrinks_t_and_refuses_a_fixed_schedule(passes):
         enforce_sensitivity=True,
         passes=passes,
     )
-    free = plan_goldstein(**kw)
+    free = goldstein_theorem_parameters(**kw)
     assert "uncapped_evaluations" not in free
     assert (free["loss_evaluations"], 0) == gs.evaluations(free)
     cap = free["loss_evaluations"] // 5
-    capped = plan_goldstein(max_evaluations=cap, **kw)
+    capped = goldstein_theorem_parameters(max_evaluations=cap, **kw)
     assert capped["loss_evaluations"] <= cap
     assert capped["uncapped_evaluations"] == free["loss_evaluations"]
     assert capped["num_iters"] < free["num_iters"]
@@ -624,9 +624,11 @@ def test_compute_budget_shrinks_t_and_refuses_a_fixed_schedule(passes):
             0.1 * capped["beta"] ** 2, rel=1e-12
         )
     with pytest.raises(ValueError, match="max_evaluations"):
-        plan_goldstein(max_evaluations=cap, num_iters=free["num_iters"], **kw)
+        goldstein_theorem_parameters(
+            max_evaluations=cap, num_iters=free["num_iters"], **kw
+        )
     with pytest.raises(ValueError, match="below one step"):
-        plan_goldstein(max_evaluations=1, **kw)
+        goldstein_theorem_parameters(max_evaluations=1, **kw)
     # through the algorithm object: the plan's cost is what runs, within the cap
     prob = kink_problem(kw["n"], loss_range=1.0)
     algo = gs.GoldsteinZeroOrder(

@@ -21,7 +21,7 @@ from scipy import stats
 
 from dpsample.finders import dp_sgd, dp_sgd_guarantee, dp_sgd_transform, oracles
 from dpsample.finders.dp_spider import dp_spider
-from dpsample.finders.goldstein import plan_goldstein
+from dpsample.finders.goldstein import goldstein_theorem_parameters
 from dpsample.finders.spider_sosp import plan_spider
 from dpsample.finders.trust_region import dp_trust_region
 
@@ -222,7 +222,7 @@ def test_goldstein_multipliers_in_the_new_unit():
     """Goldstein's multipliers: std over the per-sample bound (half the sensitivity)."""
     from dpsample.finders import goldstein as gs
 
-    plan = plan_goldstein(
+    plan = goldstein_theorem_parameters(
         n=40,
         dim=2,
         epsilon=1.0,

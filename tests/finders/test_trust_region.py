@@ -22,7 +22,7 @@ from dpsample.finders.trust_region import (
     dp_stochastic_trust_region,
     dp_trust_region,
     symmetric_noise,
-    tr_parameters,
+    tr_theorem_parameters,
     zcdp_budget,
 )
 from dpsample.privacy import PrivacyGuarantee
@@ -55,11 +55,13 @@ def test_zcdp_budget_converts_exactly(eps, delta):
 
 def test_tr_parameters_reproduce_spec_values():
     # Spec 001 §6.4: problem A (rho = 0.10089, Delta = ln 2) and B (0.125, 0.5).
-    r, t, thr = tr_parameters(
+    r, t, thr = tr_theorem_parameters(
         alpha=0.1, hessian_lipschitz=0.10089, initial_gap=math.log(2)
     )
     assert (round(r, 3), t, round(thr, 4)) == (0.996, 42, 0.1004)
-    r, t, thr = tr_parameters(alpha=0.1, hessian_lipschitz=0.125, initial_gap=0.5)
+    r, t, thr = tr_theorem_parameters(
+        alpha=0.1, hessian_lipschitz=0.125, initial_gap=0.5
+    )
     assert (round(r, 3), t, round(thr, 4)) == (0.894, 34, 0.1118)
 
 
@@ -557,7 +559,7 @@ def test_compute_budget_relaxes_alpha_and_refuses_a_fixed_schedule(case, algo):
     assert capped["alpha"] > free["alpha"]
     assert "capped" in capped.params["num_iters"].note
     # alpha is the smallest whose theorem schedule fits: a little less does not fit
-    t_less = tr_parameters(
+    t_less = tr_theorem_parameters(
         alpha=capped["alpha"] * (1 - 1e-6), hessian_lipschitz=1.0, initial_gap=2.0
     )[1]
     assert t_less * per_iter > cap
@@ -703,7 +705,9 @@ def test_dp_str_compute_budget_rederives_default_batches(case):
     assert capped.cost.evaluations == capped["num_iters"] * (b_g + b_h * spec.dim)
     # the smallest alpha that fits: a little less does not
     a_less = capped["alpha"] * (1 - 1e-6)
-    t_less = tr_parameters(alpha=a_less, hessian_lipschitz=1.0, initial_gap=2.0)[1]
+    t_less = tr_theorem_parameters(
+        alpha=a_less, hessian_lipschitz=1.0, initial_gap=2.0
+    )[1]
     g_less, h_less = sizes(a_less)
     assert t_less * (g_less + h_less * spec.dim) > cap
     assert 0.98 * 2.0 <= capped.spent_epsilon() <= 2.0

@@ -81,8 +81,8 @@ Privacy:
     accountant (fast) and the returned :class:`PrivacyGuarantee` (tightest of its
     RDP/PLD/zCDP routes) is checked against the target.
 
-Parameters (``plan_goldstein``, from public constants only: ``L`` = declared
-``lipschitz``, the public initial gap ``Phi`` = ``initial_gap`` or the declared
+Parameters (``goldstein_theorem_parameters``, from public constants only: ``L`` =
+declared ``lipschitz``, the public initial gap ``Phi`` = ``initial_gap`` or the declared
 ``loss_range``, ``alpha``, and ``beta`` multi-pass):
 
 * ``preset="corrected"`` (default, single pass; spec §2.4.5): ``T`` the largest run the
@@ -127,7 +127,8 @@ In Mode A the zeroed sample is one on which the declared ``L`` failed (outside t
 conditional guarantee, as before).
 
 Two phases (``docs/architecture.md``): :class:`GoldsteinZeroOrder` and
-:class:`GoldsteinFirstOrder` plan in public (the schedule :func:`plan_goldstein`,
+:class:`GoldsteinFirstOrder` plan in public (the schedule
+:func:`goldstein_theorem_parameters`,
 the noise and guarantee :func:`goldstein_guarantee`, the cost :func:`evaluations`)
 and run one module-level jitted ``lax.scan`` (:func:`o2nc_run`), compiled once per
 loss, structure (sizes and flags) and data shapes; real-valued parameters are traced.
@@ -176,7 +177,7 @@ from dpsample.finders.goldstein.schedule import (
     PASSES,
     default_alpha,
     evaluations,
-    plan_goldstein,
+    goldstein_theorem_parameters,
     rate,
     sample_budget_iters,
     tree_height,
@@ -203,7 +204,7 @@ __all__ = [
     "goldstein_zero_order",
     "make_runner",
     "o2nc_run",
-    "plan_goldstein",
+    "goldstein_theorem_parameters",
     "rate",
     "sample_budget_iters",
     "scalars_of",

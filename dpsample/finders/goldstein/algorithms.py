@@ -1,7 +1,7 @@
 r"""The Goldstein finders as two-phase algorithms, and their plain functions.
 
 :class:`GoldsteinZeroOrder` and :class:`GoldsteinFirstOrder` plan in public
-(:func:`~dpsample.finders.goldstein.plan_goldstein` for the schedule,
+(:func:`~dpsample.finders.goldstein.goldstein_theorem_parameters` for the schedule,
 :func:`~dpsample.finders.goldstein.goldstein_guarantee` for the noise and the
 guarantee) and run the jitted O2NC core
 (:func:`~dpsample.finders.goldstein.o2nc_run`). :func:`goldstein_zero_order` and
@@ -25,7 +25,10 @@ from dpsample.base import (
 from dpsample.domains import Unconstrained
 from dpsample.finders.goldstein.guarantee import goldstein_guarantee
 from dpsample.finders.goldstein.o2nc import o2nc_run, scalars_of, structure_of
-from dpsample.finders.goldstein.schedule import default_alpha, plan_goldstein
+from dpsample.finders.goldstein.schedule import (
+    default_alpha,
+    goldstein_theorem_parameters,
+)
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -63,7 +66,7 @@ class GoldsteinInfo(AlgorithmInfo):
 
     Attributes:
         algorithm: ``"goldstein_zero_order"`` or ``"goldstein_first_order"``.
-        plan: The public schedule (:func:`plan_goldstein`'s dict): every
+        plan: The public schedule (:func:`goldstein_theorem_parameters`'s dict): every
             parameter and bound.
         noise: The calibrated noise (multipliers, stds, sensitivity).
         output_window: Index of the released window average (drawn from the key).
@@ -114,7 +117,7 @@ _DERIVED_KEYS = (
 )
 
 
-def _plan_goldstein_run(
+def _goldstein_plan(
     algorithm: PrivateAlgorithm,
     spec: ProblemSpec,
     budget: Budget,
@@ -155,7 +158,7 @@ def _plan_goldstein_run(
             passes=opts.get("passes", "single"),
             preset=opts.get("preset", "corrected"),
         )
-    schedule = plan_goldstein(
+    schedule = goldstein_theorem_parameters(
         n=spec.n,
         dim=spec.dim,
         epsilon=epsilon,
@@ -289,7 +292,8 @@ class GoldsteinZeroOrder(PrivateAlgorithm):
     The options are the keywords of :func:`goldstein_zero_order` (``x0`` defaults
     to the centre of the domain). Cost: ``2 m`` loss evaluations per anchor sample
     and ``4 m`` per difference sample (multi pass: every step reads all ``n``).
-    Compute budget: :func:`~dpsample.finders.goldstein.plan_goldstein`'s rule (the
+    Compute budget: the rule of
+    :func:`~dpsample.finders.goldstein.goldstein_theorem_parameters` (the
     largest ``T`` whose re-derived schedule fits ``max_evaluations``).
 
     Examples:
@@ -348,7 +352,7 @@ class GoldsteinZeroOrder(PrivateAlgorithm):
         options = dict(locals())
         for key in ("self", "spec", "budget", "__class__"):
             options.pop(key, None)
-        return _plan_goldstein_run(self, spec, budget, "zero_order", options)
+        return _goldstein_plan(self, spec, budget, "zero_order", options)
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
         return _run_goldstein(self, rng_key, plan, problem)
@@ -406,7 +410,7 @@ class GoldsteinFirstOrder(PrivateAlgorithm):
         for key in ("self", "spec", "budget", "__class__"):
             options.pop(key, None)
         options["passes"] = "single"
-        return _plan_goldstein_run(self, spec, budget, "first_order", options)
+        return _goldstein_plan(self, spec, budget, "first_order", options)
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
         return _run_goldstein(self, rng_key, plan, problem)

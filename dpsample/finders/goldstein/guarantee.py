@@ -39,7 +39,7 @@ CALIBRATIONS = ("tight", "rdp")
 def goldstein_guarantee(
     schedule: dict[str, Any], *, calibration: str = "tight"
 ) -> tuple[dict[str, Any], PrivacyGuarantee]:
-    """Calibrated noise and guarantee of a :func:`plan_goldstein` schedule.
+    """Calibrated noise and guarantee of a :func:`goldstein_theorem_parameters` dict.
 
     The noise multipliers are in the ecosystem's unit (std over the per-example
     bound, half the replace-one sensitivity). ``"rdp"``: the smallest multiplier
@@ -53,7 +53,8 @@ def goldstein_guarantee(
     epsilon to within the tolerance.
 
     Args:
-        schedule: A :func:`~dpsample.finders.goldstein.plan_goldstein` dict.
+        schedule: A
+            :func:`~dpsample.finders.goldstein.goldstein_theorem_parameters` dict.
         calibration: One of :data:`CALIBRATIONS`.
 
     Returns:
@@ -63,8 +64,10 @@ def goldstein_guarantee(
         ``sigma2`` (multi pass).
 
     Examples:
-        >>> from dpsample.finders.goldstein import goldstein_guarantee, plan_goldstein
-        >>> p = plan_goldstein(n=300, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0,
+        >>> from dpsample.finders.goldstein import (
+        ...     goldstein_guarantee, goldstein_theorem_parameters)
+        >>> p = goldstein_theorem_parameters(n=300, dim=2, epsilon=1.0, delta=1e-5,
+        ...                    lipschitz=1.0,
         ...                    initial_gap=1.0, alpha=0.1, num_directions=8,
         ...                    enforce_sensitivity=True)
         >>> noise, g = goldstein_guarantee(p)

@@ -260,7 +260,7 @@ class O2NCOutput(NamedTuple):
 
 
 def structure_of(schedule: dict[str, Any]) -> O2NCStructure:
-    """The :class:`O2NCStructure` of a :func:`plan_goldstein` schedule."""
+    """The :class:`O2NCStructure` of a :func:`goldstein_theorem_parameters` schedule."""
     return O2NCStructure(
         dim=int(schedule["dim"]),
         num_iters=int(schedule["num_iters"]),
@@ -437,8 +437,10 @@ def make_runner(
 
     Examples:
         >>> import jax, jax.numpy as jnp
-        >>> from dpsample.finders.goldstein import make_runner, plan_goldstein
-        >>> p = plan_goldstein(n=40, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0,
+        >>> from dpsample.finders.goldstein import (
+        ...     goldstein_theorem_parameters, make_runner)
+        >>> p = goldstein_theorem_parameters(n=40, dim=2, epsilon=1.0, delta=1e-5,
+        ...                    lipschitz=1.0,
         ...                    initial_gap=1.0, alpha=0.1, num_directions=2,
         ...                    enforce_sensitivity=True)
         >>> run = make_runner(lambda x, z: jnp.abs(x[0] - z), p)

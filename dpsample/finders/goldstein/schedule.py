@@ -1,7 +1,7 @@
 r"""The public schedule of a Goldstein finder run (seed 004's parameter settings).
 
-:func:`plan_goldstein` turns public inputs (``n``, ``d``, the budget, the declared
-``L``, the public initial gap ``Phi``, ``alpha`` and the options) into every
+:func:`goldstein_theorem_parameters` turns public inputs (``n``, ``d``, the budget, the
+declared ``L``, the public initial gap ``Phi``, ``alpha`` and the options) into every
 parameter of the run: ``T``, ``D``, ``Sigma``, the batches, ``M``, ``eta``, ``m``,
 the sensitivity bounds, the failure budget of Mode A and the per-example work. The
 formulas are in :mod:`dpsample.finders.goldstein`; the tree helpers
@@ -22,7 +22,7 @@ __all__ = [
     "GOLDSTEIN_PRESETS",
     "default_alpha",
     "evaluations",
-    "plan_goldstein",
+    "goldstein_theorem_parameters",
     "rate",
     "sample_budget_iters",
     "tree_height",
@@ -249,8 +249,10 @@ def evaluations(schedule: dict[str, Any]) -> tuple[int, int]:
     branch (anchor or difference) of each step.
 
     Examples:
-        >>> from dpsample.finders.goldstein import evaluations, plan_goldstein
-        >>> p = plan_goldstein(n=100, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0,
+        >>> from dpsample.finders.goldstein import (
+        ...     evaluations, goldstein_theorem_parameters)
+        >>> p = goldstein_theorem_parameters(n=100, dim=2, epsilon=1.0, delta=1e-5,
+        ...                    lipschitz=1.0,
         ...                    initial_gap=1.0, alpha=0.1, num_directions=4,
         ...                    period=5, enforce_sensitivity=True)
         >>> evaluations(p) == (8 * 5 * p["num_anchors"] + 16 * p["num_differences"], 0)
@@ -265,7 +267,7 @@ def evaluations(schedule: dict[str, Any]) -> tuple[int, int]:
 
 
 # ------------------------------------------------------------------ the schedule
-def plan_goldstein(
+def goldstein_theorem_parameters(
     *,
     n: int,
     dim: int,
@@ -345,12 +347,14 @@ def plan_goldstein(
         shrank the schedule, ``uncapped_evaluations`` and ``uncapped_num_iters``.
 
     Examples:
-        >>> from dpsample.finders.goldstein import plan_goldstein
-        >>> p = plan_goldstein(n=2000, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0,
+        >>> from dpsample.finders.goldstein import goldstein_theorem_parameters
+        >>> p = goldstein_theorem_parameters(n=2000, dim=2, epsilon=1.0, delta=1e-5,
+        ...                    lipschitz=1.0,
         ...                    initial_gap=1.0, alpha=0.1, num_directions=16)
         >>> p["samples_used"] <= 2000, p["window"] * p["clip_radius"] <= 0.1
         (True, True)
-        >>> q = plan_goldstein(n=2000, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0,
+        >>> q = goldstein_theorem_parameters(n=2000, dim=2, epsilon=1.0, delta=1e-5,
+        ...                    lipschitz=1.0,
         ...                    initial_gap=1.0, alpha=0.1, num_directions=16,
         ...                    max_evaluations=10_000)
         >>> q["loss_evaluations"] <= 10_000 < p["loss_evaluations"]
