@@ -14,7 +14,9 @@ module-level compiled core :func:`dpsample.samplers.chains.trace_chains` (compil
 once per target structure, kernel and shapes); with ``progress=True`` the scan is
 split into chunks and a line per chunk is printed.
 The result carries an ArviZ ``InferenceData`` (posterior variable ``"x"`` with
-dimensions ``(chain, draw, x_dim)``) and its ESS / R-hat.
+dimensions ``(chain, draw, x_dim)``; ``sample_stats`` with the kernel's per-step
+info, e.g. the proximal sampler's ``is_accepted`` and ``num_trials``, MALA's
+acceptance, Langevin's ``projected``, and ``step_size``) and its ESS / R-hat.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dpsample.samplers.chains import METHODS, KernelSpec, trace_chains
 from dpsample.samplers.target import GibbsTarget
 from dpsample.types import ArrayLike, PRNGKey
 
-__all__ = ["DiagnosticsResult", "kernel_for", "run"]
+__all__ = ["DiagnosticsResult", "kernel_for", "run", "sample_stats"]
 
 
 class DiagnosticsResult(NamedTuple):
@@ -44,7 +46,9 @@ class DiagnosticsResult(NamedTuple):
         positions: ``(num_chains, num_draws, d)`` float64 positions after warm-up
             and thinning.
         info: the kernel's per-step info, stacked ``(num_chains, num_steps, ...)``.
-        inference_data: ArviZ ``InferenceData`` of ``positions``.
+        inference_data: ArviZ ``InferenceData``: posterior ``positions`` and
+            ``sample_stats`` (:func:`sample_stats`: the kernel's per-step info,
+            e.g. acceptance and trial counts, and the step size).
         ess: bulk effective sample size per coordinate, shape ``(d,)``.
         rhat: rank-normalised split R-hat per coordinate, shape ``(d,)``.
         step_size: the step size used.
@@ -84,6 +88,49 @@ def _kernel_spec(
     if method == "proximal":
         return KernelSpec("proximal", **proximal_options)
     return KernelSpec("mala")
+
+
+def sample_stats(
+    info: Any, *, num_warmup: int = 0, thin: int = 1, step_size: float | None = None
+) -> dict[str, np.ndarray]:
+    """ArviZ ``sample_stats`` from a kernel's stacked per-step info.
+
+    Every field of the info (a NamedTuple: :class:`~dpsample.samplers.proximal.
+    ProximalInfo`, :class:`~dpsample.samplers.langevin.LangevinInfo`, BlackJAX's
+    MALA info) with one value per ``(chain, step)`` becomes a variable of that name,
+    cut by ``num_warmup`` and ``thin`` like the positions; ``step_size`` is
+    broadcast to ``(chain, draw)``. Fields with more dimensions per step (e.g. a
+    proposal) are left out. **Not private** (see the module warning).
+
+    Args:
+        info: Stacked info, leaves of shape ``(num_chains, num_steps, ...)``.
+        num_warmup: Steps dropped at the start of each chain.
+        thin: Keep every ``thin``-th step after warm-up.
+        step_size: The step size, added as ``"step_size"`` when given.
+
+    Returns:
+        ``{name: array (num_chains, num_draws)}``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from dpsample.samplers.langevin import LangevinInfo
+        >>> info = LangevinInfo(np.zeros((2, 10), bool), np.ones((2, 10)))
+        >>> stats = sample_stats(info, num_warmup=4, thin=2, step_size=0.1)
+        >>> sorted(stats), stats["step_size"].shape
+        (['drift_norm', 'projected', 'step_size'], (2, 3))
+    """
+    fields = info._asdict() if hasattr(info, "_asdict") else {}
+    out: dict[str, np.ndarray] = {}
+    shape = None
+    for name, leaf in fields.items():
+        arr = np.asarray(leaf)
+        if arr.ndim != 2:
+            continue
+        out[name] = arr[:, num_warmup::thin]
+        shape = out[name].shape
+    if step_size is not None and shape is not None:
+        out["step_size"] = np.full(shape, float(step_size))
+    return out
 
 
 def run(
@@ -194,7 +241,8 @@ def run(
     positions = np.concatenate(pos_parts, axis=1)[:, num_warmup::thin]
     info = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *info_parts)
     az = import_arviz()
-    idata = az.from_dict(posterior={"x": positions})
+    stats = sample_stats(info, num_warmup=num_warmup, thin=thin, step_size=h)
+    idata = az.from_dict(posterior={"x": positions}, sample_stats=stats)
     ess = np.asarray(az.ess(idata)["x"].values, np.float64).reshape(dim)
     rhat = np.asarray(az.rhat(idata)["x"].values, np.float64).reshape(dim)
     return DiagnosticsResult(positions, info, idata, ess, rhat, float(h))

@@ -37,6 +37,20 @@ def test_run_shapes_and_arviz(method):
     assert res.rhat.shape == (2,) and np.all(np.isfinite(res.rhat))
     assert jax.tree.leaves(res.info)[0].shape[:2] == (3, 60)
     assert np.all(np.linalg.norm(res.positions, axis=-1) <= 2.0 + 1e-12)
+    # sample_stats: the kernel's per-step info, cut like the positions (issue 15)
+    stats = res.inference_data.sample_stats
+    expected = {
+        "proximal": {"is_accepted", "num_trials", "num_loss_evaluations"},
+        "langevin": {"projected", "drift_norm"},
+        "mala": {"is_accepted", "acceptance_rate"},
+    }[method] | {"step_size"}
+    assert expected <= set(stats.data_vars)
+    for name in expected - {"step_size"}:
+        assert stats[name].shape == (3, 25)
+        np.testing.assert_array_equal(
+            stats[name].values, np.asarray(getattr(res.info, name))[:, 10::2]
+        )
+    assert np.all(stats["step_size"].values == 0.1)
 
 
 @pytest.mark.slow
@@ -73,3 +87,33 @@ def test_bad_input():
         diagnostics.run(
             jax.random.key(0), "target", method="mala", num_chains=2, num_steps=5
         )
+
+
+@pytest.mark.slow
+def test_proximal_kernel_runs_in_blackjax_inference_loop():
+    """The proximal kernel is a BlackJAX ``SamplingAlgorithm``: it runs unchanged in
+    ``blackjax.util.run_inference_algorithm`` and gives the chain that the
+    library's own scan gives for the same per-step keys (issue 15 item 8)."""
+    from blackjax.util import run_inference_algorithm
+
+    from dpsample.samplers import proximal
+
+    target = _target()
+    eta, steps = 0.01, 40
+    algo = proximal.as_top_level_api(target, eta)
+    x0 = jnp.zeros(2)
+    key = jax.random.key(3)
+    _, (states, info) = run_inference_algorithm(
+        key, algo, steps, initial_state=algo.init(x0)
+    )
+    assert states.position.shape == (steps, 2)
+    assert info.is_accepted.shape == (steps,)
+    # the same steps by hand, with the keys run_inference_algorithm draws
+    state, positions = algo.init(x0), []
+    for k in jax.random.split(key, steps):
+        state, _ = algo.step(k, state)
+        positions.append(state.position)
+    # equal to round-off (the loop is jitted as one scan, the steps here are not;
+    # XLA may fuse the arithmetic differently): another key's chain differs at O(1)
+    np.testing.assert_allclose(states.position, np.stack(positions), atol=1e-12)
+    assert np.all(np.linalg.norm(states.position, axis=-1) <= 2.0 + 1e-12)
