@@ -569,6 +569,7 @@ def write_outputs(
     from dpsample.validation.tables import (
         fit_slopes,
         observation,
+        profiles,
         slope_fits,
         summarize,
     )
@@ -588,7 +589,12 @@ def write_outputs(
     out.mkdir(parents=True, exist_ok=True)
     _atomic_text(out / "summary.csv", summary.to_csv(index=False))
     _atomic_text(out / "slopes.csv", slopes.to_csv(index=False))
-    figures = write_figures(fits, out / "figures", experiment=spec.name)
+    figures = write_figures(
+        fits,
+        out / "figures",
+        experiment=spec.name,
+        profiles=profiles(obs, spec.predictions),
+    )
     seconds: list[float] = [
         s for r in records.values() if isinstance(s := r.get("seconds"), int | float)
     ]

@@ -1,8 +1,11 @@
-"""Log-log figures of a sweep: one PNG per prediction and slope variable.
+"""Figures of a sweep: one PNG per prediction and variable (slopes or not).
 
-Each figure shows, for every group of grid points of a :class:`SlopeFit`, the
-measured mean with standard-error bars, the theorem's bound (dashed), the fitted line
-(solid) and a line of the theory slope through the points' centre (dotted). Drawn
+Each slope figure (log-log) shows, for every group of grid points of a
+:class:`SlopeFit`, the measured mean with standard-error bars, the theorem's bound
+(dashed), the fitted line (solid) and a line of the theory slope through the points'
+centre (dotted). Each figure of a prediction without a slope (a :class:`Profile`)
+shows the measured mean with standard-error bars against its grid axis (log x where
+the axis is positive and spans more than a factor 10) and the bound (dashed). Drawn
 with :class:`matplotlib.figure.Figure` and the Agg canvas directly: no pyplot, no
 global backend or style change.
 """
@@ -20,12 +23,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpsample._src import precision
-from dpsample.validation.tables import SlopeFit
+from dpsample.validation.tables import Profile, SlopeFit
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["figure_name", "plot_fits", "write_figures"]
+__all__ = ["figure_name", "plot_fits", "plot_profiles", "write_figures"]
 
 
 def figure_name(prediction: str, variable: str) -> str:
@@ -138,8 +141,116 @@ def plot_fits(fits: Sequence[SlopeFit], *, experiment: str) -> Figure:
     return fig
 
 
+def _spans(values: Sequence[float], factor: float) -> bool:
+    """All positive and ``max / min > factor``."""
+    return bool(values) and min(values) > 0 and max(values) > factor * min(values)
+
+
+def plot_profiles(profiles: Sequence[Profile], *, experiment: str) -> Figure:
+    """One figure for a prediction without a slope (several groups).
+
+    The measured mean with standard-error bars against the profile's axis, and the
+    bound (dashed) where there is one. The x axis is logarithmic when the axis is
+    positive and spans more than a factor 10; the y axis when everything drawn is
+    positive and spans more than a factor 100.
+
+    Args:
+        profiles: Profiles that share a prediction (and so a variable).
+        experiment: The experiment's name (title).
+
+    Returns:
+        A :class:`matplotlib.figure.Figure`.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    pred, var = profiles[0].prediction, profiles[0].variable
+    wide = len(profiles) > 3  # a legend beside the axes
+    fig = Figure(figsize=(8.5 if wide else 6.0, 4.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    xs_shown: list[float] = []
+    ys_shown: list[float] = []
+    for prof in profiles:
+        ok = np.isfinite(prof.mean)
+        xs_shown += prof.x[ok].tolist()
+        ys_shown += prof.mean[ok].tolist()
+        bound_ok = np.isfinite(prof.bound)
+        xs_shown += prof.x[bound_ok].tolist()
+        ys_shown += prof.bound[bound_ok].tolist()
+    log_x = _spans(xs_shown, 10.0)
+    log_y = _spans(ys_shown, 100.0)
+    if log_x:
+        ax.set_xscale("log")
+    if log_y:
+        ax.set_yscale("log")
+    for i, prof in enumerate(profiles):
+        color = f"C{i % 10}"
+        label = prof.at or pred.measurement
+        ok = np.isfinite(prof.mean)
+        if ok.any():
+            se = np.where(np.isfinite(prof.se), prof.se, 0.0)[ok]
+            lower = np.minimum(se, 0.999 * prof.mean[ok]) if log_y else se
+            ax.errorbar(
+                prof.x[ok],
+                prof.mean[ok],
+                yerr=np.vstack([lower, se]),
+                fmt="o-",
+                color=color,
+                capsize=3,
+                label=f"measured: {label}",
+            )
+        bound_ok = np.isfinite(prof.bound)
+        if bound_ok.any():
+            ax.plot(
+                prof.x[bound_ok],
+                prof.bound[bound_ok],
+                "x--",
+                color=color,
+                label=f"bound ({pred.bound})" + (f": {prof.at}" if prof.at else ""),
+            )
+    grid_x = sorted(set(xs_shown))
+    if log_x and len(grid_x) <= 12:  # label the grid's values, not the decades
+        from matplotlib.ticker import NullFormatter
+
+        ax.set_xticks(grid_x, [f"{v:g}" for v in grid_x])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(var)
+    ax.set_ylabel(f"{pred.measurement}\n(non-private diagnostic)")
+    ax.set_title(f"{experiment}: {pred.name} (no theory slope)", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    with warnings.catch_warnings():  # the pending autoscale of a singular range
+        warnings.filterwarnings("ignore", "Attempting to set identical", UserWarning)
+        for values, set_lim, log in (
+            (xs_shown, ax.set_xlim, log_x),
+            (ys_shown, ax.set_ylim, log_y),
+        ):
+            if values and min(values) == max(values):
+                v = values[0]
+                if log or v > 0:
+                    set_lim(v / 2.0, v * 2.0) if log else set_lim(0.0, 2.0 * v)
+                else:
+                    half = abs(v) if v != 0 else 1.0
+                    set_lim(v - half, v + half)
+    if xs_shown:
+        if len(ax.get_legend_handles_labels()[1]) > 6:  # beside the axes
+            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+        else:
+            ax.legend(fontsize=7)
+    else:
+        ax.text(0.5, 0.5, "no finite measurement to plot", ha="center",
+                transform=ax.transAxes)  # fmt: skip
+        ax.set_xlim(0.0, 1.0)
+        ax.set_ylim(0.0, 1.0)
+    return fig
+
+
 def write_figures(
-    fits: Sequence[SlopeFit], folder: str | os.PathLike[str], *, experiment: str
+    fits: Sequence[SlopeFit],
+    folder: str | os.PathLike[str],
+    *,
+    experiment: str,
+    profiles: Sequence[Profile] = (),
 ) -> list[Path]:
     """Write one PNG per prediction and variable into ``folder``.
 
@@ -147,6 +258,8 @@ def write_figures(
         fits: From :func:`~dpsample.validation.tables.slope_fits`.
         folder: The output folder (created if missing).
         experiment: The experiment's name.
+        profiles: From :func:`~dpsample.validation.tables.profiles`: one more PNG
+            per prediction without a slope, after the slope figures.
 
     Returns:
         The files written, in order.
@@ -155,11 +268,21 @@ def write_figures(
     groups: dict[tuple[str, str], list[SlopeFit]] = {}
     for fit in fits:
         groups.setdefault((fit.prediction.name, fit.variable), []).append(fit)
+    shown: dict[tuple[str, str], list[Profile]] = {}
+    for prof in profiles:
+        shown.setdefault((prof.prediction.name, prof.variable), []).append(prof)
+    figs = [
+        (figure_name(pred, var), plot_fits(members, experiment=experiment))
+        for (pred, var), members in groups.items()
+    ]
+    figs += [
+        (figure_name(pred, var), plot_profiles(members, experiment=experiment))
+        for (pred, var), members in shown.items()
+    ]
     paths = []
-    for (pred, var), members in groups.items():
+    for name, fig in figs:
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / figure_name(pred, var)
-        fig = plot_fits(members, experiment=experiment)
+        path = folder / name
         tmp = path.with_name(f".{path.name}.tmp")
         fig.savefig(tmp, format="png", dpi=120)
         os.replace(tmp, path)

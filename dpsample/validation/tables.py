@@ -36,9 +36,11 @@ __all__ = [
     "SLOPE_COLUMNS",
     "SLOPE_TOLERANCE",
     "SUMMARY_COLUMNS",
+    "Profile",
     "SlopeFit",
     "fit_slopes",
     "observation",
+    "profiles",
     "slope_fits",
     "summarize",
 ]
@@ -490,6 +492,125 @@ def _fit(
         consistent,
         int(use.sum()),
     )
+
+
+# ---------------------------------------------------------------------- profiles
+@dataclass(frozen=True)
+class Profile:
+    """A prediction without a slope: its measured mean against one grid axis.
+
+    Attributes:
+        prediction: The prediction.
+        variable: The axis on the x side: of the numeric columns that vary over
+            the prediction's grid points (one name per set of columns tied
+            one-to-one), the one that leaves the fewest groups, then the one with
+            the most values; ``n`` (or ``d``, ``epsilon``) when none varies.
+        at: The values that fix the group (the other varying columns; empty when
+            the prediction has one group).
+        x: The variable at the group's points (sorted).
+        mean: Mean measurement per point.
+        se: Standard error per point (``NaN`` for one seed).
+        bound: Mean bound per point (``NaN`` without one).
+        seeds: Seeds per point.
+    """
+
+    prediction: Prediction
+    variable: str
+    at: str
+    x: np.ndarray
+    mean: np.ndarray
+    se: np.ndarray
+    bound: np.ndarray
+    seeds: np.ndarray
+
+
+def _numeric(points: Sequence[_Point], column: str) -> bool:
+    return bool(points) and all(_finite(p.column(column)) for p in points)
+
+
+def _crowd(points: Sequence[_Point], varying: Sequence[str], c: str) -> tuple[int, int]:
+    """(groups left with ``c`` on the x axis, minus the values of ``c``)."""
+    rest = [o for o in varying if o != c and not _tied(points, o, c)]
+    keys = {_hashable([p.column(o) for o in rest]) for p in points}
+    return len(keys), -len({_hashable(p.column(c)) for p in points})
+
+
+def profiles(
+    observations: Iterable[Mapping[str, Any]], predictions: Sequence[Prediction]
+) -> list[Profile]:
+    """The series behind the figures of the predictions without slopes.
+
+    For each prediction without ``slopes`` and with at least one grid point, the
+    axis is chosen as :attr:`Profile.variable` says, and the points are grouped by
+    the other columns that vary (as :func:`slope_fits` groups them); a group may
+    have a single point.
+
+    Args:
+        observations: One per cell.
+        predictions: The spec's predictions (those with slopes are skipped).
+
+    Returns:
+        The series, prediction by prediction and group by group.
+
+    Examples:
+        >>> from dpsample.validation.spec import Prediction
+        >>> from dpsample.validation.tables import profiles
+        >>> obs = [
+        ...     {"cell": f"{m}-{s}", "seed": s, "status": "ok", "algorithm": "net",
+        ...      "n": 100, "d": 2, "epsilon": 1.0, "delta": 1e-6,
+        ...      "axes": {"votes": m}, "values": {"success": m / (m + 1)}}
+        ...     for m in (1, 3, 9) for s in range(2)]
+        >>> [p] = profiles(obs, [Prediction("N4", "success")])
+        >>> p.variable, p.x.tolist(), p.mean.tolist()
+        ('votes', [1.0, 3.0, 9.0], [0.5, 0.75, 0.9])
+    """
+    observations = list(observations)
+    axes = _axes_of(observations)
+    all_points = _points(observations)
+    out = []
+    for pred in predictions:
+        if pred.slopes:
+            continue
+        points = [p for p in all_points if _selected(p, pred.where)]
+        if not points:
+            continue
+        varying: list[str] = []  # one name per set of tied columns
+        for c in (*_FACTS, *axes):
+            if len({_hashable(p.column(c)) for p in points}) > 1 and not any(
+                _tied(points, c, v) for v in varying
+            ):
+                varying.append(c)
+        numeric = [c for c in varying if _numeric(points, c)]
+        if numeric:  # fewest groups, then most values
+            var = min(numeric, key=lambda c: _crowd(points, varying, c))
+        else:
+            fixed = [c for c in ("n", "d", "epsilon") if _numeric(points, c)]
+            if not fixed:
+                continue
+            var = fixed[0]
+        others = [c for c in varying if c != var and not _tied(points, c, var)]
+        groups: dict[str, list[_Point]] = {}
+        for p in points:
+            groups.setdefault(_hashable([p.column(c) for c in others]), []).append(p)
+        for members in groups.values():
+            at = ", ".join(f"{c} = {json.dumps(members[0].column(c))}" for c in others)
+            rows = sorted(
+                ((float(p.column(var)), _stats(p, pred)) for p in members),
+                key=lambda r: r[0],
+            )
+            out.append(
+                Profile(
+                    pred,
+                    var,
+                    at,
+                    np.array([r[0] for r in rows]),
+                    np.array([r[1].mean for r in rows]),
+                    np.array([r[1].se for r in rows]),
+                    np.array([r[1].bound for r in rows]),
+                    np.array([len(r[1].values) for r in rows]),
+                )
+            )
+    return out
 
 
 def fit_slopes(
