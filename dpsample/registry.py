@@ -44,7 +44,7 @@ ALGORITHMS: tuple[str, ...] = (
     "dpsample.nets.mechanism:NetExponentialMechanism",
     "dpsample.samplers.gibbs:Gibbs",
     "dpsample.finders.dp_spider:DPSpider",
-    "dpsample.finders.spider_sosp:SpiderSOSP",
+    "dpsample.finders.spider_sosp.finder:SpiderSOSP",
     "dpsample.finders.trust_region:DPTrustRegion",
     "dpsample.finders.trust_region:DPStochasticTrustRegion",
     "dpsample.finders.goldstein.algorithms:GoldsteinZeroOrder",

@@ -370,9 +370,10 @@ def test_deterministic_in_the_key(case):
 
 def test_selection_work_is_constant_per_examined_candidate(case, monkeypatch):
     """Algorithm 2 evaluates both queries for every candidate it examines."""
-    module = importlib.import_module("dpsample.finders.spider_sosp")
+    # SpiderSOSP runs Algorithm 2 with the queries its module imported
+    module = importlib.import_module("dpsample.finders.spider_sosp.finder")
     calls = []
-    selection_queries = module._selection_queries
+    selection_queries = module.selection_queries
 
     def counting(problem, xs):
         grad_norm, min_eig = selection_queries(problem, xs)
@@ -387,7 +388,7 @@ def test_selection_work_is_constant_per_examined_candidate(case, monkeypatch):
 
         return grad, eig
 
-    monkeypatch.setattr(module, "_selection_queries", counting)
+    monkeypatch.setattr(module, "selection_queries", counting)
     kw = dict(
         epsilon=5.0,
         delta=DELTA,
