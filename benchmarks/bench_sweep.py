@@ -1,8 +1,8 @@
 """Benchmark: the sweep engine's overhead per cell and its speed-up on two workers.
 
 The cells: the exponential mechanism over the default grid net of the unit disc
-(``sampler net``, d = 2, n = 1200, epsilon = 1: about 1.4e5 net points, a second or so
-of single-threaded CPU each) on synthetic classification data with the sigmoid
+(``sampler net``, d = 2, n = 2400, epsilon = 1: a second or more of single-threaded
+CPU each) on synthetic classification data with the sigmoid
 loss, one cell per seed (``job.seed`` and ``data.seed``), the non-private
 diagnostics on, as ``dpsample run`` runs them.
 
@@ -56,7 +56,10 @@ RESULTS = ROOT / "benchmarks" / "results" / "sweep.json"
 if str(ROOT) not in sys.path:  # run from a checkout without installing the package
     sys.path.insert(0, str(ROOT))
 
-N, DIM = 1200, 2
+#: n of the cells: at 1200 a cell took about 1 s when this benchmark was written, but
+#: 0.26 s after the net got faster; 2400 makes cells of a second or more again (the
+#: issue's goal is stated for cells of one second or more).
+N, DIM = 2400, 2
 
 
 def _spec(cells: int, first_seed: int = 0) -> dict:
