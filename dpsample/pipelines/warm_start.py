@@ -57,11 +57,23 @@ from dpsample.base import (
 from dpsample.bounds import (
     WarmStartBound,
     net_warm_start_bound,
-    stationarity_abar,
     theorem_3_2_stationarity_bound,
 )
 from dpsample.domains import Ball
 from dpsample.errors import BudgetExceededError
+from dpsample.pipelines.budget import (
+    DEFAULT_SPLIT,
+    SPEND_RTOL,
+    SPEND_RULES,
+    finder_for_the_rest,
+    stage_budgets,
+)
+from dpsample.pipelines.choice import (
+    DEFAULT_MAX_EVALUATIONS,
+    DEFAULT_SAMPLERS,
+    choose_sampler,
+    should_warm_start,
+)
 from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import BudgetLedger, PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec, check_problem
@@ -84,238 +96,14 @@ __all__ = [
     "warm_start",
 ]
 
-DEFAULT_SPLIT = 0.5
-"""Fraction of ``epsilon`` given to the warm start (Algorithm 2: ``eps/2`` each)."""
-
 VARIANTS = ("erm", "population")
 """``"erm"`` (Algorithm 2, both stages on all ``n``) or ``"population"``
 (Algorithm 4 with disjoint halves)."""
 
 _MAX_POINTS = 10**7  # the convenience's cap on the net (as before the objects)
 
-SPEND_RULES = ("all", "split")
-"""How the pipeline spends its epsilon. ``"all"`` (default): the sampler is planned
-for its share ``split eps``; the finder is then planned for the largest target
-whose composition with the sampler's *planned* guarantee (every accounting route,
-TV slack included) still meets ``(eps, delta)``, so what the sampler's plan leaves
-unspent goes to the finder (a public rule: plans only, no data). ``"split"``: each
-stage plans for its fixed share (Algorithm 2 as written)."""
-
-SPEND_RTOL = 0.015
-"""``spend="all"`` re-plans the finder only when the composition spends less than
-``1 - SPEND_RTOL`` of epsilon, and then aims at spending at least that much."""
-
-_SPEND_STEPS = 8  # the most finder plans the search makes
-
-
-def _finder_for_the_rest(
-    finder: PrivateAlgorithm,
-    spec: ProblemSpec,
-    share: Budget,
-    sampler_guarantee: PrivacyGuarantee,
-    total: Budget,
-    *,
-    initial_gap: float,
-    options: Mapping[str, Any],
-    fallback: Plan,
-) -> Plan:
-    """The finder's plan for the largest target meeting ``total`` after the sampler.
-
-    A search on the finder's own target epsilon ``t`` (at its delta share): each
-    candidate is planned (the finder calibrates its noise for ``t`` with the one
-    calibrator) and its guarantee composed with the sampler's planned guarantee at
-    the total delta, every route and the TV slack included. The first step assumes
-    the composed epsilon grows like ``t``; later steps interpolate between the best
-    passing and the closest failing candidate (regula falsi, bisection when that
-    stalls). It stops when the composition spends at least ``1 - SPEND_RTOL`` of
-    the budget, or after :data:`_SPEND_STEPS` plans. Only candidates whose
-    composition meets the budget are kept, so the result never overspends; a
-    target the finder refuses to plan counts as failing. ``fallback`` (the plan
-    at the fixed share, which meets the budget) is returned when nothing better
-    is found. Everything here is public (plans, no data).
-    """
-    target, dlt = total.epsilon, total.delta
-    best, best_t = fallback, share.epsilon
-    best_eps = sampler_guarantee.compose(fallback.guarantee).epsilon(dlt)
-    fail_t, fail_eps = math.inf, math.inf
-    aim = target * (1.0 - SPEND_RTOL / 2.0)
-    for _ in range(_SPEND_STEPS):
-        if best_eps >= (1.0 - SPEND_RTOL) * target:
-            break
-        if math.isinf(fail_t):  # composed epsilon assumed to grow like t
-            t = best_t + (aim - best_eps)
-        else:
-            t = best_t + (fail_t - best_t) * (aim - best_eps) / (fail_eps - best_eps)
-            lo, hi = best_t, fail_t
-            t = min(max(t, lo + 0.05 * (hi - lo)), hi - 0.05 * (hi - lo))
-        try:
-            plan = finder.plan(
-                spec,
-                Budget(t, share.delta, share.max_evaluations),
-                initial_gap=initial_gap,
-                **options,
-            )
-            eps = sampler_guarantee.compose(plan.guarantee).epsilon(dlt)
-        except (ValueError, ArithmeticError):  # refused: a failing target
-            plan, eps = None, math.inf
-        if plan is not None and eps <= target:
-            best, best_t, best_eps = plan, t, eps
-        else:
-            fail_t, fail_eps = t, min(eps, 2.0 * target)
-    return best
-
-
-def should_warm_start(
-    *,
-    n: int,
-    dim: int,
-    epsilon: float,
-    delta: float | None = None,
-    lipschitz: float | None = None,
-    smoothness: float | None = None,
-    diameter: float | None = None,
-    default_gap: float | None = None,
-) -> tuple[bool, str]:
-    r"""Public dispatcher of spec 003 section 2.9: warm start or plain finder?
-
-    Coarse rule (the remark after Corollary 4.3, B6): the warm start can help only
-    when ``d < eps n``. Finer rule, used when every public constant is given:
-    warm-start iff Theorem 3.2's rate shape (:func:`theorem_3_2_stationarity_bound`)
-    for the default pipeline beats the cold start's,
-
-    .. math::
-
-        (1 - \zeta)\big(L \bar a_B + (L \beta \psi)^{1/3} \bar a_B^{2/3}\big)
-        + L\zeta \;<\; L \bar a + (L \beta F_{0,def})^{1/3} \bar a^{2/3},
-
-    with ``psi`` the public bound of the default net at ``eps_A = eps/2``
-    (:func:`~dpsample.bounds.net_warm_start_bound` with covering radius
-    ``D d/(eps_A n)``, ``|P| <= (1 + 2D/r)^d`` and ``k = eps_A n / min(2 L D,
-    2 F_0,def)``), ``zeta = sqrt(d)/(eps n)``, the finder's ``(eps/2, delta)`` in
-    ``abar_B`` and the whole ``(eps, delta)`` in ``abar``. This compares the same
-    numbers :func:`warm_start` reports (``stationarity_bound`` and
-    ``cold_start_bound``). Spec 003's own finer rule, ``L D sqrt(d) abar <
-    F_0,def`` (its Corollary 4.3 shapes without the constants, the split or
-    ``zeta``), is quoted in the reason for comparison; it favours the warm start at
-    small ``eps n``, where the measured gain vanishes (``docs/choosing_a_pipeline.md``).
-    Only public quantities enter (``n``, ``d``, the budget and declared constants),
-    never the data, so the decision itself is not a release (spec 003 A1).
-
-    Args:
-        n: Number of examples.
-        dim: Dimension ``d``.
-        epsilon: Total epsilon.
-        delta: Total delta (finer rule).
-        lipschitz: ``L`` (finer rule).
-        smoothness: ``beta`` (finer rule).
-        diameter: ``D = diam K`` (finer rule).
-        default_gap: Public ``F_0,def >= F_D(x_def) - F_D*`` of the cold start (finer
-            rule; e.g. the declared ``loss_range``).
-
-    Returns:
-        ``(decision, reason)``: ``True`` to warm-start, and a sentence saying which
-        rule decided, with its numbers.
-
-    Raises:
-        ValueError: On invalid inputs.
-
-    Examples:
-        >>> from dpsample.pipelines import should_warm_start
-        >>> should_warm_start(n=1000, dim=2, epsilon=1.0)[0]
-        True
-        >>> should_warm_start(n=100, dim=200, epsilon=1.0)[0]
-        False
-        >>> should_warm_start(n=1000, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0,
-        ...     smoothness=1.0, diameter=2.0, default_gap=0.01)[0]
-        False
-        >>> should_warm_start(n=10_000, dim=2, epsilon=4.0, delta=1e-5,
-        ...     lipschitz=1.0, smoothness=1.0, diameter=2.0, default_gap=2.0)[0]
-        True
-    """
-    n = validation.positive_int("n", n)
-    dim = validation.positive_int("dim", dim)
-    epsilon = validation.positive("epsilon", epsilon)
-    if not dim < epsilon * n:
-        return False, (
-            f"d = {dim} >= eps n = {epsilon * n:.6g}: the warm start cannot help "
-            "(spec 003 B6); run the finder alone with the whole budget"
-        )
-    finer = {
-        "delta": delta,
-        "lipschitz": lipschitz,
-        "smoothness": smoothness,
-        "diameter": diameter,
-        "default_gap": default_gap,
-    }
-    missing = [k for k, v in finer.items() if v is None]
-    if missing:
-        return True, (
-            f"d = {dim} < eps n = {epsilon * n:.6g} (coarse rule only; the finer rule "
-            f"needs {', '.join(missing)})"
-        )
-    delta = validation.delta_in_open_unit(delta)
-    big_l = validation.positive("lipschitz", lipschitz)
-    beta = validation.positive("smoothness", smoothness)
-    diam = validation.positive("diameter", diameter)
-    f0 = validation.positive("default_gap", default_gap)
-    eps_a = 0.5 * epsilon
-    zeta = min(math.sqrt(dim) / (epsilon * n), 0.5)
-    if not eps_a * n > dim:
-        return False, (
-            f"d = {dim} < eps n = {epsilon * n:.6g}, but the default net needs "
-            f"eps/2 n > d: run the finder alone"
-        )
-    radius = diam * dim / (eps_a * n)
-    psi = net_warm_start_bound(
-        lipschitz=big_l,
-        covering_radius=radius,
-        log_net_size=dim * math.log1p(2.0 * diam / radius),  # bounds.net_size_bound
-        inverse_temperature=eps_a * n / min(2.0 * big_l * diam, 2.0 * f0),
-        failure_prob=zeta,
-    ).psi
-    warm = theorem_3_2_stationarity_bound(
-        lipschitz=big_l, smoothness=beta, initial_gap=psi, dim=dim, n=n,
-        epsilon=epsilon - eps_a, delta=delta, failure_prob=zeta,
-    )  # fmt: skip
-    cold = theorem_3_2_stationarity_bound(
-        lipschitz=big_l, smoothness=beta, initial_gap=f0, dim=dim, n=n,
-        epsilon=epsilon, delta=delta,
-    )  # fmt: skip
-    abar = stationarity_abar(dim, n, epsilon, delta)
-    spec_rule = big_l * diam * math.sqrt(dim) * abar < f0
-    tail = (
-        f" (public psi of the default net {psi:.4g} vs F_0,def {f0:.4g}; spec 003's "
-        f"closed-form rule L D sqrt(d) abar < F_0,def says "
-        f"{'warm' if spec_rule else 'cold'})"
-    )
-    if warm < cold:
-        return True, (
-            f"d = {dim} < eps n = {epsilon * n:.6g} and the warm-start rate shape "
-            f"{warm:.4g} < the cold-start rate shape {cold:.4g} (finer rule)" + tail
-        )
-    return False, (
-        f"d = {dim} < eps n = {epsilon * n:.6g}, but the warm-start rate shape "
-        f"{warm:.4g} >= the cold-start rate shape {cold:.4g} (finer rule): the "
-        "budget split and psi cost more than the smaller gap saves" + tail
-    )
-
 
 # ---------------------------------------------------------------- the composition
-#: Compute budget of the default sampler choice when the caller gives none: per-example
-#: evaluations of the warm start (stage A). About a minute of the net's streamed
-#: evaluations on the development machine (2.2e8 per-example sigmoid losses a second
-#: measured on 2 shared cores: ``benchmarks/bench_warm_start_choice.py``).
-DEFAULT_MAX_EVALUATIONS = 10**10
-
-#: The default samplers, in order of preference: the first that fits the compute
-#: budget (and, but for the last, has a warm-start bound) runs. Registry names and
-#: options.
-DEFAULT_SAMPLERS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("net", {}),
-    ("gibbs", {}),
-    ("gibbs", {"method": "langevin"}),
-)
-
 # Options of the stages that the pipeline sets (never taken from *_options).
 _SAMPLER_RESERVED = ("failure_prob", "minimizer_gap")
 _FINDER_RESERVED = ("x0", "initial_gap")
@@ -389,102 +177,6 @@ def _sampler_ball(spec: ProblemSpec, sampler_domain: Ball | None) -> Ball:
             f"domain dimension {domain.dim} != problem dimension {spec.dim}"
         )
     return domain
-
-
-def _stage_budgets(
-    budget: Budget, split: float, delta_fraction: float
-) -> tuple[Budget, Budget]:
-    """``(eps_A, delta_A)``, ``(eps - eps_A, delta - delta_A)``; caps split like eps."""
-    eps_a, delta_a = split * budget.epsilon, delta_fraction * budget.delta
-    caps: tuple[int | None, int | None] = (None, None)
-    if budget.max_evaluations is not None:
-        first = max(1, int(budget.max_evaluations * split))
-        caps = (first, max(1, budget.max_evaluations - first))
-    return (
-        Budget(eps_a, delta_a, caps[0]),
-        Budget(budget.epsilon - eps_a, budget.delta - delta_a, caps[1]),
-    )
-
-
-def choose_sampler(
-    spec: ProblemSpec,
-    budget: Budget,
-    *,
-    split: float = DEFAULT_SPLIT,
-    delta_split: float = 0.5,
-    max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
-    **plan_options: Any,
-) -> tuple[PrivateAlgorithm, str]:
-    r"""The default warm start, chosen by cost (a public rule; issue 16 item 5).
-
-    The candidates :data:`DEFAULT_SAMPLERS` are tried in order, each planned on the
-    stage's budget (``split`` of epsilon; ``delta_split`` of delta unless the
-    sampler is pure): the first whose plan's per-example evaluations fit
-    ``max_evaluations`` and whose plan has a warm-start bound runs. A candidate with
-    a cheap public cost bound (the net: ``V_d (R/h + sqrt d)^d n``, its size bound
-    times ``n``) is skipped on that bound before its plan is built. The last
-    candidate (projected Langevin, whose steps are capped) needs no bound of its
-    own: the pipeline then starts the finder with the declared ``loss_range`` as
-    its initial gap. Only public inputs enter (``n``, ``d``, ``K``, the budget and
-    the declared constants), so the choice is not a release.
-
-    Returns:
-        ``(sampler, reason)``: the object and one sentence with the numbers.
-
-    Raises:
-        ValueError: If ``split eps n <= d`` (the warm start cannot help, spec 003
-            B6) or no candidate fits.
-
-    Examples:
-        >>> import jax.numpy as jnp
-        >>> from dpsample import Ball, Budget, Problem
-        >>> from dpsample.pipelines import choose_sampler
-        >>> p = Problem(lambda x, z: jnp.sum((x - z) ** 2), jnp.zeros((100, 1)),
-        ...             Ball(1.0, dim=1), lipschitz=4.0, loss_range=4.0)
-        >>> sampler, reason = choose_sampler(p.spec, Budget(2.0, 1e-5))
-        >>> sampler.name, reason.startswith("net")
-        ('net', True)
-    """
-    eps_a = split * budget.epsilon
-    if not eps_a * spec.n > spec.dim:
-        raise ValueError(
-            f"no warm start: eps_A n = {eps_a * spec.n:.6g} <= d = {spec.dim}; the "
-            "default samplers need eps_A n > d (spec 003 B6): run the finder alone "
-            "(see should_warm_start), or pass a sampler"
-        )
-    cap = validation.positive_int("max_evaluations", max_evaluations)
-    skipped = []
-    for position, (name, options) in enumerate(DEFAULT_SAMPLERS):
-        candidate = registry.create(name, "sampler", **options)
-        label = " ".join([name, *map(str, options.values())])
-        delta_a = 0.0 if getattr(candidate, "pure_dp", False) else delta_split
-        stage_budget = dataclasses.replace(
-            _stage_budgets(budget, split, delta_a)[0], max_evaluations=cap
-        )
-        quick = getattr(candidate, "evaluations_bound", None)
-        if quick is not None and quick(spec, stage_budget) > cap:
-            skipped.append(f"{label} needs <= {quick(spec, stage_budget):.3g}")
-            continue
-        try:
-            plan = candidate.plan(spec, stage_budget, **plan_options)
-        except ValueError as err:  # a schedule the sampler refuses (public)
-            skipped.append(f"{label} refused ({str(err)[:60]}...)")
-            continue
-        last = position == len(DEFAULT_SAMPLERS) - 1
-        if plan.cost.evaluations > cap:
-            skipped.append(f"{label} needs {plan.cost.evaluations:.3g}")
-        elif plan.warm_start is None and not last:
-            skipped.append(f"{label} has no warm-start bound")
-        else:
-            why = "; ".join(skipped) if skipped else "the first candidate"
-            return candidate, (
-                f"{label}: {plan.cost.evaluations:.3g} evaluations <= "
-                f"max_evaluations {cap:.3g} ({why})"
-            )
-    raise ValueError(
-        f"no default sampler fits max_evaluations={cap:.3g}: {'; '.join(skipped)}; "
-        "raise max_evaluations or pass a sampler"
-    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -757,7 +449,7 @@ class WarmStart(PrivateAlgorithm):
             raise ValueError(
                 f"delta_split does not apply to the pure {sampler_obj.name}"
             )
-        budget_a, budget_b = _stage_budgets(
+        budget_a, budget_b = stage_budgets(
             budget, split, 0.0 if pure else (delta_split or 0.5)
         )
         zeta_a *= getattr(sampler_obj, "psi_failure_share", 1.0)
@@ -811,7 +503,7 @@ class WarmStart(PrivateAlgorithm):
         if not guarantee.epsilon(delta) <= epsilon * (1.0 + 1e-9):
             raise RuntimeError("internal error: the stages overspend the budget")
         if spend == "all" and guarantee.epsilon(delta) < (1.0 - SPEND_RTOL) * epsilon:
-            plan_b = _finder_for_the_rest(
+            plan_b = finder_for_the_rest(
                 finder_obj,
                 spec_b,
                 budget_b,

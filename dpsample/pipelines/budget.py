@@ -1,0 +1,132 @@
+"""The warm start's budget: the stages' shares and the finder's spend search.
+
+:func:`stage_budgets` splits a :class:`~dpsample.plan.Budget` between the sampler
+(stage A) and the finder (stage B) of :class:`~dpsample.pipelines.WarmStart`;
+:func:`finder_for_the_rest` then raises the finder's target to what the sampler's
+*planned* guarantee leaves unspent (``spend="all"``, :data:`SPEND_RULES`). Both are
+public rules: they read plans and budgets, never the data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from dpsample._src import precision
+from dpsample.base import PrivateAlgorithm
+from dpsample.plan import Budget, Plan
+from dpsample.privacy import PrivacyGuarantee
+from dpsample.problem import ProblemSpec
+
+__all__ = [
+    "DEFAULT_SPLIT",
+    "SPEND_RTOL",
+    "SPEND_RULES",
+    "finder_for_the_rest",
+    "stage_budgets",
+]
+
+DEFAULT_SPLIT = 0.5
+"""Fraction of ``epsilon`` given to the warm start (Algorithm 2: ``eps/2`` each)."""
+
+SPEND_RULES = ("all", "split")
+"""How the pipeline spends its epsilon. ``"all"`` (default): the sampler is planned
+for its share ``split eps``; the finder is then planned for the largest target
+whose composition with the sampler's *planned* guarantee (every accounting route,
+TV slack included) still meets ``(eps, delta)``, so what the sampler's plan leaves
+unspent goes to the finder (a public rule: plans only, no data). ``"split"``: each
+stage plans for its fixed share (Algorithm 2 as written)."""
+
+SPEND_RTOL = 0.015
+"""``spend="all"`` re-plans the finder only when the composition spends less than
+``1 - SPEND_RTOL`` of epsilon, and then aims at spending at least that much."""
+
+_SPEND_STEPS = 8  # the most finder plans the search makes
+
+
+def stage_budgets(
+    budget: Budget, split: float, delta_fraction: float
+) -> tuple[Budget, Budget]:
+    """``(eps_A, delta_A)``, ``(eps - eps_A, delta - delta_A)``; caps split like eps.
+
+    The fixed shares of the two stages (a public rule): ``eps_A = split eps`` and
+    ``delta_A = delta_fraction delta``; a compute cap ``max_evaluations`` is split
+    like epsilon (each share at least 1).
+
+    Examples:
+        >>> from dpsample import Budget
+        >>> from dpsample.pipelines.budget import stage_budgets
+        >>> a, b = stage_budgets(Budget(2.0, 1e-5, 100), 0.5, 0.0)
+        >>> (a.epsilon, a.delta, a.max_evaluations), (b.epsilon, b.max_evaluations)
+        ((1.0, 0.0, 50), (1.0, 50))
+    """
+    eps_a, delta_a = split * budget.epsilon, delta_fraction * budget.delta
+    caps: tuple[int | None, int | None] = (None, None)
+    if budget.max_evaluations is not None:
+        first = max(1, int(budget.max_evaluations * split))
+        caps = (first, max(1, budget.max_evaluations - first))
+    return (
+        Budget(eps_a, delta_a, caps[0]),
+        Budget(budget.epsilon - eps_a, budget.delta - delta_a, caps[1]),
+    )
+
+
+def finder_for_the_rest(
+    finder: PrivateAlgorithm,
+    spec: ProblemSpec,
+    share: Budget,
+    sampler_guarantee: PrivacyGuarantee,
+    total: Budget,
+    *,
+    initial_gap: float,
+    options: Mapping[str, Any],
+    fallback: Plan,
+) -> Plan:
+    """The finder's plan for the largest target meeting ``total`` after the sampler.
+
+    A search on the finder's own target epsilon ``t`` (at its delta share): each
+    candidate is planned (the finder calibrates its noise for ``t`` with the one
+    calibrator) and its guarantee composed with the sampler's planned guarantee at
+    the total delta, every route and the TV slack included. The first step assumes
+    the composed epsilon grows like ``t``; later steps interpolate between the best
+    passing and the closest failing candidate (regula falsi, bisection when that
+    stalls). It stops when the composition spends at least ``1 - SPEND_RTOL`` of
+    the budget, or after :data:`_SPEND_STEPS` plans. Only candidates whose
+    composition meets the budget are kept, so the result never overspends; a
+    target the finder refuses to plan counts as failing. ``fallback`` (the plan
+    at the fixed share, which meets the budget) is returned when nothing better
+    is found. Everything here is public (plans, no data).
+    """
+    target, dlt = total.epsilon, total.delta
+    best, best_t = fallback, share.epsilon
+    best_eps = sampler_guarantee.compose(fallback.guarantee).epsilon(dlt)
+    fail_t, fail_eps = math.inf, math.inf
+    aim = target * (1.0 - SPEND_RTOL / 2.0)
+    for _ in range(_SPEND_STEPS):
+        if best_eps >= (1.0 - SPEND_RTOL) * target:
+            break
+        if math.isinf(fail_t):  # composed epsilon assumed to grow like t
+            t = best_t + (aim - best_eps)
+        else:
+            t = best_t + (fail_t - best_t) * (aim - best_eps) / (fail_eps - best_eps)
+            lo, hi = best_t, fail_t
+            t = min(max(t, lo + 0.05 * (hi - lo)), hi - 0.05 * (hi - lo))
+        try:
+            plan = finder.plan(
+                spec,
+                Budget(t, share.delta, share.max_evaluations),
+                initial_gap=initial_gap,
+                **options,
+            )
+            eps = sampler_guarantee.compose(plan.guarantee).epsilon(dlt)
+        except (ValueError, ArithmeticError):  # refused: a failing target
+            plan, eps = None, math.inf
+        if plan is not None and eps <= target:
+            best, best_t, best_eps = plan, t, eps
+        else:
+            fail_t, fail_eps = t, min(eps, 2.0 * target)
+    return best
+
+
+precision.scope_public(globals())

@@ -1,0 +1,269 @@
+"""The warm start's public choices: warm start or not, and which sampler.
+
+:func:`should_warm_start` is the dispatcher of spec 003 section 2.9 (warm start or
+plain finder, from ``n``, ``d``, the budget and the declared constants);
+:func:`choose_sampler` picks :class:`~dpsample.pipelines.WarmStart`'s default
+sampler by cost from :data:`DEFAULT_SAMPLERS` within :data:`DEFAULT_MAX_EVALUATIONS`.
+Only public quantities enter, so neither decision is a release.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from dpsample import registry
+from dpsample._src import precision, validation
+from dpsample.base import PrivateAlgorithm
+from dpsample.bounds import (
+    net_warm_start_bound,
+    stationarity_abar,
+    theorem_3_2_stationarity_bound,
+)
+from dpsample.pipelines.budget import DEFAULT_SPLIT, stage_budgets
+from dpsample.plan import Budget
+from dpsample.problem import ProblemSpec
+
+__all__ = [
+    "DEFAULT_MAX_EVALUATIONS",
+    "DEFAULT_SAMPLERS",
+    "choose_sampler",
+    "should_warm_start",
+]
+
+
+def should_warm_start(
+    *,
+    n: int,
+    dim: int,
+    epsilon: float,
+    delta: float | None = None,
+    lipschitz: float | None = None,
+    smoothness: float | None = None,
+    diameter: float | None = None,
+    default_gap: float | None = None,
+) -> tuple[bool, str]:
+    r"""Public dispatcher of spec 003 section 2.9: warm start or plain finder?
+
+    Coarse rule (the remark after Corollary 4.3, B6): the warm start can help only
+    when ``d < eps n``. Finer rule, used when every public constant is given:
+    warm-start iff Theorem 3.2's rate shape (:func:`theorem_3_2_stationarity_bound`)
+    for the default pipeline beats the cold start's,
+
+    .. math::
+
+        (1 - \zeta)\big(L \bar a_B + (L \beta \psi)^{1/3} \bar a_B^{2/3}\big)
+        + L\zeta \;<\; L \bar a + (L \beta F_{0,def})^{1/3} \bar a^{2/3},
+
+    with ``psi`` the public bound of the default net at ``eps_A = eps/2``
+    (:func:`~dpsample.bounds.net_warm_start_bound` with covering radius
+    ``D d/(eps_A n)``, ``|P| <= (1 + 2D/r)^d`` and ``k = eps_A n / min(2 L D,
+    2 F_0,def)``), ``zeta = sqrt(d)/(eps n)``, the finder's ``(eps/2, delta)`` in
+    ``abar_B`` and the whole ``(eps, delta)`` in ``abar``. This compares the same
+    numbers :func:`~dpsample.pipelines.warm_start.warm_start` reports
+    (``stationarity_bound`` and ``cold_start_bound``). Spec 003's own finer rule,
+    ``L D sqrt(d) abar < F_0,def`` (its Corollary 4.3 shapes without the constants,
+    the split or ``zeta``), is quoted in the reason for comparison; it favours the
+    warm start at small ``eps n``, where the measured gain vanishes
+    (``docs/choosing_a_pipeline.md``).
+    Only public quantities enter (``n``, ``d``, the budget and declared constants),
+    never the data, so the decision itself is not a release (spec 003 A1).
+
+    Args:
+        n: Number of examples.
+        dim: Dimension ``d``.
+        epsilon: Total epsilon.
+        delta: Total delta (finer rule).
+        lipschitz: ``L`` (finer rule).
+        smoothness: ``beta`` (finer rule).
+        diameter: ``D = diam K`` (finer rule).
+        default_gap: Public ``F_0,def >= F_D(x_def) - F_D*`` of the cold start (finer
+            rule; e.g. the declared ``loss_range``).
+
+    Returns:
+        ``(decision, reason)``: ``True`` to warm-start, and a sentence saying which
+        rule decided, with its numbers.
+
+    Raises:
+        ValueError: On invalid inputs.
+
+    Examples:
+        >>> from dpsample.pipelines import should_warm_start
+        >>> should_warm_start(n=1000, dim=2, epsilon=1.0)[0]
+        True
+        >>> should_warm_start(n=100, dim=200, epsilon=1.0)[0]
+        False
+        >>> should_warm_start(n=1000, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0,
+        ...     smoothness=1.0, diameter=2.0, default_gap=0.01)[0]
+        False
+        >>> should_warm_start(n=10_000, dim=2, epsilon=4.0, delta=1e-5,
+        ...     lipschitz=1.0, smoothness=1.0, diameter=2.0, default_gap=2.0)[0]
+        True
+    """
+    n = validation.positive_int("n", n)
+    dim = validation.positive_int("dim", dim)
+    epsilon = validation.positive("epsilon", epsilon)
+    if not dim < epsilon * n:
+        return False, (
+            f"d = {dim} >= eps n = {epsilon * n:.6g}: the warm start cannot help "
+            "(spec 003 B6); run the finder alone with the whole budget"
+        )
+    finer = {
+        "delta": delta,
+        "lipschitz": lipschitz,
+        "smoothness": smoothness,
+        "diameter": diameter,
+        "default_gap": default_gap,
+    }
+    missing = [k for k, v in finer.items() if v is None]
+    if missing:
+        return True, (
+            f"d = {dim} < eps n = {epsilon * n:.6g} (coarse rule only; the finer rule "
+            f"needs {', '.join(missing)})"
+        )
+    delta = validation.delta_in_open_unit(delta)
+    big_l = validation.positive("lipschitz", lipschitz)
+    beta = validation.positive("smoothness", smoothness)
+    diam = validation.positive("diameter", diameter)
+    f0 = validation.positive("default_gap", default_gap)
+    eps_a = 0.5 * epsilon
+    zeta = min(math.sqrt(dim) / (epsilon * n), 0.5)
+    if not eps_a * n > dim:
+        return False, (
+            f"d = {dim} < eps n = {epsilon * n:.6g}, but the default net needs "
+            f"eps/2 n > d: run the finder alone"
+        )
+    radius = diam * dim / (eps_a * n)
+    psi = net_warm_start_bound(
+        lipschitz=big_l,
+        covering_radius=radius,
+        log_net_size=dim * math.log1p(2.0 * diam / radius),  # bounds.net_size_bound
+        inverse_temperature=eps_a * n / min(2.0 * big_l * diam, 2.0 * f0),
+        failure_prob=zeta,
+    ).psi
+    warm = theorem_3_2_stationarity_bound(
+        lipschitz=big_l, smoothness=beta, initial_gap=psi, dim=dim, n=n,
+        epsilon=epsilon - eps_a, delta=delta, failure_prob=zeta,
+    )  # fmt: skip
+    cold = theorem_3_2_stationarity_bound(
+        lipschitz=big_l, smoothness=beta, initial_gap=f0, dim=dim, n=n,
+        epsilon=epsilon, delta=delta,
+    )  # fmt: skip
+    abar = stationarity_abar(dim, n, epsilon, delta)
+    spec_rule = big_l * diam * math.sqrt(dim) * abar < f0
+    tail = (
+        f" (public psi of the default net {psi:.4g} vs F_0,def {f0:.4g}; spec 003's "
+        f"closed-form rule L D sqrt(d) abar < F_0,def says "
+        f"{'warm' if spec_rule else 'cold'})"
+    )
+    if warm < cold:
+        return True, (
+            f"d = {dim} < eps n = {epsilon * n:.6g} and the warm-start rate shape "
+            f"{warm:.4g} < the cold-start rate shape {cold:.4g} (finer rule)" + tail
+        )
+    return False, (
+        f"d = {dim} < eps n = {epsilon * n:.6g}, but the warm-start rate shape "
+        f"{warm:.4g} >= the cold-start rate shape {cold:.4g} (finer rule): the "
+        "budget split and psi cost more than the smaller gap saves" + tail
+    )
+
+
+#: Compute budget of the default sampler choice when the caller gives none: per-example
+#: evaluations of the warm start (stage A). About a minute of the net's streamed
+#: evaluations on the development machine (2.2e8 per-example sigmoid losses a second
+#: measured on 2 shared cores: ``benchmarks/bench_warm_start_choice.py``).
+DEFAULT_MAX_EVALUATIONS = 10**10
+
+#: The default samplers, in order of preference: the first that fits the compute
+#: budget (and, but for the last, has a warm-start bound) runs. Registry names and
+#: options.
+DEFAULT_SAMPLERS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("net", {}),
+    ("gibbs", {}),
+    ("gibbs", {"method": "langevin"}),
+)
+
+
+def choose_sampler(
+    spec: ProblemSpec,
+    budget: Budget,
+    *,
+    split: float = DEFAULT_SPLIT,
+    delta_split: float = 0.5,
+    max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+    **plan_options: Any,
+) -> tuple[PrivateAlgorithm, str]:
+    r"""The default warm start, chosen by cost (a public rule; issue 16 item 5).
+
+    The candidates :data:`DEFAULT_SAMPLERS` are tried in order, each planned on the
+    stage's budget (``split`` of epsilon; ``delta_split`` of delta unless the
+    sampler is pure): the first whose plan's per-example evaluations fit
+    ``max_evaluations`` and whose plan has a warm-start bound runs. A candidate with
+    a cheap public cost bound (the net: ``V_d (R/h + sqrt d)^d n``, its size bound
+    times ``n``) is skipped on that bound before its plan is built. The last
+    candidate (projected Langevin, whose steps are capped) needs no bound of its
+    own: the pipeline then starts the finder with the declared ``loss_range`` as
+    its initial gap. Only public inputs enter (``n``, ``d``, ``K``, the budget and
+    the declared constants), so the choice is not a release.
+
+    Returns:
+        ``(sampler, reason)``: the object and one sentence with the numbers.
+
+    Raises:
+        ValueError: If ``split eps n <= d`` (the warm start cannot help, spec 003
+            B6) or no candidate fits.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Ball, Budget, Problem
+        >>> from dpsample.pipelines import choose_sampler
+        >>> p = Problem(lambda x, z: jnp.sum((x - z) ** 2), jnp.zeros((100, 1)),
+        ...             Ball(1.0, dim=1), lipschitz=4.0, loss_range=4.0)
+        >>> sampler, reason = choose_sampler(p.spec, Budget(2.0, 1e-5))
+        >>> sampler.name, reason.startswith("net")
+        ('net', True)
+    """
+    eps_a = split * budget.epsilon
+    if not eps_a * spec.n > spec.dim:
+        raise ValueError(
+            f"no warm start: eps_A n = {eps_a * spec.n:.6g} <= d = {spec.dim}; the "
+            "default samplers need eps_A n > d (spec 003 B6): run the finder alone "
+            "(see should_warm_start), or pass a sampler"
+        )
+    cap = validation.positive_int("max_evaluations", max_evaluations)
+    skipped = []
+    for position, (name, options) in enumerate(DEFAULT_SAMPLERS):
+        candidate = registry.create(name, "sampler", **options)
+        label = " ".join([name, *map(str, options.values())])
+        delta_a = 0.0 if getattr(candidate, "pure_dp", False) else delta_split
+        stage_budget = dataclasses.replace(
+            stage_budgets(budget, split, delta_a)[0], max_evaluations=cap
+        )
+        quick = getattr(candidate, "evaluations_bound", None)
+        if quick is not None and quick(spec, stage_budget) > cap:
+            skipped.append(f"{label} needs <= {quick(spec, stage_budget):.3g}")
+            continue
+        try:
+            plan = candidate.plan(spec, stage_budget, **plan_options)
+        except ValueError as err:  # a schedule the sampler refuses (public)
+            skipped.append(f"{label} refused ({str(err)[:60]}...)")
+            continue
+        last = position == len(DEFAULT_SAMPLERS) - 1
+        if plan.cost.evaluations > cap:
+            skipped.append(f"{label} needs {plan.cost.evaluations:.3g}")
+        elif plan.warm_start is None and not last:
+            skipped.append(f"{label} has no warm-start bound")
+        else:
+            why = "; ".join(skipped) if skipped else "the first candidate"
+            return candidate, (
+                f"{label}: {plan.cost.evaluations:.3g} evaluations <= "
+                f"max_evaluations {cap:.3g} ({why})"
+            )
+    raise ValueError(
+        f"no default sampler fits max_evaluations={cap:.3g}: {'; '.join(skipped)}; "
+        "raise max_evaluations or pass a sampler"
+    )
+
+
+precision.scope_public(globals())
