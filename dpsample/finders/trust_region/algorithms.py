@@ -1,510 +1,63 @@
-r"""Differentially private trust-region methods DP-TR and DP-STR (seed 001).
+r"""DP-TR (seed 001 Algorithm 1) and DP-STR: the algorithm objects and conveniences.
 
-Both methods take fixed-radius trust-region steps on a *noisy* quadratic model,
-
-.. math::
-
-    h_k = \arg\min_{\|h\| \le r}
-        \tilde g_k^\top h + \tfrac12 h^\top \tilde H_k h,
-    \qquad w_{k+1} = w_k + h_k,
-
-with :math:`\tilde g_k = \nabla L(w_k) + \xi_k` and
-:math:`\tilde H_k = \nabla^2 L(w_k) + E_k` (``E_k`` symmetric: upper triangle with the
-diagonal i.i.d. :math:`N(0, \sigma_2^2)`, mirrored), solved exactly
-(:mod:`dpsample.finders.tr_subproblem`), and stop at the first ``k`` whose multiplier
-satisfies :math:`\lambda_k \le \sqrt{\alpha\rho}` (the dual stopping rule),
-releasing :math:`w_{k+1}`. DP-TR (:func:`dp_trust_region`) uses the full data and zCDP;
-DP-STR (:func:`dp_stochastic_trust_region`) uses independent minibatches for the
-gradient and the Hessian and the paper's advanced-composition calibration, with the
-corrections listed in spec 001 §7.
-
-The loop runs on the host (the stopping time is a post-processing of released noisy
-quantities); each iteration is one jitted call. Both finders assume the constants hold
-on all of :math:`\mathbb{R}^d` (no projection, no clipping), so the problem must be
-declared on :class:`~dpsample.domains.Unconstrained` (a ``ValueError`` before any
-private computation otherwise); every finite ``x0`` then lies in the domain.
-
-Non-finite values. The data are checked finite by the ``Problem``; nothing raises
-during a run. The stopping rule is a comparison ``lambda_k <= threshold`` of a
-released value, and a multiplier that is not finite (the loss or its derivatives
-returned NaN or inf at an iterate) never satisfies it (public rule): the run goes on to
-``T`` iterations and the guarantee is unchanged. Such a loss breaks the declared
-``G`` and ``M`` the sensitivities rest on, so the iterates may carry the NaN.
+:class:`DPTrustRegion` / :func:`dp_trust_region` (full data, zCDP or the
+accountant) and :class:`DPStochasticTrustRegion` /
+:func:`dp_stochastic_trust_region` (minibatches, the paper's advanced composition
+or the accountant): each plans the schedule
+(:mod:`~dpsample.finders.trust_region.schedule`), calibrates its noise and runs the
+engine (:mod:`~dpsample.finders.trust_region.step`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any, NamedTuple
-
-import jax
-import jax.numpy as jnp
+from typing import Any
 
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
-from dpsample.domains import Unconstrained
 from dpsample.finders.accounting import (
     C_SENS,
     gaussian_sum_guarantee,
     without_replacement_event,
 )
-from dpsample.finders.batches import sample_batch
-from dpsample.finders.tr_subproblem import solve_tr_unchecked
+from dpsample.finders.trust_region.schedule import (
+    STR_FAILURE_PROB,
+    check_unconstrained,
+    str_batch_sizes,
+    tr_constants,
+    tr_hessian_rank,
+    tr_schedule,
+    tr_start,
+    zcdp_budget,
+)
+from dpsample.finders.trust_region.step import run_tr_plan
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import (
     PrivacyGuarantee,
     PrivateResult,
     calibrate_noise,
-    epsilon_to_zcdp,
 )
 from dpsample.privacy.calibration import calibrate
 from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
-    "DEFAULT_ALPHA",
     "STR_CONSTANTS",
-    "STR_FAILURE_PROB",
     "DPStochasticTrustRegion",
     "DPStochasticTrustRegionInfo",
     "DPTrustRegion",
     "DPTrustRegionInfo",
-    "TRSchedule",
-    "check_unconstrained",
     "dp_stochastic_trust_region",
     "dp_trust_region",
-    "str_batch_sizes",
-    "symmetric_noise",
-    "tr_theorem_parameters",
-    "zcdp_budget",
 ]
-
-#: Default SOSP accuracy alpha: the value of every experiment in seed 001 (§5, spec
-#: 001 §6.4). The theorems (15, 18) hold for any alpha; ``radius`` and ``num_iters``
-#: follow from it.
-DEFAULT_ALPHA = 0.1
 
 #: DP-STR variance constants: ``"paper"`` reproduces the printed 256 (sensitivity
 #: G/|S|, not replace-one), ``"strict"`` the replace-one-consistent 512 (spec 001
 #: §4.2).
 STR_CONSTANTS = {"paper": 256.0, "strict": 512.0}
-
-#: Failure probability ``zeta`` in Theorem 18's batch-size rule
-#: (:func:`str_batch_sizes`), the default rule for DP-STR's batches.
-STR_FAILURE_PROB = 0.1
-
-
-# --------------------------------------------------------------------- public helpers
-def zcdp_budget(epsilon: float, delta: float) -> float:
-    r"""The zCDP budget whose Lemma-7 conversion is exactly (epsilon, delta).
-
-    .. math::
-
-        \varphi = \left(\sqrt{\varepsilon + \ln(1/\delta)} - \sqrt{\ln(1/\delta)}
-        \right)^2, \qquad \varphi + 2\sqrt{\varphi \ln(1/\delta)} = \varepsilon .
-
-    Seed 001 Algorithm 1 line 1 (garbled in the text; spec 001 §7 item 1): the exact
-    formula, not the small-epsilon approximation :math:`\varepsilon^2/(4\ln(1/\delta))`.
-
-    Examples:
-        >>> from dpsample.finders.trust_region import zcdp_budget
-        >>> phi = zcdp_budget(1.0, 1e-5)
-        >>> round(phi + 2 * (phi * math.log(1e5)) ** 0.5, 12)
-        1.0
-    """
-    eps, dlt = validation.check_privacy(epsilon, delta)
-    return epsilon_to_zcdp(eps, dlt)
-
-
-def tr_theorem_parameters(
-    *, alpha: float, hessian_lipschitz: float, initial_gap: float
-) -> tuple[float, int, float]:
-    r"""Theorem 15/18 settings: radius, iteration count and stopping threshold.
-
-    .. math::
-
-        r = \sqrt{\alpha/\rho}, \qquad T = \lceil 6\sqrt{\rho}\,\Delta/\alpha^{3/2}
-        \rceil, \qquad \lambda_k \le \sqrt{\alpha\rho} \text{ stops.}
-
-    Args:
-        alpha: SOSP accuracy :math:`\alpha > 0`.
-        hessian_lipschitz: :math:`\rho > 0`.
-        initial_gap: a public bound :math:`\Delta \ge L(w_0) - \min L`.
-
-    Returns:
-        ``(radius, num_iters, stop_threshold)``.
-
-    Examples:
-        >>> from dpsample.finders.trust_region import tr_theorem_parameters
-        >>> r, T, thr = tr_theorem_parameters(alpha=0.1, hessian_lipschitz=0.10089,
-        ...                           initial_gap=math.log(2))
-        >>> round(r, 3), T, round(thr, 4)
-        (0.996, 42, 0.1004)
-    """
-    alpha = validation.positive("alpha", alpha)
-    rho = validation.positive("hessian_lipschitz", hessian_lipschitz)
-    gap = validation.positive("initial_gap", initial_gap)
-    radius = math.sqrt(alpha / rho)
-    num_iters = max(1, math.ceil(6.0 * math.sqrt(rho) * gap / alpha**1.5))
-    return radius, num_iters, math.sqrt(alpha * rho)
-
-
-def str_batch_sizes(
-    *,
-    n: int,
-    dim: int,
-    alpha: float,
-    lipschitz: float,
-    smoothness: float,
-    hessian_lipschitz: float,
-    failure_prob: float = STR_FAILURE_PROB,
-) -> tuple[int, int]:
-    r"""Theorem 18's batch sizes with the hidden constant 1, capped at ``n``.
-
-    .. math::
-
-        |S| = \left\lceil \frac{G^2 \ln(p/\zeta)}{\alpha^2} \right\rceil, \qquad
-        |B_H| = \left\lceil \frac{M^2 \ln(p/\zeta)}{\alpha\rho} \right\rceil,
-
-    (seed 001 Theorem 18: :math:`|S| \ge \Omega(G^2\ln(p/\zeta)/\alpha^2)`, :math:`|B_H|
-    \ge \Omega(M^2\ln(p/\zeta)/(\alpha\rho))`; spec 001 §3.3), each at least 1 and at
-    most ``n``; ``rho = 0`` gives ``|B_H| = n``. Public inputs only.
-
-    Examples:
-        >>> from dpsample.finders.trust_region import str_batch_sizes
-        >>> str_batch_sizes(n=4000, dim=2, alpha=0.1, lipschitz=2**0.5,
-        ...                 smoothness=1.0, hessian_lipschitz=1.0)
-        (600, 30)
-    """
-    n = validation.positive_int("n", n)
-    p = validation.positive_int("dim", dim)
-    a = validation.positive("alpha", alpha)
-    g2 = validation.positive("lipschitz", lipschitz) ** 2
-    m2 = validation.nonnegative("smoothness", smoothness) ** 2
-    rho = validation.nonnegative("hessian_lipschitz", hessian_lipschitz)
-    zeta = validation.probability("failure_prob", failure_prob, open_left=True)
-    if zeta >= 1.0:
-        raise ValueError(f"Expected failure_prob={zeta!r} < 1")
-    log = math.log(p / zeta)
-    b_g = math.ceil(g2 * log / a**2)
-    b_h = n if rho == 0.0 else math.ceil(m2 * log / (a * rho))
-    return min(n, max(1, b_g)), min(n, max(1, b_h))
-
-
-def symmetric_noise(rng_key: PRNGKey, dim: int, scale: float | Array = 1.0) -> Array:
-    r"""Symmetric Gaussian noise matrix of seed 001 (Algorithm 1 line 4).
-
-    The upper triangle **including the diagonal** is i.i.d. :math:`N(0, s^2)` and each
-    lower entry is copied from its mirror, so diagonal and off-diagonal entries all
-    have variance :math:`s^2` (not GOE scaling, not :math:`(A + A^\top)/2`; spec 001
-    §3.1(b)). Releasing :math:`H + E` is the Gaussian mechanism on the upper-triangle
-    vector of :math:`H`, whose L2 sensitivity is at most
-    :math:`\|\Delta H\|_F`.
-
-    Args:
-        rng_key: a PRNG key (consumed).
-        dim: the dimension ``p``.
-        scale: the standard deviation :math:`s`.
-
-    Returns:
-        A ``(dim, dim)`` symmetric matrix.
-
-    Examples:
-        >>> import jax
-        >>> from dpsample.finders.trust_region import symmetric_noise
-        >>> e = symmetric_noise(jax.random.key(0), 3)
-        >>> bool((e == e.T).all())
-        True
-    """
-    upper = jnp.triu(jax.random.normal(rng_key, (dim, dim), dtype=jnp.float64))
-    return scale * (upper + jnp.triu(upper, 1).T)
-
-
-# ----------------------------------------------------------------- the schedule
-def check_unconstrained(spec: ProblemSpec, name: str) -> None:
-    """Refuse a bounded domain: DP-TR/DP-STR take unprojected, unclipped steps.
-
-    Raises:
-        ValueError: If ``spec.domain`` is not :class:`~dpsample.domains.Unconstrained`.
-    """
-    if not isinstance(spec.domain, Unconstrained):
-        raise ValueError(
-            f"{name} takes unconstrained steps (no projection), so its privacy needs "
-            "the declared constants on all of R^d: declare the Problem on "
-            f"Unconstrained({spec.dim}), got {spec.domain!r}"
-        )
-
-
-class TRSchedule(NamedTuple):
-    """The public schedule of a DP-TR / DP-STR run (Theorem 15/18 by default).
-
-    Attributes:
-        alpha: SOSP accuracy.
-        radius: Trust-region radius ``r``.
-        num_iters: ``T``.
-        stop_threshold: Threshold on the released multiplier.
-        sources: Parameter name -> :class:`~dpsample.plan.Param` (value, source,
-            rule) for the four above and, when used, ``initial_gap``.
-    """
-
-    alpha: float
-    radius: float
-    num_iters: int
-    stop_threshold: float
-    sources: dict[str, Param]
-
-
-def _theorem_iters(alpha: float, rho: float, gap: float) -> int:
-    return tr_theorem_parameters(alpha=alpha, hessian_lipschitz=rho, initial_gap=gap)[1]
-
-
-def _smallest_alpha(fits: Callable[[float], bool], lo: float, hi: float) -> float:
-    """Smallest ``alpha`` in ``(lo, hi]`` with ``fits(alpha)`` (monotone), to 1e-12."""
-    for _ in range(200):
-        if hi / lo - 1.0 <= 1e-12:
-            break
-        mid = math.sqrt(lo * hi)
-        if fits(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def _theorem_schedule(
-    spec: ProblemSpec,
-    *,
-    name: str,
-    alpha: float | None,
-    radius: float | None,
-    num_iters: int | None,
-    stop_threshold: float | None,
-    initial_gap: float | None,
-    iteration_cost: Callable[[float], int],
-    max_evaluations: int | None,
-) -> TRSchedule:
-    r"""Resolve DP-TR / DP-STR's schedule from public inputs, with the compute cap.
-
-    Defaults (Theorems 15/18): :math:`\alpha` = :data:`DEFAULT_ALPHA`,
-    :math:`r = \sqrt{\alpha/\rho}`, :math:`T = \lceil 6\sqrt\rho\Delta/\alpha^{3/2}
-    \rceil`, threshold :math:`\sqrt{\alpha\rho}`, with :math:`\Delta` =
-    ``initial_gap`` or the declared ``loss_range``.
-
-    **Compute cap** (public rule). ``iteration_cost(alpha)`` is the number of
-    per-example evaluations of one iteration (it may depend on ``alpha`` through
-    default batch sizes). When the theorem's ``T`` costs more than
-    ``max_evaluations``, the accuracy target is relaxed: ``alpha`` becomes the
-    smallest value whose Theorem 15/18 schedule fits (bisection on the public cost,
-    which decreases in ``alpha``), and ``T``, ``r`` and the threshold are re-derived
-    from it (those not given by the caller). A ``num_iters`` or ``alpha`` given by
-    the caller whose schedule exceeds the cap is refused (``ValueError`` naming both
-    numbers), as is a cap below one iteration.
-
-    Returns:
-        :class:`TRSchedule`.
-
-    Raises:
-        ValueError, MissingConstantError: On invalid or missing inputs.
-    """
-    user_alpha = alpha is not None
-    alpha_v = DEFAULT_ALPHA if alpha is None else validation.positive("alpha", alpha)
-    needs_rho = radius is None or num_iters is None or stop_threshold is None
-    rho = spec.require("hessian_lipschitz", needed_for=name) if needs_rho else None
-    sources: dict[str, Param] = {}
-    gap = None
-    if num_iters is None:
-        gap_in = initial_gap if initial_gap is not None else spec.loss_range
-        gap = validation.require_constant(
-            "loss_range (or initial_gap)",
-            gap_in,
-            needed_for=f"{name}'s iteration count",
-        )
-        t = _theorem_iters(alpha_v, float(rho), gap)  # type: ignore[arg-type]
-        sources["initial_gap"] = Param(
-            gap,
-            "user" if initial_gap is not None else "default",
-            "" if initial_gap is not None else "the declared loss_range B",
-        )
-        t_note = "Theorem 15/18: T = ceil(6 sqrt(rho) Delta / alpha^1.5)"
-        t_source = "theorem"
-    else:
-        t = validation.positive_int("num_iters", num_iters)
-        t_note, t_source = "", "user"
-    alpha_note = "" if user_alpha else "the value of every experiment of seed 001"
-    alpha_source = "user" if user_alpha else "default"
-    cap = max_evaluations
-    if cap is not None and t * iteration_cost(alpha_v) > cap:
-        cost = t * iteration_cost(alpha_v)
-        if num_iters is not None or user_alpha:
-            what = "num_iters" if num_iters is not None else f"alpha={alpha_v:g}"
-            raise ValueError(
-                f"{name}: the schedule fixed by the caller ({what}: T={t} iterations, "
-                f"{cost:,} per-example evaluations) exceeds max_evaluations={cap:,}"
-            )
-        assert rho is not None and gap is not None
-        top = (6.0 * math.sqrt(rho) * gap) ** (2.0 / 3.0) * (1.0 + 1e-9)  # T = 1
-
-        def fits(a: float) -> bool:
-            return _theorem_iters(a, rho, gap) * iteration_cost(a) <= cap
-
-        if not fits(top):
-            raise ValueError(
-                f"{name}: max_evaluations={cap:,} is below one iteration "
-                f"({iteration_cost(top):,} per-example evaluations)"
-            )
-        alpha_v = _smallest_alpha(fits, alpha_v, top)
-        t = _theorem_iters(alpha_v, rho, gap)
-        capped = (
-            f"; capped by max_evaluations={cap:,}: the smallest alpha whose "
-            f"Theorem 15/18 schedule fits (was {cost:,} evaluations)"
-        )
-        alpha_note, alpha_source = "relaxed" + capped, "derived"
-        t_note += capped
-    sources["alpha"] = Param(alpha_v, alpha_source, alpha_note)
-    sources["num_iters"] = Param(t, t_source, t_note)
-    if radius is None:
-        assert rho is not None
-        radius_v = math.sqrt(alpha_v / rho)
-        sources["radius"] = Param(radius_v, "theorem", "sqrt(alpha / rho)")
-    else:
-        radius_v = validation.positive("radius", radius)
-        sources["radius"] = Param(radius_v, "user")
-    if stop_threshold is None:
-        assert rho is not None
-        thr = math.sqrt(alpha_v * rho)
-        sources["stop_threshold"] = Param(thr, "theorem", "sqrt(alpha rho)")
-    else:
-        thr = validation.nonnegative("stop_threshold", stop_threshold)
-        sources["stop_threshold"] = Param(thr, "user")
-    return TRSchedule(alpha_v, radius_v, t, thr, sources)
-
-
-def _hessian_rank(spec: ProblemSpec, hessian_rank: Any) -> tuple[int, Param]:
-    if hessian_rank is None:
-        return spec.dim, Param(spec.dim, "default", "p (the paper's sqrt(p) factor)")
-    rank = min(validation.positive_int("hessian_rank", hessian_rank), spec.dim)
-    return rank, Param(rank, "user")
-
-
-def _start(spec: ProblemSpec, x0: Any) -> Param:
-    if x0 is None:
-        return Param(spec.domain.center_point, "default", "the origin")
-    return Param(spec.check_start(x0), "user")
-
-
-def _constants(spec: ProblemSpec, name: str) -> tuple[float, float]:
-    g_const = spec.require("lipschitz", needed_for=f"{name}'s gradient noise")
-    m_const = spec.require("smoothness", needed_for=f"{name}'s Hessian noise")
-    return g_const, m_const
-
-
-# ----------------------------------------------------------------------- the engine
-def _mean_loss(loss_fn: Callable, x: Array, data: Any) -> Array:
-    return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
-
-
-@functools.partial(jax.jit, static_argnames=("loss_fn", "batch_sizes"))
-def _noisy_step(
-    loss_fn: Callable,
-    w: Array,
-    data: Any,
-    key: PRNGKey,
-    sigma_g: Array,
-    sigma_h: Array,
-    radius: Array,
-    batch_sizes: tuple[int, int] | None,
-) -> tuple[Array, Array, Array]:
-    """One DP-TR / DP-STR iteration: noisy model, exact subproblem, step."""
-    kg, kh, kbg, kbh = jax.random.split(key, 4)
-    n = jax.tree.leaves(data)[0].shape[0]
-    if batch_sizes is None:
-        data_g = data_h = data
-    else:
-        # Two independent uniform fixed-size batches without replacement (fresh each
-        # round), drawn exactly in O(n) (the accounted scheme).
-        idx_g, _ = sample_batch(
-            kbg, n, sampling="without_replacement", batch_size=batch_sizes[0]
-        )
-        idx_h, _ = sample_batch(
-            kbh, n, sampling="without_replacement", batch_size=batch_sizes[1]
-        )
-        data_g = jax.tree.map(lambda leaf: leaf[idx_g], data)
-        data_h = jax.tree.map(lambda leaf: leaf[idx_h], data)
-    d = w.shape[0]
-    g = jax.grad(_mean_loss, argnums=1)(loss_fn, w, data_g)
-    h = jax.hessian(_mean_loss, argnums=1)(loss_fn, w, data_h)
-    g_noisy = g + sigma_g * jax.random.normal(kg, (d,), dtype=jnp.float64)
-    h_noisy = h + symmetric_noise(kh, d, sigma_h)
-    sol = solve_tr_unchecked(g_noisy, h_noisy, radius)
-    return w + sol.step, sol.multiplier, sol.hard_case
-
-
-def _tr_loop(
-    rng_key: PRNGKey,
-    problem: Problem,
-    x0: Array,
-    *,
-    sigma_g: float,
-    sigma_h: float,
-    radius: float,
-    num_iters: int,
-    stop_threshold: float,
-    batch_sizes: tuple[int, int] | None,
-    return_iterates: bool = False,
-) -> tuple[Array, dict[str, Any]]:
-    """The host loop of jitted iterations (the stopping time is public)."""
-    keys = jax.random.split(rng_key, num_iters)
-    w = x0
-    multipliers: list[float] = []
-    iterates: list[Array] = []
-    stopped_at = None
-    for k in range(num_iters):
-        w, lam, _ = _noisy_step(
-            problem.loss_fn,
-            w,
-            problem.data,
-            keys[k],
-            jnp.float64(sigma_g),
-            jnp.float64(sigma_h),
-            jnp.float64(radius),
-            batch_sizes,
-        )
-        lam = float(lam)
-        multipliers.append(lam)
-        if return_iterates:
-            iterates.append(w)
-        # A non-finite multiplier compares False: it never stops the run (public rule).
-        if lam <= stop_threshold:
-            stopped_at = k
-            break
-    info: dict[str, Any] = {
-        "converged": stopped_at is not None,
-        "stopped_at": stopped_at,
-        "iterations_run": len(multipliers),
-        "multipliers": multipliers,
-    }
-    if return_iterates:
-        info["iterates"] = jnp.stack(iterates)
-    return w, info
-
-
-def _run_plan(rng_key: PRNGKey, plan: Plan, problem: Problem) -> tuple[Array, dict]:
-    return _tr_loop(
-        rng_key,
-        problem,
-        jnp.asarray(plan["x0"], jnp.float64),
-        sigma_g=plan["sigma_grad"],
-        sigma_h=plan["sigma_hess"],
-        radius=plan["radius"],
-        num_iters=plan["num_iters"],
-        stop_threshold=plan["stop_threshold"],
-        batch_sizes=plan.internal["batch_sizes"],
-        return_iterates=plan["return_iterates"],
-    )
 
 
 # ---------------------------------------------------------------------------- DP-TR
@@ -568,9 +121,11 @@ class DPTrustRegion(PrivateAlgorithm):
     per-example Hessian of the ``n`` examples (``n d`` Hessian-vector products);
     the stopping rule may end the run earlier (public: post-processing).
 
-    Compute budget: see :func:`_theorem_schedule` (a theorem ``T`` beyond
-    ``max_evaluations`` relaxes ``alpha`` to the smallest value whose schedule fits;
-    a ``num_iters`` or ``alpha`` fixed by the caller beyond it is refused).
+    Compute budget: see
+    :func:`~dpsample.finders.trust_region.schedule.tr_schedule` (a theorem ``T``
+    beyond ``max_evaluations`` relaxes ``alpha`` to the smallest value whose
+    schedule fits; a ``num_iters`` or ``alpha`` fixed by the caller beyond it is
+    refused).
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -614,10 +169,10 @@ class DPTrustRegion(PrivateAlgorithm):
         name = "dp_trust_region"
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
         check_unconstrained(spec, name)
-        x0_param = _start(spec, x0)
-        g_const, m_const = _constants(spec, name)
+        x0_param = tr_start(spec, x0)
+        g_const, m_const = tr_constants(spec, name)
         n, d = spec.n, spec.dim
-        sched = _theorem_schedule(
+        sched = tr_schedule(
             spec,
             name=name,
             alpha=alpha,
@@ -628,7 +183,7 @@ class DPTrustRegion(PrivateAlgorithm):
             iteration_cost=lambda _a: n + n * d,
             max_evaluations=budget.max_evaluations,
         )
-        rank, rank_param = _hessian_rank(spec, hessian_rank)
+        rank, rank_param = tr_hessian_rank(spec, hessian_rank)
         if calibration not in ("paper", "tight"):
             raise ValueError(
                 f"Expected calibration 'paper' or 'tight', got {calibration!r}"
@@ -706,7 +261,7 @@ class DPTrustRegion(PrivateAlgorithm):
         )
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
-        w, run_info = _run_plan(rng_key, plan, problem)
+        w, run_info = run_tr_plan(rng_key, plan, problem)
         info = DPTrustRegionInfo(
             algorithm="DP-TR (seed 001 Algorithm 1)",
             alpha=plan["alpha"],
@@ -1025,10 +580,11 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
     per-example Hessian of ``|B_H|`` examples (``|B_H| d`` Hessian-vector
     products).
 
-    Compute budget: see :func:`_theorem_schedule` (``alpha`` relaxed to the smallest
-    value whose schedule fits); batch sizes left to their default are re-derived
-    by :func:`str_batch_sizes` at the relaxed ``alpha``, so the per-iteration cost
-    shrinks with ``T``.
+    Compute budget: see
+    :func:`~dpsample.finders.trust_region.schedule.tr_schedule` (``alpha``
+    relaxed to the smallest value whose schedule fits); batch sizes left to their
+    default are re-derived by :func:`str_batch_sizes` at the relaxed ``alpha``, so
+    the per-iteration cost shrinks with ``T``.
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -1079,7 +635,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
         name = "dp_stochastic_trust_region"
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
         check_unconstrained(spec, name)
-        x0_param = _start(spec, x0)
+        x0_param = tr_start(spec, x0)
         user_g = (
             None
             if grad_batch_size is None
@@ -1090,7 +646,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             if hessian_batch_size is None
             else spec.check_batch_size(hessian_batch_size, "hessian_batch_size")
         )
-        g_const, m_const = _constants(spec, "DP-STR")
+        g_const, m_const = tr_constants(spec, "DP-STR")
         n, d = spec.n, spec.dim
         rho_b = None
         if user_g is None or user_h is None:
@@ -1119,7 +675,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             bg_, bh_ = batches(a)
             return bg_ + bh_ * d
 
-        sched = _theorem_schedule(
+        sched = tr_schedule(
             spec,
             name=name,
             alpha=alpha,
@@ -1142,7 +698,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             if user_h is not None
             else Param(b_h, "theorem", "ceil(M^2 ln(p/zeta)/(alpha rho)); " + rule),
         }
-        rank, rank_param = _hessian_rank(spec, hessian_rank)
+        rank, rank_param = tr_hessian_rank(spec, hessian_rank)
         if accounting not in ("paper", "strict", "tight"):
             raise ValueError(
                 f"Expected accounting 'paper', 'strict' or 'tight', got {accounting!r}"
@@ -1263,7 +819,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
         )
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
-        w, run_info = _run_plan(rng_key, plan, problem)
+        w, run_info = run_tr_plan(rng_key, plan, problem)
         info = DPStochasticTrustRegionInfo(
             algorithm="DP-STR (seed 001 Algorithm 2)",
             alpha=plan["alpha"],
