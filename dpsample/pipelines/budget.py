@@ -82,6 +82,7 @@ def finder_for_the_rest(
     initial_gap: float,
     options: Mapping[str, Any],
     fallback: Plan,
+    fallback_epsilon: float,
 ) -> Plan:
     """The finder's plan for the largest target meeting ``total`` after the sampler.
 
@@ -96,11 +97,13 @@ def finder_for_the_rest(
     composition meets the budget are kept, so the result never overspends; a
     target the finder refuses to plan counts as failing. ``fallback`` (the plan
     at the fixed share, which meets the budget) is returned when nothing better
-    is found. Everything here is public (plans, no data).
+    is found; ``fallback_epsilon`` is its composition's epsilon at the total delta,
+    which the caller has already computed. Everything here is public (plans, no
+    data).
     """
     target, dlt = total.epsilon, total.delta
     best, best_t = fallback, share.epsilon
-    best_eps = sampler_guarantee.compose(fallback.guarantee).epsilon(dlt)
+    best_eps = fallback_epsilon
     fail_t, fail_eps = math.inf, math.inf
     aim = target * (1.0 - SPEND_RTOL / 2.0)
     for _ in range(_SPEND_STEPS):

@@ -503,9 +503,10 @@ class WarmStart(PrivateAlgorithm):
         # ---- stage B: the finder, configured from psi only -----------------------
         plan_b = finder_obj.plan(spec_b, budget_b, initial_gap=finder_gap, **f_options)
         guarantee = plan_a.guarantee.compose(plan_b.guarantee)
-        if not guarantee.epsilon(delta) <= epsilon * (1.0 + 1e-9):
+        spent = guarantee.epsilon(delta)
+        if not spent <= epsilon * (1.0 + 1e-9):
             raise RuntimeError("internal error: the stages overspend the budget")
-        if spend == "all" and guarantee.epsilon(delta) < (1.0 - SPEND_RTOL) * epsilon:
+        if spend == "all" and spent < (1.0 - SPEND_RTOL) * epsilon:
             plan_b = finder_for_the_rest(
                 finder_obj,
                 spec_b,
@@ -515,6 +516,7 @@ class WarmStart(PrivateAlgorithm):
                 initial_gap=finder_gap,
                 options=f_options,
                 fallback=plan_b,
+                fallback_epsilon=spent,
             )
             guarantee = plan_a.guarantee.compose(plan_b.guarantee)
         if not guarantee.epsilon(delta) <= epsilon * (1.0 + 1e-9):
