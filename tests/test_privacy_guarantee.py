@@ -368,3 +368,31 @@ def test_vacuous_huge_zcdp_is_reported_without_overflow_warnings():
     g = PrivacyGuarantee.zcdp(1e300)
     assert g.epsilon(1e-5) >= 1e299
     assert g.delta(1.0) == 1.0
+
+
+def test_cached_leaf_plds_are_shared_and_never_changed():
+    """The leaf PLD cache (planning speed): a guarantee built twice from the same
+    event gets the same epsilon as a fresh dp-accounting PLD, and composing the
+    cached PLD with itself leaves the cached object's epsilon unchanged."""
+    from dpsample.privacy.guarantee import _leaf_pld
+
+    event = dp_accounting.GaussianDpEvent(3.0)
+    relation = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+    interval = 1e-4
+    first = _leaf_pld(event, relation, interval)
+    assert _leaf_pld(event, relation, interval) is first
+    before = first.get_epsilon_for_delta(1e-6)
+    first.compose(first).self_compose(3)
+    assert first.get_epsilon_for_delta(1e-6) == before
+    fresh = dp_pld.PLDAccountant(
+        neighboring_relation=relation, value_discretization_interval=interval
+    )
+    fresh.compose(dp_accounting.SelfComposedDpEvent(event, 2))
+    g = PrivacyGuarantee.from_event(
+        dp_accounting.SelfComposedDpEvent(event, 2), relation=relation
+    )
+    assert g.epsilon(1e-6) >= fresh.get_epsilon(1e-6) - 1e-9
+    again = PrivacyGuarantee.from_event(
+        dp_accounting.SelfComposedDpEvent(event, 2), relation=relation
+    )
+    assert again.epsilon(1e-6) == g.epsilon(1e-6)

@@ -43,6 +43,7 @@ applied where dp_accounting does not (see :meth:`PrivacyGuarantee.from_event`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -308,6 +309,20 @@ def _event_pld(event: Any, relation: Any, interval: float) -> Any | None:
         event, relation = _halved(event), ADD_OR_REMOVE_ONE
     if not isinstance(event, _PLD_SELF_RELATED):
         return None
+    return _leaf_pld(event, relation, interval)
+
+
+@functools.lru_cache(maxsize=256)
+def _leaf_pld(event: Any, relation: Any, interval: float) -> Any | None:
+    """dp_accounting's PLD of one leaf event (Gaussian, Laplace, subsampled, ...).
+
+    Cached: a pure function of public, hashable arguments (dp_accounting's events
+    are frozen attrs classes), and building a Gaussian PLD is the bulk of a
+    pipeline's planning time (every plan of a pipeline composes the same few
+    events again; the audits call a pipeline thousands of times). The returned
+    PLD is shared: dp_accounting's ``compose`` and ``self_compose`` return new
+    objects and never change their operands.
+    """
     accountant = dp_pld.PLDAccountant(
         neighboring_relation=relation, value_discretization_interval=interval
     )
@@ -439,7 +454,14 @@ class _Component:
         if not accountant.supports(event):
             return None
         accountant.compose(event)
-        return np.asarray(accountant.rdp, dtype=np.float64)
+        curve = np.asarray(accountant.rdp, dtype=np.float64)
+        if np.any(curve < 0):
+            # A Renyi divergence is >= 0: a negative one is dp_accounting's
+            # cancellation at extreme events (tiny sampling rates, huge noise), and
+            # its conversion then returns epsilon 0 (issue 15). The curve is not
+            # trusted: no RDP route for this component (the PLD route remains).
+            return None
+        return curve
 
     def pld_width(self, count: int, relation: Any) -> float:
         """Rough width of the k-fold privacy-loss support (to size the PLD grid)."""
