@@ -93,6 +93,11 @@ def run_case(case, *, quick: bool, twin: bool) -> dict:
             row["twin_note"] = audit.twin_note
             row["twin_lower_bound"] = float(res.epsilon_lower_bound)
             row["twin_flagged"] = bool(row["twin_lower_bound"] > row["claim"])
+        if twin and audit.power_twin is not None:
+            res = audit.run(power=True, num_samples=n)
+            row["power_note"] = audit.power_note
+            row["power_lower_bound"] = float(res.epsilon_lower_bound)
+            row["power_flagged"] = bool(row["power_lower_bound"] > row["claim"])
     except Exception as err:  # reported, not raised: one broken case, one row
         row["error"] = f"{type(err).__name__}: {err}"[:300]
     row["seconds"] = round(time.perf_counter() - t0, 1)
@@ -114,6 +119,8 @@ def _progress(row: dict) -> str:
         return f"  {row['name']}: {row['error']}"
     twin = row.get("twin_lower_bound")
     twin_txt = "" if twin is None else f", twin {twin:.3f}"
+    if row.get("power_lower_bound") is not None:
+        twin_txt += f", power twin {row['power_lower_bound']:.3f}"
     return (
         f"  {row['name']}: claim {row['claim']:.3f}, lower bound "
         f"{row['lower_bound']:.3f}{twin_txt} ({row['seconds']} s)"
@@ -204,6 +211,11 @@ def markdown(rows: list[dict], before: dict[str, dict] | None) -> str:
             twin_cell = f"{_fmt(twin)} ({mark})"
             if row.get("twin_note", "half the noise") != "half the noise":
                 twin_cell += f" [{row['twin_note']}]"
+        if row.get("power_lower_bound") is not None:
+            mark = "flagged" if row["power_flagged"] else "not flagged"
+            twin_cell += (
+                f"; {row['power_note']}: {_fmt(row['power_lower_bound'])} ({mark})"
+            )
         secs = f"{row['seconds']:.0f}"
         if b and "seconds" in b:
             secs += f" / {b['seconds']:.0f}"

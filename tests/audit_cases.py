@@ -60,6 +60,11 @@ class Audit:
         released: optional ``() -> bool``: whether the library's public call
             releases this at all (``False``: it refuses the call, so the audited
             function is what it *would* release).
+        power_twin: optional second twin with a larger defect, for the cases
+            whose half-noise twin cannot exceed the claim because the release
+            shows only part of what the claim charges (the case's docstring says
+            how much); it shows that the end-to-end audit is not blind.
+        power_note: what the power twin changes.
     """
 
     mechanism: Callable[[Any, Any], Any]
@@ -77,14 +82,24 @@ class Audit:
     vmap: bool = True
     check: Callable[[], str] | None = None
     released: Callable[[], bool] | None = None
+    power_twin: Callable[[Any, Any], Any] | None = None
+    power_note: str = ""
 
-    def run(self, *, twin: bool = False, num_samples: int | None = None) -> Any:
-        """Audit the honest mechanism (or the twin) on ``(dataset, neighbour)``."""
+    def run(
+        self,
+        *,
+        twin: bool = False,
+        num_samples: int | None = None,
+        power: bool = False,
+    ) -> Any:
+        """Audit the honest mechanism (or the twin, or the power twin) on
+        ``(dataset, neighbour)``."""
         from dpsample.privacy import audit
 
-        fn = self.twin if twin else self.mechanism
+        fn = self.power_twin if power else self.twin if twin else self.mechanism
         if fn is None:
-            raise ValueError("This audit has no twin")
+            raise ValueError(f"This audit has no {'power twin' if power else 'twin'}")
+        twin = twin or power
         seed = self.twin_seed if twin and self.twin_seed is not None else self.seed
         pair = (self.dataset, self.neighbour)
         if twin and self.twin_pair is not None:
@@ -109,6 +124,14 @@ class Case:
     pair: str
     build: Callable[[], Audit]
     note: str = ""
+
+
+def first_example(sign: float, n: int = 4) -> np.ndarray:
+    """The ``(n, 1)`` data of most pairs below: the first example's value is
+    ``sign`` (``+1`` on ``D``, ``-1`` on ``D'``), the others 0."""
+    data = np.zeros((n, 1))
+    data[0, 0] = sign
+    return data
 
 
 # ------------------------------------------------------------------- mechanisms
@@ -521,8 +544,7 @@ FINDER_DELTA = 1e-5
 def _linear_problem(sign):
     import dpsample
 
-    z = np.zeros((4, 1))
-    z[0, 0] = sign
+    z = first_example(sign)
     return dpsample.Problem(
         lambda x, ex: -(x @ ex["z"]),
         {"z": z},
@@ -685,8 +707,7 @@ def cubic_problem(sign):
     example's ``z`` is ``+1`` in one dataset and ``-1`` in the other, the rest 0."""
     import dpsample
 
-    z = np.zeros((4, 1))
-    z[0, 0] = sign
+    z = first_example(sign)
     return dpsample.Problem(
         lambda x, ex: ex["z"][0] * x[0] ** 3 / 3.0,
         {"z": z},
@@ -823,8 +844,7 @@ def spider_problem(sign):
     power)."""
     import dpsample
 
-    z = np.zeros((4, 1))
-    z[0, 0] = sign
+    z = first_example(sign)
     return dpsample.Problem(
         lambda x, ex: 0.5 * jnp.sum(x**2) - x @ ex["z"],
         {"z": z},
@@ -983,6 +1003,64 @@ def _o2_case() -> Audit:
         seed=61,
         twin=o2_mechanism(0.5),
         twin_seed=62,
+        check=check,
+    )
+
+
+def o2_curvature_problem(sign):
+    """``f(x; w) = w x^2 / 2`` on ``K = [-2, 2]`` (``M = 1``, ``G = 2``), n = 4: the
+    first example's curvature ``w`` is ``+1`` on ``D`` and ``-1`` on ``D'``, the others
+    0, so the mean gradient difference ``w_bar (x - y)`` moves by ``2 M |x - y| / n``:
+    the second-kind sensitivity is attained at every pair ``x != y``."""
+    import dpsample
+
+    w = first_example(sign)
+    return dpsample.Problem(
+        lambda x, ex: 0.5 * ex["w"][0] * x[0] ** 2,
+        {"w": w},
+        dpsample.Ball(2.0, dim=1),
+        lipschitz=2.0,
+        smoothness=1.0,
+    )
+
+
+def o2_curvature_mechanism(scale: float = 1.0) -> Callable:
+    """``O2(x, y)`` (full batch) at ``x = 1, y = 0.5``, multiplier ``scale O2_Z``."""
+    from dpsample.finders import oracles
+
+    def mech(key, prob):
+        o2 = oracles.second_kind(prob, noise_multiplier=O2_Z * scale)
+        return o2.estimate_fn(key, jnp.ones(1), jnp.full(1, 0.5))[0]
+
+    return mech
+
+
+def _o2_curvature_case() -> Audit:
+    """The second-kind oracle away from ``x = y``, on a loss whose per-example
+    Hessians differ (``o2_near_x_equals_y``'s quadratic has the same Hessian for
+    every example, so there only rounding separates the neighbours and its
+    half-noise twin has nothing to show): one call at multiplier 1, whose statistic
+    moves by exactly its sensitivity (multiplier ``O2_Z``); the twin halves it."""
+    from dpsample.finders import oracles
+
+    d_plus = o2_curvature_problem(1.0)
+    o2 = oracles.second_kind(d_plus, noise_multiplier=O2_Z)
+
+    def check() -> str:
+        x, y = jnp.ones(1), jnp.full(1, 0.5)
+        std = float(o2.noise_std(x, y))
+        return f"noise std {std:.3g}; sensitivity 2 M |x - y| / n = {2 * 0.5 / 4:.3g}"
+
+    return Audit(
+        mechanism=o2_curvature_mechanism(1.0),
+        dataset=d_plus,
+        neighbour=o2_curvature_problem(-1.0),
+        claim=o2.guarantee.epsilon(FINDER_DELTA),
+        delta=FINDER_DELTA,
+        num_samples=1_000_000,
+        seed=63,
+        twin=o2_curvature_mechanism(0.5),
+        twin_seed=64,
         check=check,
     )
 
@@ -1256,8 +1334,7 @@ def spider_sosp_problem(sign):
     call's mean gradient moves by ``2G/n``; no clipping needed: |grad| = |z| <= G)."""
     import dpsample
 
-    z = np.zeros((4, 1))
-    z[0, 0] = sign
+    z = first_example(sign)
     return dpsample.Problem(
         lambda x, ex: -ex["z"][0] * x[0],
         {"z": z},
@@ -1283,10 +1360,13 @@ def _spider_sosp_case() -> Audit:
     at n = 4) and calls O1 at ``x_1``; the selection's thresholds are so wide that
     ``x_2`` is released. The release carries two O1 Gaussians (shift ``2 eta 2G/n``)
     plus the kick's data-independent noise, while the claim charges four Gaussians
-    (the O1 cap and the kicks' separate budget) and the selection: the release's own
+    (the O1 cap, ``min(N1_drift + N1_kick, T) = 2``, and ``T = 2`` O2 releases,
+    although each step calls one oracle only) and the selection: the release's own
     epsilon is about half the claim, and the twin (every noise std halved: O1, O2,
     kick; the selection at twice its epsilon) about the claim, so the twin is not
-    expected to be flagged here; the case shows no violation end to end."""
+    expected to be flagged here; the case shows no violation end to end. The power
+    twin (a quarter of every noise) is flagged (1.45 against 1.00 at 1M runs per
+    dataset): the end-to-end audit is not blind."""
     from dpsample.finders.accounting import C_SENS
     from dpsample.finders.spider_sosp import SpiderSOSP, spider_sosp
     from dpsample.finders.spider_sosp.algorithm1 import _spider_scan
@@ -1390,6 +1470,8 @@ def _spider_sosp_case() -> Audit:
         twin_seed=112,
         twin_note="half of every noise (O1, O2, kick stds / 2, selection epsilon x 2)",
         check=check,
+        power_twin=mech(0.25),
+        power_note="a quarter of every noise",
     )
 
 
@@ -1410,8 +1492,7 @@ def quasar_problem(sign):
     ``4/n = osc/n`` over K (``osc = 2 G D = 4``): both sensitivities attained."""
     import dpsample
 
-    z = np.zeros((4, 1))
-    z[0, 0] = sign
+    z = first_example(sign)
     return dpsample.Problem(
         lambda x, ex: -ex["z"][0] * x[0],
         {"z": z},
@@ -1438,7 +1519,9 @@ def _quasar_case() -> Audit:
     at about two stds and discards those tails; and with two
     candidates the exponential mechanism's selection shows at most half its
     ``eps/2`` (its bounded-range factor 2) on any event. What the audit can see of
-    the release is therefore well below the claim even at half the noise."""
+    the release is therefore well below the claim even at half the noise. The power
+    twin (a quarter of every noise) is flagged (1.04 against 0.83 at 200k runs per
+    dataset): the end-to-end audit is not blind."""
     from dpsample.finders import oracles
     from dpsample.finders.dp_sgd import _sgd_iterates
     from dpsample.mechanisms import exponential_logits, gumbel_max
@@ -1513,6 +1596,8 @@ def _quasar_case() -> Audit:
         twin_note="half of every noise (runs' std / 2, selection's inverse "
         "temperature x 2)",
         check=check,
+        power_twin=mech(0.25),
+        power_note="a quarter of every noise",
     )
 
 
@@ -1772,6 +1857,11 @@ CASES: dict[str, Case] = {
             "n = 2000 rows of norm <= 8, one replaced; y one ulp from x",
             _o2_case,
             "issue item 4",
+        ),
+        Case(
+            "o2_curvature",
+            "f = w x^2/2, w_1 = +1 vs -1 (others 0, n = 4), x = 1, y = 0.5",
+            _o2_curvature_case,
         ),
         Case(
             "dp_trust_region",
