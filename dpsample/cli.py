@@ -669,7 +669,7 @@ def _print_plan(plan: Any, *, smoke: bool) -> None:
 def run_sweep_spec(
     spec: str,
     *,
-    out: str,
+    out: str | None = None,
     address: str | None = None,
     workers: int | None = None,
     smoke: bool = False,
@@ -680,7 +680,8 @@ def run_sweep_spec(
 
     Args:
         spec: The spec file (see :mod:`dpsample.validation.spec`).
-        out: The sweep's folder.
+        out: The sweep's folder (default
+            :func:`~dpsample.validation.engine.default_out`).
         address: A Dask scheduler; default an embedded ``LocalCluster``.
         workers: Local worker processes (default one per core; 0: in this process).
         smoke: Run the spec's smoke grid.
@@ -690,8 +691,16 @@ def run_sweep_spec(
     Returns:
         The exit status: ``0``, ``3`` when cells failed, ``130`` when interrupted.
     """
-    from dpsample.validation.engine import failed_summary, plan_sweep, run_sweep
+    from dpsample.validation.engine import (
+        default_out,
+        failed_summary,
+        plan_sweep,
+        run_sweep,
+    )
 
+    if out is None:
+        out = str(default_out(spec, smoke=smoke))
+        print(f"dpsample sweep: writing to {out}", file=sys.stderr)
     if dry_run:
         plan = plan_sweep(
             spec,
@@ -832,7 +841,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "to DIR (see docs/validation.md).",
     )
     sw.add_argument("spec", metavar="SPEC.toml")
-    sw.add_argument("--out", "-o", metavar="DIR", required=True, help="sweep folder")
+    sw.add_argument(
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="sweep folder (default: <spec folder>/results/<name>, or "
+        "runs/<name>_smoke with --smoke)",
+    )
     sw.add_argument(
         "--address",
         metavar="tcp://HOST:PORT",

@@ -20,7 +20,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
@@ -42,6 +42,7 @@ __all__ = [
     "SweepPlan",
     "UNSET",
     "WORKER_ENVIRONMENT",
+    "default_out",
     "describe_cell",
     "failed_summary",
     "local_client",
@@ -542,6 +543,29 @@ def _atomic_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _wall_time(records: Iterable[Mapping[str, Any]], run_seconds: float | None) -> str:
+    """The sweep's wall time for ``report.md``.
+
+    The span of its cell files (first start to last finish; a resumed sweep's span
+    includes the pause) and, when given, the wall time of the invocation that
+    wrote the report.
+    """
+    starts, ends = [], []
+    for r in records:
+        try:
+            starts.append(datetime.datetime.fromisoformat(r["started"]))
+            ends.append(datetime.datetime.fromisoformat(r["finished"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+    parts = []
+    if starts:
+        span = (max(ends) - min(starts)).total_seconds()
+        parts.append(f"{span:.1f} s from the first cell's start to the last's finish")
+    if run_seconds is not None:
+        parts.append(f"{run_seconds:.1f} s for this invocation")
+    return "; ".join(parts) or "unknown (no cell has run)"
+
+
 def write_outputs(
     spec: Spec,
     out: str | os.PathLike[str],
@@ -549,10 +573,12 @@ def write_outputs(
     smoke: bool = False,
     n_boot: int = 2000,
     cells: Sequence[Cell] | None = None,
+    run_seconds: float | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]], list[Path]]:
     """Read the spec's cell files and write the tables, figures and report.
 
-    Pure in the cell files: running it again gives the same outputs.
+    Pure in the cell files (and ``run_seconds``): running it again gives the same
+    outputs.
 
     Args:
         spec: The spec.
@@ -560,6 +586,8 @@ def write_outputs(
         smoke: The smoke grid.
         n_boot: Bootstrap resamples of the slope intervals.
         cells: The spec's cells (default: expanded again).
+        run_seconds: Wall time of the invocation that ran the cells (reported
+            beside the cells' own span when given).
 
     Returns:
         ``(summary, slopes, failed, figures)``.
@@ -607,6 +635,7 @@ def write_outputs(
         "seeds per grid point": (spec.smoke[1] if smoke and spec.smoke else spec.seeds),
         "cell time": f"{sum(seconds):.1f} s in all, {max(seconds, default=0):.2f} s "
         "the longest",
+        "wall time": _wall_time(records.values(), run_seconds),
         "dpsample": versions()["dpsample"],
     }
     text = render_report(
@@ -660,6 +689,7 @@ def run_sweep(
             cell runs).
         KeyboardInterrupt: Interrupted; the cells finished so far are on disk.
     """
+    t0 = time.perf_counter()
     plan = plan_sweep(
         spec, out, smoke=smoke, workers=workers, retry_failed=retry_failed
     )
@@ -689,7 +719,12 @@ def run_sweep(
         finally:
             bar.close(**counts)
     summary, slopes, failed, figures = write_outputs(
-        spec, out, smoke=smoke, n_boot=n_boot, cells=plan.cells
+        spec,
+        out,
+        smoke=smoke,
+        n_boot=n_boot,
+        cells=plan.cells,
+        run_seconds=time.perf_counter() - t0 if plan.todo else None,
     )
     return SweepOutcome(
         summary,
@@ -773,6 +808,27 @@ def sweep(
     }
     table.attrs["out"] = str(outcome.out)
     return table
+
+
+def default_out(spec: str | os.PathLike[str], *, smoke: bool = False) -> Path:
+    """The folder ``dpsample sweep SPEC.toml`` writes to without ``--out``.
+
+    A full run writes next to the spec, ``<spec folder>/results/<name>`` (where
+    ``experiments/results/NAME/`` is committed); a smoke run writes to
+    ``runs/<name>_smoke`` in the working directory (ignored by git), so it never
+    mixes its cells and report into the committed results.
+
+    Examples:
+        >>> from dpsample.validation.engine import default_out
+        >>> default_out("experiments/sosp_rates.toml").as_posix()
+        'experiments/results/sosp_rates'
+        >>> default_out("experiments/sosp_rates.toml", smoke=True).as_posix()
+        'runs/sosp_rates_smoke'
+    """
+    name = load_spec(spec).name
+    if smoke:
+        return Path("runs") / f"{name}_smoke"
+    return Path(spec).parent / "results" / name
 
 
 def failed_summary(failed: Mapping[str, Mapping[str, Any]], folder: Path) -> list[str]:

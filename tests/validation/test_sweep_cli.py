@@ -59,6 +59,20 @@ def test_dry_run_lists_the_cells_and_runs_nothing(tmp_path, capsys, monkeypatch)
     assert not (tmp_path / "out").exists()
 
 
+def test_out_defaults_to_the_results_folder_beside_the_spec(capsys, monkeypatch):
+    """Without --out: experiments/results/NAME (full), runs/NAME_smoke (smoke)."""
+    monkeypatch.chdir(REPO)
+    for flags, folder in (
+        ((), os.path.join("experiments", "results", "sweep_demo")),
+        (("--smoke",), os.path.join("runs", "sweep_demo_smoke")),
+    ):
+        status, _, err = _main(
+            capsys, monkeypatch, "experiments/sweep_demo.toml", *flags, "--dry-run"
+        )
+        assert status == 0, err
+        assert f"writing to {folder}" in err
+
+
 @pytest.mark.slow
 def test_demo_smoke_grid_runs_and_a_second_run_skips_it(tmp_path):
     out = tmp_path / "out"

@@ -43,6 +43,8 @@ def test_sweep_writes_every_output_and_a_second_run_skips_finished_cells(tmp_pat
     for text in ("## Reading", "## Summary", "## Slopes", "figures/grad__n.png"):
         assert text in report
     assert "NOT PRIVATE" in report
+    assert "- wall time: " in report and "s for this invocation" in report
+    assert "from the first cell's start to the last's finish" in report
 
     before = _mtimes(out)
     again = run_sweep(tiny_spec(), out, workers=0)
