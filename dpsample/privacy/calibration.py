@@ -21,7 +21,11 @@ Two search routes share that final check:
   are given: the coarse bound's pessimism grows with the number of composed
   releases (a coarse PLD rounds every release's privacy loss up by up to one grid
   step), so without the refinement DP-SGD's default plan at ``epsilon = 0.1``
-  (``n = 1000``) was certified for 29% of its budget (issue 16).
+  (``n = 1000``) was certified for 29% of its budget (issue 16). Where the coarse
+  bound never meets the target below ``max_upper`` (a coarse PLD has a floor: one
+  grid step of pessimism per release, above a small target such as ``epsilon =
+  0.01``), the exact route runs instead, started where the coarse bound comes
+  within its floor of the target (issue 15).
 
 Both accountant routes are memoised on public descriptions only (dp_accounting
 events, counts, delta; the guarantee's compared fields), never on data, so
@@ -251,16 +255,31 @@ def calibrate(
     def exact(s: float) -> PrivacyGuarantee:
         return canonical_guarantee(make_guarantee(s))
 
-    if coarse_epsilon is None:
+    def exact_route(start: float) -> Calibration:
         bracket = _search(
-            lambda s: exact(s).epsilon(dlt), target, dlt, s0, floor, ceiling
+            lambda s: exact(s).epsilon(dlt), target, dlt, start, floor, ceiling
         )
         _, hi = _bisect(lambda s: exact(s).epsilon(dlt), target, bracket, rtol)
         g = exact(hi)
         if g.epsilon(dlt) > target:  # final check, never return an overshoot
             raise CalibrationError("calibration failed its final check")
         return Calibration(hi, g)
-    bracket = _search_coarse(coarse_epsilon, target, dlt, s0, floor, ceiling)
+
+    if coarse_epsilon is None:
+        return exact_route(s0)
+    try:
+        bracket = _search_coarse(coarse_epsilon, target, dlt, s0, floor, ceiling)
+    except CalibrationError:
+        # The coarse bound never meets the target below the ceiling. That says
+        # nothing about the exact guarantee: a coarse PLD rounds every release's
+        # loss up by up to one grid step, so it has a floor (about 0.02 for 50
+        # releases on COARSE_PLD_INTERVAL at delta = 1e-12, however large the
+        # noise) that a small target sits below (issue 15: DP-SGD at epsilon 0.01,
+        # n = 10 was refused "no noise multiplier <= 2e7" where z ~ 8e3 passes).
+        # Search on the exact guarantee instead, from where the coarse bound comes
+        # within its floor of the target (a start only: the exact search brackets
+        # and checks on its own, and raises if the ceiling does not pass either).
+        return exact_route(_exact_start(coarse_epsilon, target, s0, ceiling))
     _, hi = _bisect(coarse_epsilon, target, bracket, rtol)
     for _ in range(200):
         g = exact(hi)
@@ -284,6 +303,26 @@ def calibrate(
     if g.epsilon(dlt) > target:  # pragma: no cover - the invariant of _refine_down
         raise CalibrationError("calibration failed its final check")
     return Calibration(hi, g)
+
+
+def _exact_start(
+    eps_at: Callable[[float], float], target: float, s0: float, ceiling: float
+) -> float:
+    """Start of the exact search when the coarse bound ``eps_at`` never passes.
+
+    The first point of the coarse grid (``s0`` doubled) where the coarse bound is
+    within its floor (its value at the grid's top) of ``target``: below it the
+    exact guarantee fails too, up to the coarse bound's pessimism, so the exact
+    accountant is not queried at low noise (where a PLD grid can be huge).
+    """
+    grid = [s0]
+    while grid[-1] * 2.0 <= ceiling:
+        grid.append(grid[-1] * 2.0)
+    floor = eps_at(grid[-1])
+    for s in grid:
+        if eps_at(s) <= target + floor:
+            return s
+    return grid[-1]  # pragma: no cover - the top point is within its own floor
 
 
 def _local_slope(eps_at: Callable[[float], float], s: float, ratio: float) -> float:

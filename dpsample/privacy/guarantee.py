@@ -277,14 +277,24 @@ def _rdp_event(event: Any, relation: Any) -> Any | None:
     return None
 
 
-def _event_pld(event: Any, relation: Any, interval: float) -> Any | None:
-    """dp_accounting's PLD of ``event`` under ``relation``, analysed correctly.
+def _event_pld(
+    event: Any, relation: Any, interval: float, count: int = 1
+) -> Any | None:
+    """dp_accounting's PLD of ``count`` runs of ``event`` under ``relation``.
 
     ``None`` where no correct analysis is available, :data:`_NON_PRIVATE` for a
     non-private event. dp_accounting's PLD accountant handles the relation of the
     events in :data:`_PLD_SELF_RELATED` (it refuses Laplace under REPLACE_ONE, which
     is then accounted as add/remove Laplace with half the noise multiplier, i.e. the
     doubled shift); compositions are composed here.
+
+    Repetitions go to the accountant as its own ``compose(event, count)`` (one
+    self-composition of the event's PLD), never as a self-composition of an
+    already composed PLD: each self-composition moves up to ``1e-15`` of truncated
+    tail to the infinite loss, so composing twice turned ``k`` releases into ``k
+    1e-15`` of infinite loss, which is above ``delta = 1e-12`` from ``k = 1000`` on
+    and made every noise level fail (issue 15: DP-SGD's default plan at
+    ``epsilon = 0.01, delta = 1e-12, n = 1e7``).
     """
     if relation not in _EVENT_RELATIONS:
         return None
@@ -293,10 +303,7 @@ def _event_pld(event: Any, relation: Any, interval: float) -> Any | None:
     if isinstance(event, dp_accounting.NonPrivateDpEvent):
         return _NON_PRIVATE
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        inner = _event_pld(event.event, relation, interval)
-        if inner is None or inner is _NON_PRIVATE or event.count == 1:
-            return inner
-        return inner.self_compose(event.count)
+        return _event_pld(event.event, relation, interval, count * event.count)
     if isinstance(event, dp_accounting.ComposedDpEvent):
         total = dp_pld.privacy_loss_distribution.identity(interval)
         for e in event.events:
@@ -304,17 +311,17 @@ def _event_pld(event: Any, relation: Any, interval: float) -> Any | None:
             if part is None or part is _NON_PRIVATE:
                 return part
             total = total.compose(part)
-        return total
+        return total if count == 1 else total.self_compose(count)
     if isinstance(event, dp_accounting.LaplaceDpEvent) and relation == REPLACE_ONE:
         event, relation = _halved(event), ADD_OR_REMOVE_ONE
     if not isinstance(event, _PLD_SELF_RELATED):
         return None
-    return _leaf_pld(event, relation, interval)
+    return _leaf_pld(event, relation, interval, count)
 
 
 @functools.lru_cache(maxsize=256)
-def _leaf_pld(event: Any, relation: Any, interval: float) -> Any | None:
-    """dp_accounting's PLD of one leaf event (Gaussian, Laplace, subsampled, ...).
+def _leaf_pld(event: Any, relation: Any, interval: float, count: int = 1) -> Any | None:
+    """dp_accounting's PLD of ``count`` runs of one leaf event (Gaussian, ...).
 
     Cached: a pure function of public, hashable arguments (dp_accounting's events
     are frozen attrs classes), and building a Gaussian PLD is the bulk of a
@@ -328,7 +335,7 @@ def _leaf_pld(event: Any, relation: Any, interval: float) -> Any | None:
     )
     if not accountant.supports(event):
         return None
-    accountant.compose(event)
+    accountant.compose(event, count)
     # dp_accounting keeps the composed PLD in `_pld` and its non-private flag in
     # `_contains_non_dp_event` (zero noise); there are no public getters.
     if accountant._contains_non_dp_event:  # noqa: SLF001
@@ -483,18 +490,19 @@ class _Component:
             return 2.0 * (count * mean + 10 * math.sqrt(count) * std + 10 * std)
         return 0.0  # unknown (subsampled events): dp_accounting's own sizing
 
-    def pld(self, relation: Any, interval: float) -> Any | None:
-        """The PLD of one run, ``None`` (no PLD route) or :data:`_NON_PRIVATE`."""
+    def pld(self, relation: Any, interval: float, count: int = 1) -> Any | None:
+        """PLD of ``count`` runs, ``None`` (no PLD route) or :data:`_NON_PRIVATE`."""
         if self.kind in ("pure", "expmech", "approx"):
             params = dp_pld.common.DifferentialPrivacyParameters(
                 self.epsilon, self.delta if self.kind == "approx" else 0.0
             )
-            return dp_pld.privacy_loss_distribution.from_privacy_parameters(
+            pld = dp_pld.privacy_loss_distribution.from_privacy_parameters(
                 params, value_discretization_interval=interval
             )
+            return pld if count == 1 else pld.self_compose(count)
         if self.kind == "zcdp":
             return None
-        return _event_pld(self.event, self.event_relation(relation), interval)
+        return _event_pld(self.event, self.event_relation(relation), interval, count)
 
 
 # --------------------------------------------------------------------------------------
@@ -858,12 +866,10 @@ class PrivacyGuarantee:
             interval = max(PLD_DISCRETIZATION, width / PLD_MAX_POINTS)
             composed: Any = None
             for c, k in self.components:
-                pld = c.pld(self.relation, interval)
+                pld = c.pld(self.relation, interval, k)
                 if pld is None or pld is _NON_PRIVATE:
                     composed = pld
                     break
-                if k > 1:
-                    pld = pld.self_compose(k)
                 composed = pld if composed is None else composed.compose(pld)
             self._cache["pld"] = composed
         return self._cache["pld"]
