@@ -4,6 +4,10 @@
   :func:`sklearn_shape` gives their public shapes without loading them.
 * :func:`make_classification`, :func:`make_regression`: synthetic data from an explicit
   JAX PRNG key, with every feature row of norm at most 1.
+* :func:`make_paper_shaped`, :func:`paper_dataset`: data shaped and preprocessed like
+  seed 001's experiments (unit-norm rows, labels ``+-1``): **synthetic** stand-ins of
+  the shapes of Covertype (``p = 54``) and IJCNN (``p = 22``) (:data:`PAPER_SHAPES`),
+  and scikit-learn's bundled breast cancer data (real, ``569 x 30``).
 * :func:`sign_codewords`, :func:`planted_coin_bumps`, :class:`PlantedCoinBumps`: the
   planted-coin bump instance of the lower bound (seed 000, Theorems 5.9-5.11; spec
   000-core section 4.3), a 1-Lipschitz non-convex non-smooth loss on the unit ball
@@ -37,9 +41,13 @@ __all__ = [
     "SKLEARN_METADATA",
     "PlantedCoinBumps",
     "SklearnMetadata",
+    "PAPER_SHAPES",
+    "PaperShape",
     "load_sklearn",
     "make_classification",
+    "make_paper_shaped",
     "make_regression",
+    "paper_dataset",
     "planted_coin_bumps",
     "sign_codewords",
     "sklearn_shape",
@@ -404,6 +412,161 @@ def make_regression(
     y = jnp.where(is_out, outlier_scale * jax.random.normal(kv, (n,), jnp.float64), y)
     data = {"x": x, "y": y}
     return (data, w_star) if return_truth else data
+
+
+# ------------------------------------------- the shapes of seed 001's datasets
+class PaperShape(NamedTuple):
+    """Public shape of one of seed 001's datasets (its Table 1), with our defaults.
+
+    The defaults are those of :func:`make_paper_shaped`, a synthetic stand-in.
+
+    Attributes:
+        n: Sample size of the real dataset (LIBSVM ``covtype.binary``, ``ijcnn1``
+            training split).
+        d: Number of features ``p``.
+        positive_fraction: Share of ``+1`` labels of the real dataset (about 0.49 and
+            0.10; public facts of the LIBSVM files).
+        separation: Default distance between the two class means of the raw
+            Gaussian features (before row normalisation), in units of the noise
+            standard deviation: our choice, **not** fitted to the real data.
+    """
+
+    n: int
+    d: int
+    positive_fraction: float
+    separation: float
+
+
+PAPER_SHAPES: dict[str, PaperShape] = {
+    "covertype": PaperShape(581_012, 54, 0.488, 2.0),
+    "ijcnn": PaperShape(35_000, 22, 0.0976, 3.0),
+}
+"""Seed 001's Table 1 (Covertype ``581,012 x 54``, IJCNN ``35,000 x 22``)."""
+
+
+def make_paper_shaped(
+    rng_key: PRNGKey,
+    like: str,
+    n: int | None = None,
+    *,
+    d: int | None = None,
+    positive_fraction: float | None = None,
+    separation: float | None = None,
+    offset: float = 1.0,
+) -> dict[str, Array]:
+    """Synthetic binary data shaped and preprocessed like one of seed 001's datasets.
+
+    **Synthetic**: these are not the Covertype or IJCNN data (which would need a
+    download), only data of their shape (:data:`PAPER_SHAPES`) under the paper's
+    preprocessing: every row scaled to unit L2 norm, labels ``+-1``. Labels are
+    ``+1`` with probability ``positive_fraction`` (the real set's class balance by
+    default); the raw features are Gaussian class-conditional clusters,
+    ``a = offset 1 + (separation/2) y u + N(0, I_d)`` with ``u`` a random unit
+    direction (drawn from ``rng_key``), so the classes overlap (the linear Bayes error
+    before normalisation is ``Phi(-separation/2)`` at equal priors) and the rows are
+    not centred (the common ``offset`` plays the part of LIBSVM's non-negative,
+    ``[0, 1]``-scaled features, so no intercept column is needed). Each row is then
+    divided by its own norm: a per-row step that uses no statistic of the dataset.
+
+    Args:
+        rng_key: A JAX PRNG key.
+        like: ``"covertype"`` or ``"ijcnn"`` (a key of :data:`PAPER_SHAPES`).
+        n: Number of examples (default: the real set's, e.g. 581,012; scale it down
+            for a small machine and say so).
+        d: Number of features (default: the real set's ``p``).
+        positive_fraction: Probability of a ``+1`` label, in ``(0, 1)``.
+        separation: Distance between the raw class means, ``>= 0``.
+        offset: Common mean of every raw feature.
+
+    Returns:
+        ``{"x": (n, d) float64 with unit rows, "y": (n,) float64 in {-1, +1}}``.
+
+    Raises:
+        ValueError: For an unknown ``like`` or an invalid parameter.
+
+    Examples:
+        >>> import jax
+        >>> import numpy as np
+        >>> import dpsample
+        >>> from dpsample.datasets import make_paper_shaped
+        >>> data = make_paper_shaped(jax.random.key(0), "ijcnn", 1000)
+        >>> data["x"].shape
+        (1000, 22)
+        >>> bool(np.allclose(np.linalg.norm(data["x"], axis=1), 1.0))
+        True
+        >>> sorted(set(np.asarray(data["y"]).tolist()))
+        [-1.0, 1.0]
+    """
+    if like not in PAPER_SHAPES:
+        raise ValueError(f"Unknown shape {like!r}; choose one of {tuple(PAPER_SHAPES)}")
+    shape = PAPER_SHAPES[like]
+    n = shape.n if n is None else validation.positive_int("n", n)
+    d = shape.d if d is None else validation.positive_int("d", d)
+    pos = shape.positive_fraction if positive_fraction is None else positive_fraction
+    pos = validation.probability("positive_fraction", pos)
+    if not 0.0 < pos < 1.0:
+        raise ValueError(f"Expected 0 < positive_fraction < 1, got {pos!r}")
+    sep = shape.separation if separation is None else separation
+    sep = validation.nonnegative("separation", sep)
+    offset = float(offset)
+    if not math.isfinite(offset):
+        raise ValueError(f"Expected a finite offset, got {offset!r}")
+    ku, ky, kx = jax.random.split(rng_key, 3)
+    u = _unit(ku, d)
+    y = jnp.where(jax.random.bernoulli(ky, pos, (n,)), 1.0, -1.0)
+    raw = (
+        offset
+        + (0.5 * sep) * y[:, None] * u
+        + jax.random.normal(kx, (n, d), jnp.float64)
+    )
+    x = raw / jnp.linalg.norm(raw, axis=1, keepdims=True)
+    return {"x": x, "y": y}
+
+
+def paper_dataset(
+    name: str, rng_key: PRNGKey | None = None, n: int | None = None
+) -> dict[str, Array]:
+    """One of the three datasets of ``experiments/trust_region_001.toml``.
+
+    * ``"covertype"``, ``"ijcnn"``: :func:`make_paper_shaped` (**synthetic**, the
+      shape of seed 001's datasets; needs ``rng_key``; ``n`` default the real size).
+    * ``"breast_cancer"``: scikit-learn's bundled Wisconsin breast cancer data
+      (**real**, ``569 x 30``, no download), the same preprocessing: raw features,
+      each row scaled to unit norm, labels ``+1`` (benign) / ``-1`` (malignant)
+      (:func:`load_sklearn`). ``rng_key`` is ignored; ``n``, if given, must be 569.
+
+    Args:
+        name: ``"covertype"``, ``"ijcnn"`` or ``"breast_cancer"``.
+        rng_key: A JAX PRNG key (synthetic shapes only).
+        n: Number of examples.
+
+    Returns:
+        ``{"x": (n, p) float64 with unit rows, "y": (n,) float64 in {-1, +1}}``.
+
+    Raises:
+        ValueError: For an unknown name, a missing key or a wrong ``n``.
+
+    Examples:
+        >>> import numpy as np
+        >>> import dpsample
+        >>> from dpsample.datasets import paper_dataset
+        >>> data = paper_dataset("breast_cancer")
+        >>> data["x"].shape
+        (569, 30)
+        >>> bool(np.allclose(np.linalg.norm(data["x"], axis=1), 1.0))
+        True
+    """
+    if name == "breast_cancer":
+        size = SKLEARN_METADATA[name].n
+        if n is not None and int(n) != size:
+            raise ValueError(f"breast_cancer has n = {size}, got n = {n}")
+        return load_sklearn(name, normalize_rows=True)
+    if name not in PAPER_SHAPES:
+        choices = (*PAPER_SHAPES, "breast_cancer")
+        raise ValueError(f"Unknown dataset {name!r}; choose one of {choices}")
+    if rng_key is None:
+        raise ValueError(f"The synthetic {name!r} data need an rng_key")
+    return make_paper_shaped(rng_key, name, n)
 
 
 # ------------------------------------------------------ the lower-bound instance
