@@ -46,7 +46,7 @@ from dpsample.mechanisms import gaussian
 from dpsample.plan import Budget
 from dpsample.privacy import PrivacyGuarantee
 from dpsample.privacy.calibration import calibrate
-from dpsample.privacy.guarantee import PLD_DISCRETIZATION, RDP_ORDERS
+from dpsample.privacy.guarantee import PLD_DISCRETIZATION, PLD_MAX_POINTS, RDP_ORDERS
 
 REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
 ADD_REMOVE = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
@@ -78,10 +78,9 @@ SLOW = [p for p in CORNERS + SAMPLE if p not in FAST]
 NAMES = registry.names()
 
 #: Slack of the dp_accounting comparison: the reference PLD is itself a pessimistic
-#: discretisation on PLD_DISCRETIZATION, so a valid claim by another route (the
-#: zCDP conversion, a coarser or differently composed grid) may sit below it by
-#: a fraction of one grid step; a real under-claim (e.g. the RDP route's epsilon 0)
-#: is far larger.
+#: discretisation, so a valid claim by another route (the zCDP conversion, a
+#: differently composed grid) may sit below it by a fraction of one grid step; a
+#: real under-claim (e.g. the RDP route's epsilon 0) is far larger.
 REFERENCE_SLACK = 0.5 * PLD_DISCRETIZATION
 
 
@@ -100,6 +99,11 @@ def dp_accounting_epsilon(guarantee: PrivacyGuarantee, delta: float) -> float | 
     comps = guarantee.components
     if not comps or any(c.kind != "event" for c, _ in comps):
         return None
+    # dp_accounting's PLD on the guarantee's own grid (finer where the composed
+    # loss is narrow): two pessimistic grids that do not nest may differ by a grid
+    # step either way, and both are valid upper bounds.
+    width = sum(c.pld_width(k, guarantee.relation) for c, k in comps)
+    interval = max(PLD_DISCRETIZATION, width / PLD_MAX_POINTS)
     curve: np.ndarray | None = np.zeros(len(RDP_ORDERS))
     composed = None
     pld_ok = True
@@ -112,7 +116,7 @@ def dp_accounting_epsilon(guarantee: PrivacyGuarantee, delta: float) -> float | 
         else:
             curve = None
         pld_acc = dp_pld.PLDAccountant(
-            neighboring_relation=rel, value_discretization_interval=PLD_DISCRETIZATION
+            neighboring_relation=rel, value_discretization_interval=interval
         )
         if pld_ok and pld_acc.supports(c.event):
             pld_acc.compose(c.event, k)
