@@ -214,6 +214,7 @@ def test_single_pass_accounting_by_hand():
         alpha=0.1,
         initial_gap=1.0,
         num_directions=8,
+        sizing="theory",  # independent directions: C_D from the concentration e
         enforce_sensitivity=True,
     )
     p, noise = res.info["plan"], res.info["noise"]
@@ -289,6 +290,7 @@ def test_mode_a_charges_the_failure_event():
         initial_gap=1.0,
         alpha=0.1,
         num_directions=8,
+        sizing="theory",  # Mode A by default
     )
     tau = DELTA / (2 * (1 + math.e**eps))
     assert p["tv_slack"] == pytest.approx(tau, rel=1e-12)
@@ -395,6 +397,7 @@ def test_o2nc_invariants_and_output():
         alpha=0.1,
         initial_gap=1.0,
         num_directions=4,
+        sizing="theory",
         return_iterates=True,
     )
     p = res.info["plan"]
@@ -411,7 +414,8 @@ def test_o2nc_invariants_and_output():
     np.testing.assert_allclose(res.value, windows[res.info["output_window"]])
     assert np.linalg.norm(np.asarray(res.value) - np.asarray(x0)) <= big_t * big_d
     assert res.privacy.epsilon(DELTA) <= 5.0 + 1e-9
-    assert p["estimator"] == "first_order" and p["tv_slack"] > 0  # Mode A default
+    # Mode A: the theory sizing's default
+    assert p["estimator"] == "first_order" and p["tv_slack"] > 0
 
 
 @pytest.mark.slow
@@ -470,7 +474,10 @@ def test_bad_input():
     with pytest.raises(ValueError):
         call(num_directions=0)
     with pytest.raises(ValueError, match="enforce_sensitivity"):
-        call(concentration_radius=0.5)  # Mode A derives e for privacy
+        # Mode A derives e for privacy
+        call(concentration_radius=0.5, enforce_sensitivity=False)
+    with pytest.raises(ValueError, match="sizing"):
+        call(sizing="fast")
     with pytest.raises(TypeError):
         call(k=0)
     with pytest.raises(TypeError):
@@ -495,7 +502,7 @@ def test_bad_input():
         loss_range=1.0,
     )
     with pytest.raises(ValueError, match="Unconstrained"):
-        call(p=ball)
+        call(p=ball, enforce_sensitivity=False)  # Mode B (the default) may clip
     with pytest.raises(ValueError):
         call(fn=goldstein_first_order, preset="bad")
 
@@ -669,3 +676,61 @@ def test_defaults_only_plan_spends_the_budget(cls, eps):
     if eps == 1.0:  # power: the previous (RDP) calibration leaves more than 2 %
         loose = cls(calibration="rdp").plan(prob.spec, dpsample.Budget(eps, DELTA))
         assert loose.spent_epsilon() < 0.98 * eps
+
+
+# ------------------------------------------------------------ practical sizing
+def test_coupled_difference_is_bounded_for_every_draw():
+    """Practical zero order: a difference sample's two estimates share their
+    directions, so ``||a - b|| <= d L ||z - z'|| / alpha`` for every draw (each
+    clipped two-point difference moves by at most ``2 L ||z - z'||``), with and
+    without the Mode B clip; independent directions are not bounded so."""
+    from dpsample.finders.goldstein.o2nc import zo_estimate
+
+    d, big_l, alpha, m = 5, 1.0, 0.05, 16
+    rng = np.random.default_rng(0)
+    w = jnp.asarray(rng.standard_normal((d,)))
+    w = w / jnp.linalg.norm(w)
+
+    def loss(x, ex):  # L = 1: |<w, x - z>| + a kink
+        return 0.5 * jnp.abs(w @ (x - ex)) + 0.5 * jnp.abs(jnp.linalg.norm(x) - 1.0)
+
+    worst_coupled, worst_independent = 0.0, 0.0
+    for i in range(200):
+        z = jnp.asarray(rng.standard_normal(d))
+        zp = z + 1e-3 * jnp.asarray(rng.standard_normal(d))
+        ex = jnp.asarray(rng.standard_normal(d))
+        k1, k2 = jax.random.split(jax.random.key(i))
+        bound = d * big_l * float(jnp.linalg.norm(z - zp)) / alpha
+        for lip in (None, big_l):
+            a = zo_estimate(loss, z, ex, k1, m, alpha=alpha, lipschitz=lip)
+            b = zo_estimate(loss, zp, ex, k1, m, alpha=alpha, lipschitz=lip)
+            c = zo_estimate(loss, zp, ex, k2, m, alpha=alpha, lipschitz=lip)
+            worst_coupled = max(worst_coupled, float(jnp.linalg.norm(a - b)) / bound)
+            worst_independent = max(
+                worst_independent, float(jnp.linalg.norm(a - c)) / bound
+            )
+    assert worst_coupled <= 1.0 + 1e-9
+    assert worst_independent > 10.0  # the bound is the coupling's, not the loss's
+
+
+def test_practical_sizing_is_the_default_and_hundreds_of_times_cheaper():
+    """Default: Mode B, coupled zero-order differences, m = ceil(2 (d+1)^2
+    log(2/gamma)); its difference bound is at most 2 D sqrt(d) lip_d. The theory
+    sizing keeps Mode A and the theorem's m."""
+    kw = dict(
+        n=1000, dim=2, epsilon=1.0, delta=DELTA, lipschitz=1.0, initial_gap=2.0,
+        alpha=0.45,
+    )  # fmt: skip
+    p = goldstein_theorem_parameters(**kw)
+    t = goldstein_theorem_parameters(**kw, sizing="theory")
+    assert p["sizing"] == "practical" and p["enforce_sensitivity"]
+    assert p["coupled_directions"] and not t["coupled_directions"]
+    assert not t["enforce_sensitivity"] and t["tv_slack"] > 0
+    log_g = math.log(2 / p["failure_prob"])
+    assert p["num_directions"] == math.ceil(2 * 3**2 * log_g)
+    lip_d = math.sqrt(2) / 0.45
+    assert p["difference_bound_max"] <= 2 * p["clip_radius"] * math.sqrt(2) * lip_d
+    work = p["loss_evaluations"]
+    assert 100 * work < t["loss_evaluations"]
+    f = goldstein_theorem_parameters(**kw, estimator="first_order")
+    assert f["enforce_sensitivity"] and not f["coupled_directions"]

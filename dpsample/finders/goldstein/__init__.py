@@ -104,10 +104,18 @@ declared ``lipschitz``, the public initial gap ``Phi`` = ``initial_gap`` or the 
   (first-order ``c_m B2^2 alpha^2/(D^2 d) log(...)``; multi-pass the variance-driven
   ``L^2 d Sigma/(n sigma1^2) + L^2 d/(n sigma2^2)``), and in Mode A at least the
   privacy-driven ``m`` making ``e <= L`` (anchors) and ``e <= L sqrt(d) D/alpha``
-  (differences) (spec §3.4). Every O(.) constant (``c_D, c_Sigma, c_m, c_G, c_T``)
-  defaults to 1 and every parameter can be overridden; the accounting always uses
-  what runs. Theory-scale ``m`` is large (spec §4.3): for experiments, pass
-  ``num_directions`` and ``enforce_sensitivity=True``.
+  (differences) (spec §3.4): that is ``sizing="theory"``. Every O(.) constant
+  (``c_D, c_Sigma, c_m, c_G, c_T``) defaults to 1 and every parameter can be
+  overridden; the accounting always uses what runs. Theory-scale ``m`` is large
+  (spec §4.3).
+* ``sizing="practical"`` (default; spec §3.4-3.5): Mode B unless
+  ``enforce_sensitivity=False`` is passed, and the smallest ``m`` that keeps the
+  clip bounds near the signal bounds. Zero order: the two estimates of a difference
+  sample share their directions (a change to the paper's independent draws), which
+  bounds ``||a - b|| <= d L ||z_t - z_{t-1}||/alpha`` for every draw, so only the
+  anchors need ``e <= L``: ``m = ceil(2 (d+1)^2 log(2/gamma))`` (hundreds, where the
+  theory asks ``~1e5``; docs/goldstein.md has both run times). First order: §3.4's
+  difference rule ``e <= L sqrt(d) D/alpha``.
 
 Domain. Without ``enforce_sensitivity`` the steps are unconstrained and the loss is
 evaluated around the iterates, so the declared ``L`` must hold on all of ``R^d``: the

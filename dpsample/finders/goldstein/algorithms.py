@@ -130,6 +130,9 @@ def _goldstein_plan(
     x0 = opts.pop("x0")
     initial_gap = opts.pop("initial_gap")
     enforce = opts.pop("enforce_sensitivity")
+    enforce_given = enforce is not None
+    if enforce is None:
+        enforce = opts.get("sizing", "practical") == "practical"
     return_iterates = opts.pop("return_iterates")
     epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
     if x0 is None:
@@ -178,7 +181,11 @@ def _goldstein_plan(
             "user" if gap_source == "user" else "default",
             "" if gap_source == "user" else "the declared loss_range",
         ),
-        "enforce_sensitivity": Param(enforce, "user" if enforce else "default"),
+        "enforce_sensitivity": Param(
+            enforce,
+            "user" if enforce_given else "default",
+            "" if enforce_given else f"the {schedule['sizing']} sizing's mode",
+        ),
     }
     capped = "uncapped_evaluations" in schedule
     cap_note = (
@@ -198,14 +205,13 @@ def _goldstein_plan(
     params["calibration"] = Param(
         calibration, "default" if calibration == "tight" else "user"
     )
-    for key in ("passes", "preset", "estimator", "beta"):
+    for key in ("passes", "preset", "sizing", "estimator", "beta"):
         if key not in schedule or schedule[key] is None:
             continue
         given = opts.get(key) is not None if key != "estimator" else False
-        if key in ("passes", "preset"):
-            given = opts.get(key, schedule[key]) != (
-                "single" if key == "passes" else "corrected"
-            )
+        if key in ("passes", "preset", "sizing"):
+            default = {"passes": "single", "preset": "corrected"}
+            given = opts.get(key, schedule[key]) != default.get(key, "practical")
         source = "user" if given else ("theorem" if key == "beta" else "default")
         if key == "beta" and capped and not given:
             source = "derived"
@@ -331,7 +337,8 @@ class GoldsteinZeroOrder(PrivateAlgorithm):
         x0: ArrayLike | None = None,
         passes: str = "single",
         preset: str = "corrected",
-        enforce_sensitivity: bool = False,
+        sizing: str = "practical",
+        enforce_sensitivity: bool | None = None,
         initial_gap: float | None = None,
         beta: float | None = None,
         num_iters: int | None = None,
@@ -390,7 +397,8 @@ class GoldsteinFirstOrder(PrivateAlgorithm):
         alpha: float | None = None,
         x0: ArrayLike | None = None,
         preset: str = "corrected",
-        enforce_sensitivity: bool = False,
+        sizing: str = "practical",
+        enforce_sensitivity: bool | None = None,
         initial_gap: float | None = None,
         num_iters: int | None = None,
         clip_radius: float | None = None,
@@ -427,7 +435,8 @@ def goldstein_zero_order(
     alpha: float | None = None,
     passes: str = "single",
     preset: str = "corrected",
-    enforce_sensitivity: bool = False,
+    sizing: str = "practical",
+    enforce_sensitivity: bool | None = None,
     initial_gap: float | None = None,
     beta: float | None = None,
     num_iters: int | None = None,
@@ -469,7 +478,11 @@ def goldstein_zero_order(
             and the norm target balanced, ``2 alpha L / Phi = beta(alpha) / L``).
         passes: ``"single"`` (stochastic, tree mechanism) or ``"multi"`` (ERM).
         preset: ``"corrected"`` (default) or ``"paper"`` (printed theorem).
-        enforce_sensitivity: Clip to enforce the sensitivity (Mode B, spec §3.5).
+        sizing: ``"practical"`` (default: Mode B and the smallest ``m`` the
+            sensitivity bounds need, spec §3.4-3.5) or ``"theory"`` (the theorem's
+            variance-driven ``m``, Mode A); see docs/goldstein.md for both run times.
+        enforce_sensitivity: Clip to enforce the sensitivity (Mode B, spec §3.5);
+            default: True under ``sizing="practical"``, False under ``"theory"``.
         initial_gap: Public ``Phi >= F(x0) - inf F`` (default ``loss_range``).
         beta: Multi-pass target (default: the Theorem 4.1 rate at ``n``).
         num_iters: Override ``T``.
@@ -535,6 +548,7 @@ def goldstein_zero_order(
         alpha=alpha,
         passes=passes,
         preset=preset,
+        sizing=sizing,
         enforce_sensitivity=enforce_sensitivity,
         initial_gap=initial_gap,
         beta=beta,
@@ -564,7 +578,8 @@ def goldstein_first_order(
     x0: ArrayLike,
     alpha: float | None = None,
     preset: str = "corrected",
-    enforce_sensitivity: bool = False,
+    sizing: str = "practical",
+    enforce_sensitivity: bool | None = None,
     initial_gap: float | None = None,
     num_iters: int | None = None,
     clip_radius: float | None = None,
@@ -598,7 +613,10 @@ def goldstein_first_order(
         alpha: Smoothing radius (certified radius ``2 alpha``; default
             :func:`~dpsample.finders.goldstein.default_alpha`).
         preset: ``"corrected"`` (default) or ``"paper"``.
-        enforce_sensitivity: Clip gradients to ``L`` and differences to ``C_D(t)``.
+        sizing: ``"practical"`` (default) or ``"theory"``, as for
+            :func:`goldstein_zero_order`.
+        enforce_sensitivity: Clip gradients to ``L`` and differences to ``C_D(t)``
+            (default: True under ``sizing="practical"``, False under ``"theory"``).
         initial_gap: Public ``Phi`` (default ``loss_range``).
         num_iters: Override ``T``.
         clip_radius: Override ``D``.
@@ -653,6 +671,7 @@ def goldstein_first_order(
         x0=x0,
         alpha=alpha,
         preset=preset,
+        sizing=sizing,
         enforce_sensitivity=enforce_sensitivity,
         initial_gap=initial_gap,
         num_iters=num_iters,

@@ -193,6 +193,9 @@ class O2NCStructure(NamedTuple):
         single: Single pass (tree mechanism) or multi pass.
         zero_order: Zero-order or first-order estimator.
         enforce: Mode B (clipping).
+        coupled: Zero order: a difference sample's two estimates share their
+            directions, so ``||a - b|| <= d L ||z_t - z_{t-1}|| / alpha`` holds
+            for every draw (``sizing="practical"``).
     """
 
     dim: int
@@ -206,6 +209,7 @@ class O2NCStructure(NamedTuple):
     single: bool
     zero_order: bool
     enforce: bool
+    coupled: bool = False
 
 
 class O2NCScalars(NamedTuple):
@@ -273,6 +277,7 @@ def structure_of(schedule: dict[str, Any]) -> O2NCStructure:
         single=schedule["passes"] == "single",
         zero_order=schedule["estimator"] == "zero_order",
         enforce=bool(schedule["enforce_sensitivity"]),
+        coupled=bool(schedule.get("coupled_directions", False)),
     )
 
 
@@ -357,12 +362,17 @@ def _o2nc(
         batch = take(cursor, size) if single else data
         keys = jax.random.split(k_est, (size, 2))
         a = jax.vmap(lambda ex, k: est(z_t, ex, k[0], m))(batch, keys)
-        b = jax.vmap(lambda ex, k: est(z_prev, ex, k[1], m))(batch, keys)
+        # Coupled: the same directions at both points (each row then moves by at
+        # most (d/(2 alpha)) 2 L ||z_t - z_prev||, the clip being 1-Lipschitz).
+        j = 0 if st.coupled else 1
+        b = jax.vmap(lambda ex, k: est(z_prev, ex, k[j], m))(batch, keys)
         diff = _zero_nonfinite(a - b)
+        step = jnp.linalg.norm(z_t - z_prev)
         bound = jnp.minimum(
-            lip_d * jnp.linalg.norm(z_t - z_prev) + 2.0 * s.concentration_radius,
-            s.difference_bound_max,
+            lip_d * step + 2.0 * s.concentration_radius, s.difference_bound_max
         )
+        if st.coupled:
+            bound = jnp.minimum(bound, math.sqrt(d) * lip_d * step)
         norms = jnp.linalg.norm(diff, axis=1)
         exceed = jnp.sum(norms > bound * (1 + 1e-12)).astype(jnp.int32)
         # Mode B: clipped at the run-time bound (public: the iterates are) with the

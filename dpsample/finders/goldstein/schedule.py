@@ -20,6 +20,7 @@ __all__ = [
     "ESTIMATORS",
     "PASSES",
     "GOLDSTEIN_PRESETS",
+    "GOLDSTEIN_SIZINGS",
     "default_alpha",
     "evaluations",
     "goldstein_theorem_parameters",
@@ -31,6 +32,17 @@ __all__ = [
 
 PASSES = ("single", "multi")
 GOLDSTEIN_PRESETS = ("corrected", "paper")
+#: How ``m`` (directions per sample) and the default privacy mode are chosen:
+#: ``"practical"`` (default; spec 004 §3.4-3.5): Mode B (enforced sensitivity),
+#: where privacy holds for any ``m``, and the smallest ``m`` that keeps the clip
+#: bounds near the signal bounds. Zero order: a difference sample's two estimates
+#: share their directions, which bounds ``||a - b|| <= d L ||z_t - z_{t-1}||/alpha``
+#: for every draw, so only the anchors need ``e <= L``: ``m = 2 (d+1)^2
+#: log(2/gamma)`` (hundreds, not ``1e5``). First order: §3.4's coupled difference
+#: rule. ``"theory"``: the theorems' variance-driven ``m`` (``~ d^2 B1^2 log`` zero
+#: order, single pass) with independent directions, maxed with §3.4's ``m`` in Mode
+#: A, and Mode A by default.
+GOLDSTEIN_SIZINGS = ("practical", "theory")
 ESTIMATORS = ("zero_order", "first_order")
 
 
@@ -280,7 +292,8 @@ def goldstein_theorem_parameters(
     preset: str = "corrected",
     estimator: str = "zero_order",
     beta: float | None = None,
-    enforce_sensitivity: bool = False,
+    sizing: str = "practical",
+    enforce_sensitivity: bool | None = None,
     num_iters: int | None = None,
     clip_radius: float | None = None,
     period: int | None = None,
@@ -324,7 +337,11 @@ def goldstein_theorem_parameters(
         preset: ``"corrected"`` (default) or ``"paper"`` (as printed).
         estimator: ``"zero_order"`` or ``"first_order"`` (single pass only).
         beta: Multi-pass target norm (default: the Thm 4.1 rate at ``n``).
-        enforce_sensitivity: Mode B (clipping) if True, Mode A otherwise.
+        sizing: ``"practical"`` (default: Mode B and the smallest ``m`` the
+            sensitivity bounds need) or ``"theory"`` (the theorems' ``m``, Mode A);
+            see :data:`GOLDSTEIN_SIZINGS`.
+        enforce_sensitivity: Mode B (clipping) if True, Mode A if False (default:
+            True with ``sizing="practical"``, False with ``"theory"``).
         num_iters: Override ``T``.
         clip_radius: Override ``D``.
         period: Override ``Sigma``.
@@ -369,8 +386,11 @@ def goldstein_theorem_parameters(
     passes = _choice("passes", passes, PASSES)
     preset = _choice("preset", preset, GOLDSTEIN_PRESETS)
     estimator = _choice("estimator", estimator, ESTIMATORS)
+    sizing = _choice("sizing", sizing, GOLDSTEIN_SIZINGS)
     if passes == "multi" and estimator == "first_order":
         raise ValueError("the first-order oracle is single-pass only (Algorithm 5)")
+    if enforce_sensitivity is None:
+        enforce_sensitivity = sizing == "practical"
     if not isinstance(enforce_sensitivity, bool):
         raise TypeError("Expected enforce_sensitivity to be a bool")
     if a > phi / big_l * (1 + 1e-12):
@@ -507,6 +527,7 @@ def goldstein_theorem_parameters(
             passes=passes,
             preset=preset,
             estimator=estimator,
+            sizing=sizing,
             enforce=enforce_sensitivity,
             beta_v=beta_v,
             big_t=big_t,
@@ -553,6 +574,22 @@ def goldstein_theorem_parameters(
     return schedule
 
 
+def _coupled_m(
+    estimator: str, d: int, a: float, big_d: float, n_d: int, log_g: float
+) -> float:
+    """The ``m`` of spec 004 §3.4 (coupled across neighbours).
+
+    The per-sample concentration radius ``e`` about the per-sample signal bound:
+    zero order ``e = L (d+1) sqrt(2 log(2/gamma)/m) <= L`` for anchors (and the
+    difference bound's share ``L sqrt(d) D/alpha``), first order
+    ``e <= L sqrt(d) D/alpha`` for differences (anchors are exact gradients).
+    """
+    if estimator == "zero_order":
+        m = 2.0 * (d + 1) ** 2 * log_g
+        return max(m, m * a**2 / (d * big_d**2)) if n_d else m
+    return 8.0 * log_g * a**2 / (d * big_d**2) if n_d else 0.0
+
+
 def _total(schedule: dict[str, Any]) -> int:
     return int(schedule["loss_evaluations"] + schedule["gradient_evaluations"])
 
@@ -569,6 +606,7 @@ def _derive(
     passes: str,
     preset: str,
     estimator: str,
+    sizing: str,
     enforce: bool,
     beta_v: float | None,
     big_t: int,
@@ -617,6 +655,18 @@ def _derive(
 
     if num_directions is not None:
         m = num_directions
+    elif sizing == "practical":
+        # Mode B's m is a utility knob (privacy holds for any m, spec §3.5): the
+        # smallest m whose concentration radius keeps the clip bounds near the
+        # signal bounds (spec §3.4). Zero order: e <= L for the anchors only,
+        # since the coupled differences are bounded for every draw without e
+        # (o2nc); first order: §3.4's difference rule e <= L sqrt(d) D/alpha
+        # (anchors are exact gradients). Measured in docs/goldstein.md.
+        if estimator == "zero_order":
+            m_pr = 2.0 * (d + 1) ** 2 * log_g
+        else:
+            m_pr = max(8.0 * log_g, _coupled_m(estimator, d, a, big_d, n_d, log_g))
+        m = max(1, math.ceil(c_m * m_pr))
     else:
         if passes == "single":
             if estimator == "zero_order":
@@ -633,14 +683,7 @@ def _derive(
                 big_l**2 * d * sig / (n * sig1**2)
                 + (big_l**2 * d / (n * sig2**2) if n_d else 0.0)
             )
-        m_pr = 0.0
-        if not enforce:
-            if estimator == "zero_order":
-                m_pr = 2.0 * (d + 1) ** 2 * log_g
-                if n_d:
-                    m_pr = max(m_pr, m_pr * a**2 / (d * big_d**2))
-            elif n_d:
-                m_pr = 8.0 * log_g * a**2 / (d * big_d**2)
+        m_pr = 0.0 if enforce else _coupled_m(estimator, d, a, big_d, n_d, log_g)
         m = max(1, math.ceil(max(m_th, m_pr)))
 
     if estimator == "zero_order":
@@ -655,6 +698,11 @@ def _derive(
             e = concentration_radius
         c_a = big_l
         c_dmax = min(2.0 * big_d * lip_d + 2.0 * e, 2.0 * big_l)
+    # Practical zero order couples a difference sample's directions (o2nc): every
+    # draw then has ||a - b|| <= sqrt(d) lip_d ||z_t - z_{t-1}|| <= 2 D sqrt(d) lip_d.
+    coupled = sizing == "practical" and estimator == "zero_order"
+    if coupled:
+        c_dmax = min(c_dmax, 2.0 * big_d * sd * lip_d)
     s_a = 2.0 * c_a / b1
     s_d = 2.0 * c_dmax / b2
     samples = n_a * b1 + n_d * b2 if passes == "single" else n
@@ -662,6 +710,8 @@ def _derive(
         "passes": passes,
         "preset": preset,
         "estimator": estimator,
+        "sizing": sizing,
+        "coupled_directions": coupled,
         "enforce_sensitivity": enforce,
         "mode": "B (enforced sensitivity)" if enforce else "A (paper)",
         "n": n,
