@@ -78,3 +78,31 @@ def one_column_too_many(rng_key, n, d):
 
     del rng_key
     return {"x": jnp.zeros((n, d + 1)), "y": jnp.ones(n)}
+
+
+COMPILES = {"count": 0, "listening": False}
+
+
+def _on_duration(name, duration, **kwargs):
+    del duration, kwargs
+    if name == "/jax/core/compile/backend_compile_duration":
+        COMPILES["count"] += 1
+
+
+def compiles(execution):
+    """XLA backend compilations so far in this process (after the cell ran).
+
+    Eager diagnostics (the measurements' ``jax.grad`` calls) trace on every call
+    but compile each primitive once per shape, so this counts what a second cell
+    of the same shapes would have to compile again."""
+    del execution
+    return {"compiles": float(COMPILES["count"])}
+
+
+def listen_to_compiles():
+    """Start counting compilations (once per process)."""
+    import jax.monitoring
+
+    if not COMPILES["listening"]:
+        jax.monitoring.register_event_duration_secs_listener(_on_duration)
+        COMPILES["listening"] = True

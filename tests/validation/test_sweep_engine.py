@@ -217,3 +217,31 @@ def test_importing_the_validation_package_changes_no_global_state():
     )
     same = json.loads(res.stdout.strip().splitlines()[-1])
     assert all(same.values()), same
+
+
+def test_cells_of_the_same_shapes_reuse_the_compilation(tmp_path):
+    """In one worker, a second cell of the same shapes (another seed and data)
+    compiles nothing (XLA backend compilations counted by jax.monitoring); a cell
+    with another n compiles again (the counter is live)."""
+    import sweep_hooks
+
+    spec = tiny_spec(
+        name="reuse", ns=(40, 60), seeds=2, measures=["sweep_hooks:compiles"]
+    )
+    spec["config"]["job"] = {"kind": "finder", "name": "dp_sgd"}
+    spec["config"]["options"] = {"num_steps": 3, "batch_size": 8}
+    sweep_hooks.listen_to_compiles()
+    run_sweep(spec, tmp_path, workers=0)  # cells in order, in this process
+    records = sorted(
+        load_records(tmp_path / "cells").values(), key=lambda r: r["started"]
+    )
+    counts = [
+        (r["config"]["data"]["n"], r["measurements"]["values"]["compiles"])
+        for r in records
+    ]
+    assert [n for n, _ in counts] == [40, 40, 60, 60]
+    (_, first), (_, second), (_, third), (_, fourth) = counts
+    assert first > 0  # the counter sees the cell's compilations
+    assert second == first  # same shapes: nothing compiled again
+    assert third > second  # another n: compiled again (power)
+    assert fourth == third
