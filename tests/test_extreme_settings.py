@@ -234,6 +234,12 @@ def test_repeated_events_are_composed_once_by_dp_accounting():
     assert PrivacyGuarantee.from_event(nested).epsilon(1e-12) == pytest.approx(
         g.epsilon(1e-12), rel=1e-9
     )
+    # a repeated composition: each part is composed count times by dp_accounting
+    pair = dp_accounting.ComposedDpEvent([event, dp_accounting.GaussianDpEvent(1e6)])
+    both = PrivacyGuarantee.from_event(dp_accounting.SelfComposedDpEvent(pair, 20_000))
+    pld = dp_pld.PLDAccountant(neighboring_relation=REPLACE_ONE)
+    pld.compose(pair, 20_000)
+    assert both.epsilon(1e-12) == pytest.approx(pld.get_epsilon(1e-12), rel=1e-5)
 
 
 @pytest.mark.parametrize("name", ["dp_sgd", "dp_spider"])

@@ -289,12 +289,13 @@ def _event_pld(
     doubled shift); compositions are composed here.
 
     Repetitions go to the accountant as its own ``compose(event, count)`` (one
-    self-composition of the event's PLD), never as a self-composition of an
-    already composed PLD: each self-composition moves up to ``1e-15`` of truncated
-    tail to the infinite loss, so composing twice turned ``k`` releases into ``k
-    1e-15`` of infinite loss, which is above ``delta = 1e-12`` from ``k = 1000`` on
-    and made every noise level fail (issue 15: DP-SGD's default plan at
-    ``epsilon = 0.01, delta = 1e-12, n = 1e7``).
+    self-composition of the event's PLD; a repeated composition repeats each of its
+    parts), never as a self-composition of an already composed PLD: each
+    self-composition moves up to ``1e-15`` of truncated tail to the infinite loss,
+    so composing twice turned ``k`` releases into ``k 1e-15`` of infinite loss,
+    which is above ``delta = 1e-12`` from ``k = 1000`` on and made every noise
+    level fail (issue 15: DP-SGD's default plan at ``epsilon = 0.01, delta =
+    1e-12, n = 1e7``).
     """
     if relation not in _EVENT_RELATIONS:
         return None
@@ -306,12 +307,12 @@ def _event_pld(
         return _event_pld(event.event, relation, interval, count * event.count)
     if isinstance(event, dp_accounting.ComposedDpEvent):
         total = dp_pld.privacy_loss_distribution.identity(interval)
-        for e in event.events:
-            part = _event_pld(e, relation, interval)
+        for e in event.events:  # count x (A then B) = (count x A) then (count x B)
+            part = _event_pld(e, relation, interval, count)
             if part is None or part is _NON_PRIVATE:
                 return part
             total = total.compose(part)
-        return total if count == 1 else total.self_compose(count)
+        return total
     if isinstance(event, dp_accounting.LaplaceDpEvent) and relation == REPLACE_ONE:
         event, relation = _halved(event), ADD_OR_REMOVE_ONE
     if not isinstance(event, _PLD_SELF_RELATED):
