@@ -396,3 +396,17 @@ def test_cached_leaf_plds_are_shared_and_never_changed():
         dp_accounting.SelfComposedDpEvent(event, 2), relation=relation
     )
     assert again.epsilon(1e-6) == g.epsilon(1e-6)
+
+
+def test_unhashable_events_bypass_the_leaf_pld_cache():
+    """A mixture of Gaussians has list fields (unhashable): it is accounted without
+    the cache, as dp-accounting's PLD accountant does."""
+    event = dp_accounting.dp_event.MixtureOfGaussiansDpEvent(
+        2.0, [0.0, 1.0], [0.5, 0.5]
+    )
+    relation = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+    g = PrivacyGuarantee.from_event(event, relation=relation)
+    ref = dp_pld.PLDAccountant(neighboring_relation=relation)
+    ref.compose(event)
+    assert g.epsilon(1e-6) >= ref.get_epsilon(1e-6) - 1e-6
+    assert math.isfinite(g.epsilon(1e-6))

@@ -317,6 +317,10 @@ def _event_pld(
         event, relation = _halved(event), ADD_OR_REMOVE_ONE
     if not isinstance(event, _PLD_SELF_RELATED):
         return None
+    try:
+        hash(event)
+    except TypeError:  # an event with list fields (a mixture of Gaussians)
+        return _build_leaf_pld(event, relation, interval, count)
     return _leaf_pld(event, relation, interval, count)
 
 
@@ -325,12 +329,18 @@ def _leaf_pld(event: Any, relation: Any, interval: float, count: int = 1) -> Any
     """dp_accounting's PLD of ``count`` runs of one leaf event (Gaussian, ...).
 
     Cached: a pure function of public, hashable arguments (dp_accounting's events
-    are frozen attrs classes), and building a Gaussian PLD is the bulk of a
-    pipeline's planning time (every plan of a pipeline composes the same few
+    are frozen attrs classes; the few with list fields are not hashable and go to
+    :func:`_build_leaf_pld` directly), and building a Gaussian PLD is the bulk of
+    a pipeline's planning time (every plan of a pipeline composes the same few
     events again; the audits call a pipeline thousands of times). The returned
     PLD is shared: dp_accounting's ``compose`` and ``self_compose`` return new
     objects and never change their operands.
     """
+    return _build_leaf_pld(event, relation, interval, count)
+
+
+def _build_leaf_pld(event: Any, relation: Any, interval: float, count: int) -> Any:
+    """The uncached :func:`_leaf_pld`."""
     accountant = dp_pld.PLDAccountant(
         neighboring_relation=relation, value_discretization_interval=interval
     )
