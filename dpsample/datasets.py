@@ -223,6 +223,7 @@ def load_sklearn(
     add_bias: bool = False,
     positive_class: int | str | None = None,
     label_scale: float | None = None,
+    class_index: bool = False,
 ) -> dict[str, Array]:
     """Load one of scikit-learn's bundled datasets as a dpsample data dict.
 
@@ -243,9 +244,15 @@ def load_sklearn(
         positive_class: Class index or name mapped to ``+1`` (multi-class datasets;
             for ``breast_cancer`` default ``1``/``"benign"``).
         label_scale: Divide regression targets by this public constant.
+        class_index: Keep a classification dataset's labels as the class indices
+            ``0, ..., k - 1`` (int64, the order of
+            ``SKLEARN_METADATA[name].class_names``) instead of one-vs-rest ``+-1``:
+            the labels of a multi-class model (:class:`dpsample.models.MLP`'s
+            ``cross_entropy`` head). ``positive_class`` does not apply then.
 
     Returns:
-        ``{"x": (n, p) float64, "y": (n,) float64}``.
+        ``{"x": (n, p) float64, "y": (n,) float64}`` (``y`` int64 with
+        ``class_index``).
 
     Raises:
         ValueError: For an unknown dataset, feature or class.
@@ -266,12 +273,19 @@ def load_sklearn(
     if SKLEARN_METADATA[name].regression:
         if positive_class is not None:
             raise ValueError(f"positive_class does not apply to regression ({name})")
+        if class_index:
+            raise ValueError(f"class_index does not apply to regression ({name})")
         y = target.astype(np.float64)
         if label_scale is not None:
             y = y / validation.positive("label_scale", label_scale)
     else:
         if label_scale is not None:
             raise ValueError(f"label_scale does not apply to classification ({name})")
+        if class_index:
+            if positive_class is not None:
+                raise ValueError("positive_class does not apply with class_index")
+            x, y = _with_bias(x, add_bias, normalize_rows), target.astype(np.int64)
+            return {"x": jnp.asarray(x, jnp.float64), "y": jnp.asarray(y, jnp.int64)}
         class_names = [str(c) for c in bunch.target_names]
         if positive_class is None:
             positive_class = 1 if name == "breast_cancer" else 0
@@ -284,11 +298,15 @@ def load_sklearn(
         if not 0 <= int(positive_class) < len(class_names):
             raise ValueError(f"positive_class={positive_class} out of range")
         y = np.where(target == int(positive_class), 1.0, -1.0)
+    x = _with_bias(x, add_bias, normalize_rows)
+    return {"x": jnp.asarray(x, jnp.float64), "y": jnp.asarray(y, jnp.float64)}
+
+
+def _with_bias(x: np.ndarray, add_bias: bool, normalize_rows: bool) -> np.ndarray:
+    """The constant-1 column (``add_bias``), then per-row normalisation."""
     if add_bias:
         x = np.concatenate([x, np.ones((x.shape[0], 1))], axis=1)
-    if normalize_rows:
-        x = _normalize_rows(x)
-    return {"x": jnp.asarray(x, jnp.float64), "y": jnp.asarray(y, jnp.float64)}
+    return _normalize_rows(x) if normalize_rows else x
 
 
 def _unit(rng_key: PRNGKey, d: int) -> Array:

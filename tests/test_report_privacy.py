@@ -3,9 +3,9 @@
 Every example configuration in ``examples/`` and the quickstart run through the CLI
 (in process, as ``dpsample run CONFIG -o DIR`` / ``dpsample quickstart --json``), twice:
 on the configured data ``D`` and on different data ``D'`` of the same size and the same
-public properties (rows in reverse order, labels negated: the row-norm and label bounds
-every derived constant rests on still hold), with the same key and every public input
-equal. In the report written for each:
+public properties (rows in reverse order, labels negated, class indices ``y`` mapped to
+``k - 1 - y``: the row-norm and label bounds every derived constant rests on still
+hold), with the same key and every public input equal. In the report written for each:
 
 * a value that differs between ``D`` and ``D'`` is a function of the private data, so
   it may appear only in the released values (covered by the guarantee), in the
@@ -67,7 +67,9 @@ def _other_data(data):
     """``D'``: same size and public bounds, different values (see module docstring)."""
     out = dict(data)
     out["x"] = np.asarray(data["x"])[::-1].copy()
-    out["y"] = -np.asarray(data["y"])[::-1].copy()
+    y = np.asarray(data["y"])[::-1]
+    # class indices 0..k-1 ([model] cross_entropy) are relabelled k-1-y instead
+    out["y"] = (y.max() - y if np.issubdtype(y.dtype, np.integer) else -y).copy()
     return out
 
 

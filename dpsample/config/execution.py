@@ -142,15 +142,21 @@ def plan_config(cfg: Mapping[str, Any]) -> PlannedJob:
 def _plan(
     job: Job, cfg: Mapping[str, Any], spec: Any, facts: dict[str, Any]
 ) -> PlannedJob:
-    from dpsample.plan import Budget
+    from dpsample.plan import Budget, Param
 
     privacy = cfg["privacy"]
     budget = Budget(
         privacy["epsilon"], privacy["delta"], privacy.get("max_evaluations")
     )
     options = job.runtime_options(cfg["options"], dim=spec.dim)
+    model_start = "model" in cfg and options.get("x0") is None
+    if model_start:  # public: the model's init from the public [model] init_seed
+        options["x0"] = problem_module.model_start(cfg, spec)
     algorithm = job.create()
     plan = algorithm.plan(spec, budget, **options)
+    if model_start:
+        note = f"MLP.init(jax.random.key({cfg['model']['init_seed']})), [model]"
+        plan = plan.with_params(x0=Param(plan["x0"], "default", note))
     if cfg["job"].get("seed") is not None:
         plan = plan.replace(guarantee=plan.guarantee.assuming(SEED_ASSUMPTION))
     return PlannedJob(job, algorithm, spec, facts, plan)
@@ -288,6 +294,8 @@ def _execute(cfg: dict[str, Any], diagnostics: bool | None) -> Execution:
     if data is None:
         data = problem_module.load_data(cfg["data"])
     problem = spec.with_data(data)
+    if "model" in cfg:
+        spec.loss_fn.check_data(problem.data)
     key = fresh_key() if seed is None else jax.random.key(seed)
     t0 = time.perf_counter()
     result = planned.algorithm.run(key, plan, problem.data)

@@ -6,7 +6,8 @@ only: it never reads the data. For the bundled scikit-learn datasets the number 
 examples and the feature names are recorded public facts
 (:data:`dpsample.datasets.SKLEARN_METADATA`) and the number of features follows from
 ``[data] features`` and ``add_bias``; synthetic data declare ``n`` and ``d``. Every
-example is ``{"x": float64 (d,), "y": float64 ()}``. :func:`load_data` reads the data
+example is ``{"x": float64 (d,), "y": float64 ()}`` (``y`` int64 with ``[data]
+class_index``). :func:`load_data` reads the data
 (the private part) and :func:`build_problem` joins the two, checking that the data
 match the spec.
 
@@ -16,6 +17,12 @@ public assumptions ``feature_bound`` (default ``1``: rows of unit norm), ``radiu
 (default the domain's ``max_norm``) and ``label_bound``; a constant given in
 ``[loss]`` overrides the derived one (it is the user's public declaration, never
 checked against the private data). Every guarantee comes from these constants.
+
+A ``[model]`` replaces ``[loss]``: the loss is the :class:`~dpsample.models.MLP` of
+:func:`build_model` (input width the data's features, output width the dataset's
+classes), the dimension is its parameter count, no constant is declared (only a
+clipping finder trains it, :func:`~dpsample.config.schema.check_model_job`) and the
+start is :func:`model_start`, the network's ``init`` from the public ``init_seed``.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from dpsample.config.schema import (
 )
 
 __all__ = [
+    "build_model",
     "build_problem",
     "build_spec",
     "data_shape",
@@ -43,6 +51,7 @@ __all__ = [
     "load_data",
     "loss_factory_parameters",
     "loss_names",
+    "model_start",
 ]
 
 
@@ -195,15 +204,124 @@ def _is_regression(data: Mapping[str, Any]) -> bool:
     return datasets.SKLEARN_METADATA[data["name"]].regression
 
 
-def _example(dim: int) -> dict[str, Any]:
+def _example(dim: int, class_index: bool = False) -> dict[str, Any]:
     import jax
     import numpy as np
 
     f64 = np.dtype("float64")
     return {
         "x": jax.ShapeDtypeStruct((dim,), f64),
-        "y": jax.ShapeDtypeStruct((), f64),
+        "y": jax.ShapeDtypeStruct((), np.dtype("int64") if class_index else f64),
     }
+
+
+def _domain(dom_cfg: Mapping[str, Any], dim: int, what: str) -> Any:
+    """The domain of a resolved ``[domain]`` section in dimension ``dim``."""
+    import jax.numpy as jnp
+
+    from dpsample.domains import Ball, Unconstrained
+
+    if dom_cfg["kind"] != "ball":
+        return Unconstrained(dim)
+    center = dom_cfg.get("center")
+    if center is not None and len(center) != dim:
+        raise ConfigError(
+            f"[domain] center has {len(center)} coordinates, {what} {dim}"
+        )
+    return Ball(
+        dom_cfg["radius"],
+        None if center is None else jnp.asarray(center, jnp.float64),
+        dim=dim,
+    )
+
+
+# ----------------------------------------------------------------------- models
+@functools.lru_cache(maxsize=64)
+def _mlp(sizes: tuple[int, ...], activation: str, head: str) -> Any:
+    """The MLP, made once per architecture (compiled cores are reused)."""
+    from dpsample.models import MLP
+
+    return MLP(sizes, activation=activation, head=head)
+
+
+def build_model(cfg: Mapping[str, Any], features: int) -> Any:
+    """The :class:`~dpsample.models.MLP` of a resolved ``[model]`` section.
+
+    Its input width is the data's number of ``features``; its output width is the
+    number of classes of the dataset for the ``cross_entropy`` head (a public fact,
+    :data:`~dpsample.datasets.SKLEARN_METADATA`), 1 for ``logistic`` and
+    ``squared``.
+
+    Examples:
+        >>> from dpsample.config import resolve_config
+        >>> from dpsample.config.problem import build_model
+        >>> cfg = resolve_config({
+        ...     "job": {"kind": "finder", "name": "dp_sgd"},
+        ...     "data": {"source": "sklearn", "name": "digits"},
+        ...     "model": {"kind": "mlp", "hidden": [32]},
+        ...     "domain": {"kind": "unconstrained"},
+        ...     "privacy": {"epsilon": 1, "delta": 1e-5},
+        ...     "options": {"clip_norm": 1.0, "learning_rate": 0.5,
+        ...                 "num_steps": 10, "batch_size": 64}})
+        >>> net = build_model(cfg, 64)
+        >>> net.layer_sizes, net.dim
+        ((64, 32, 10), 2410)
+    """
+    from dpsample import datasets
+
+    model = cfg["model"]
+    outputs = 1
+    if model["head"] == "cross_entropy":
+        outputs = len(datasets.SKLEARN_METADATA[cfg["data"]["name"]].class_names)
+    sizes = (features, *model["hidden"], outputs)
+    return _mlp(sizes, model["activation"], model["head"])
+
+
+def model_start(cfg: Mapping[str, Any], spec: Any) -> Any:
+    """The public start point of a ``[model]``: ``MLP.init(key(init_seed))``.
+
+    Raises:
+        ConfigError: The point lies outside a ``[domain]`` ball (enlarge the
+            radius, or give ``[options] x0``).
+    """
+    import jax
+    import numpy as np
+
+    x0 = spec.loss_fn.init(jax.random.key(cfg["model"]["init_seed"]))
+    dom = spec.domain
+    gap = float(np.linalg.norm(np.asarray(x0) - np.asarray(dom.center_point)))
+    if gap > float(dom.max_norm) and cfg["domain"]["kind"] == "ball":
+        raise ConfigError(
+            f"the model's initial point MLP.init(key({cfg['model']['init_seed']})) "
+            f"lies {gap:.4g} from the [domain] centre, outside the radius "
+            f"{cfg['domain']['radius']}: enlarge the radius or give [options] x0"
+        )
+    return x0
+
+
+def _model_spec(
+    cfg: Mapping[str, Any], n: int, example: Any
+) -> tuple[Any, dict[str, Any]]:
+    """The spec of a ``[model]``: its loss, its dimension, no declared constants."""
+    from dpsample.problem import ProblemSpec
+
+    model = build_model(cfg, int(example["x"].shape[0]))
+    domain = _domain(cfg["domain"], model.dim, "the model's dimension")
+    spec = ProblemSpec(model, n, model.dim, domain, example)
+    facts = {
+        "n": n,
+        "dim": model.dim,
+        "model": {
+            "layer_sizes": list(model.layer_sizes),
+            "activation": model.activation,
+            "head": model.head,
+            "default_start": f"MLP.init(jax.random.key({cfg['model']['init_seed']}))",
+        },
+        "assumptions": {},
+        "constants": {},
+        "constant_sources": dict.fromkeys(CONSTANTS, "none"),
+    }
+    return spec, facts
 
 
 def build_spec(
@@ -242,15 +360,12 @@ def build_spec(
         >>> spec.n, spec.dim, facts["constant_sources"]["lipschitz"]
         (150, 2, 'derived')
     """
-    import jax.numpy as jnp
-
-    from dpsample.domains import Ball, Domain, Unconstrained
     from dpsample.problem import ProblemSpec, data_shapes
 
-    data_cfg, loss_cfg, dom_cfg = cfg["data"], cfg["loss"], cfg["domain"]
+    data_cfg, loss_cfg, dom_cfg = cfg["data"], cfg.get("loss", {}), cfg["domain"]
     if data is None:
         n, dim = data_shape(data_cfg)
-        example = _example(dim)
+        example = _example(dim, data_cfg.get("class_index", False))
     else:
         n, example = data_shapes(data)
         x = example.get("x") if isinstance(example, Mapping) else None
@@ -260,20 +375,9 @@ def build_spec(
             )
         dim = int(x.shape[0])
 
-    domain: Domain
-    if dom_cfg["kind"] == "ball":
-        center = dom_cfg.get("center")
-        if center is not None and len(center) != dim:
-            raise ConfigError(
-                f"[domain] center has {len(center)} coordinates, the data {dim}"
-            )
-        domain = Ball(
-            dom_cfg["radius"],
-            None if center is None else jnp.asarray(center, jnp.float64),
-            dim=dim,
-        )
-    else:
-        domain = Unconstrained(dim)
+    if "model" in cfg:
+        return _model_spec(cfg, n, example)
+    domain = _domain(dom_cfg, dim, "the data")
 
     params = loss_factory_parameters(loss_cfg["name"])
     loss = _loss(

@@ -150,12 +150,16 @@ def non_private_diagnostics(problem: Any, x: Any) -> dict[str, float]:
     Returns:
         ``empirical_risk``, ``gradient_norm``, ``min_hessian_eigenvalue`` and, for
         labels in ``{-1, +1}``, ``training_accuracy`` (sign of ``<a, x>``), else
-        ``training_rmse`` of ``y - <a, x>``.
+        ``training_rmse`` of ``y - <a, x>``. For a :class:`~dpsample.models.MLP`
+        loss the prediction is the network's output: ``training_accuracy`` of the
+        arg-max class (``cross_entropy``) or of the sign (``logistic``), else
+        ``training_rmse``.
     """
     import jax.numpy as jnp
     import numpy as np
 
     from dpsample.finders import stationarity
+    from dpsample.models import MLP
 
     out = {
         "empirical_risk": float(problem.empirical_risk(x)),
@@ -165,7 +169,18 @@ def non_private_diagnostics(problem: Any, x: Any) -> dict[str, float]:
         ),
     }
     data = problem.data
-    if isinstance(data, Mapping) and "x" in data and "y" in data:
+    model = problem.loss_fn
+    if isinstance(model, MLP):  # its outputs, not <a, x>
+        y = np.asarray(data[model.target])
+        logits = np.asarray(model.apply(x, data[model.features]))
+        if model.head == "cross_entropy":
+            out["training_accuracy"] = float(np.mean(logits.argmax(axis=1) == y))
+        elif model.head == "logistic":
+            out["training_accuracy"] = float(np.mean(y * logits[:, 0] > 0))
+        else:
+            resid = logits - y.reshape(logits.shape)
+            out["training_rmse"] = float(np.sqrt(np.mean(resid**2)))
+    elif isinstance(data, Mapping) and "x" in data and "y" in data:
         a, y = np.asarray(data["x"]), np.asarray(data["y"])
         pred = a @ np.asarray(jnp.asarray(x))
         if np.all(np.isin(y, (-1.0, 1.0))):
@@ -283,7 +298,15 @@ def build_report(
         "privacy": guarantee_report(result.privacy, cfg["privacy"]),
         "problem": {
             k: facts[k]
-            for k in ("n", "dim", "assumptions", "constants", "constant_sources")
+            for k in (
+                "n",
+                "dim",
+                "model",
+                "assumptions",
+                "constants",
+                "constant_sources",
+            )
+            if k in facts
         },
         "info": info,
         "seconds": seconds,

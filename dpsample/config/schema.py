@@ -43,7 +43,7 @@ ConfigError.__module__ = "dpsample.config"  # where users import it from
 #: Public assumptions the loss's constants are derived from.
 ASSUMPTIONS = ("feature_bound", "radius", "label_bound")
 #: The sections of a configuration, in the order they are written.
-SECTIONS = ("job", "data", "loss", "domain", "privacy", "options", "output")
+SECTIONS = ("job", "data", "model", "loss", "domain", "privacy", "options", "output")
 #: Written by ``dpsample run`` into the copy of the configuration; ignored on input.
 INFO_SECTION = "resolved"
 
@@ -182,6 +182,9 @@ DATA_SOURCES: dict[str, dict[str, Key]] = {
         "add_bias": Key((bool,), False, False),
         "positive_class": Key((int, str)),
         "label_scale": Key(_NUM),
+        # Labels as class indices 0..k-1 (set by a [model] with the
+        # cross_entropy head); no default, so that a given value can be checked.
+        "class_index": Key((bool,)),
     },
     "synthetic": {
         "kind": Key((str,), True),
@@ -209,6 +212,18 @@ SYNTHETIC_KINDS = {
     "classification": ("margin", "flip_prob"),
     "regression": ("noise", "outlier_frac", "outlier_scale"),
 }
+#: ``[model]`` keys, by ``kind`` (:class:`dpsample.models.MLP`).
+MODELS: dict[str, dict[str, Key]] = {
+    "mlp": {
+        "hidden": Key((list,), True),
+        "activation": Key((str,), False, "tanh"),
+        "head": Key((str,), False, "cross_entropy"),
+        # The public key of the start point MLP.init(jax.random.key(init_seed)).
+        "init_seed": Key((int,), False, 0),
+    },
+}
+#: Options whose defaults need a declared constant a model does not have.
+MODEL_REQUIRED_OPTIONS = ("clip_norm", "learning_rate", "num_steps")
 #: ``[domain]`` keys, by ``kind``.
 DOMAINS: dict[str, dict[str, Key]] = {
     "ball": {"radius": Key(_NUM, True), "center": Key((list,))},
@@ -359,6 +374,88 @@ def _resolve_loss(raw: Mapping[str, Any]) -> dict[str, Any]:
     return loss
 
 
+def _resolve_model(raw: Mapping[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """``[model]``, checked against the data's labels.
+
+    ``data`` gains ``class_index = true`` for the cross_entropy head (its labels).
+    """
+    from dpsample import datasets
+    from dpsample.models import ACTIVATIONS, HEADS
+
+    if "loss" in raw:
+        raise ConfigError(
+            "[model] and [loss] cannot both be given: the model's head is its "
+            "per-example loss; remove [loss]"
+        )
+    model = tagged(raw, "model", "kind", MODELS)
+    hidden = model["hidden"]
+    if not all(isinstance(h, int) and not isinstance(h, bool) for h in hidden) or (
+        any(h < 1 for h in hidden)
+    ):
+        raise ConfigError(
+            f"[model] hidden must be a list of layer widths >= 1, got {hidden!r}"
+        )
+    if model["activation"] not in ACTIVATIONS:
+        raise choices("[model] activation", model["activation"], ACTIVATIONS)
+    if model["head"] not in HEADS:
+        raise choices("[model] head", model["head"], HEADS)
+    if model["init_seed"] < 0:
+        raise ConfigError(f"[model] init_seed must be >= 0, got {model['init_seed']}")
+    sklearn = data["source"] == "sklearn"
+    regression = (
+        datasets.SKLEARN_METADATA[data["name"]].regression
+        if sklearn
+        else data["source"] == "synthetic" and data["kind"] == "regression"
+    )
+    if model["head"] == "cross_entropy":
+        if not sklearn or regression:
+            raise ConfigError(
+                "[model] head = 'cross_entropy' needs class labels: a bundled "
+                "classification dataset ([data] source = 'sklearn'); use head = "
+                "'logistic' for labels in {-1, +1} or 'squared' for real targets"
+            )
+        if data.get("class_index") is False or "positive_class" in data:
+            raise ConfigError(
+                "[model] head = 'cross_entropy' takes the class indices as labels: "
+                "remove [data] positive_class and class_index = false"
+            )
+        data["class_index"] = True
+    elif model["head"] == "logistic" and regression:
+        raise ConfigError(
+            "[model] head = 'logistic' needs labels in {-1, +1}, and these data "
+            "are a regression task; use head = 'squared'"
+        )
+    return model
+
+
+def check_model_job(
+    cfg: Mapping[str, Any], valid: Mapping[str, Any], given: Mapping[str, Any]
+) -> None:
+    """Refuse a job that cannot train a ``[model]`` (before anything runs).
+
+    A model declares no constants (Lipschitz, smoothness): only a finder that
+    clips per-example gradients (``clip_norm``) bounds its sensitivity, and the
+    defaults that need a smoothness (learning rate, number of steps) must be given.
+    """
+    if "model" not in cfg:
+        return
+    job = cfg["job"]
+    if job["kind"] != "finder" or "clip_norm" not in valid:
+        raise ConfigError(
+            f"[model] cannot be trained by {job['kind']} {job['name']!r}: a model "
+            "declares no Lipschitz or smoothness constant, so it needs a finder "
+            "that clips per-example gradients ([job] name = 'dp_sgd' with [options] "
+            "clip_norm)"
+        )
+    missing = [k for k in MODEL_REQUIRED_OPTIONS if k in valid and k not in given]
+    if missing:
+        raise ConfigError(
+            f"[model] needs [options] {missing[0]} (its default rests on a "
+            "declared constant a model does not have); set "
+            + ", ".join(MODEL_REQUIRED_OPTIONS)
+        )
+
+
 def _resolve_privacy(raw: Mapping[str, Any]) -> dict[str, Any]:
     privacy = apply("privacy", section(raw, "privacy"), SCHEMA["privacy"])
     if not (math.isfinite(privacy["epsilon"]) and privacy["epsilon"] > 0):
@@ -427,7 +524,14 @@ def resolve_config(raw: Mapping[str, Any]) -> dict[str, Any]:
     job = resolve_job(job_table["kind"], job_table["name"])
     cfg["job"] = job_table
     cfg["data"] = _resolve_data(raw)
-    loss = _resolve_loss(raw)
+    if "model" in raw:
+        cfg["model"] = _resolve_model(raw, cfg["data"])
+    loss = {} if "model" in raw else _resolve_loss(raw)
+    if cfg["data"].get("class_index") and "model" not in cfg:
+        raise ConfigError(
+            "[data] class_index = true gives class indices: the labels of a [model] "
+            "with head = 'cross_entropy' only"
+        )
     domain = tagged(raw, "domain", "kind", DOMAINS)
     if domain["kind"] == "ball":
         finite("[domain] radius", domain["radius"], positive=True)
@@ -438,10 +542,13 @@ def resolve_config(raw: Mapping[str, Any]) -> dict[str, Any]:
             "[loss] radius cannot be assumed on an unconstrained domain (nothing "
             "keeps the iterates there); declare the constants themselves in [loss]"
         )
-    cfg["loss"] = loss
+    if "model" not in cfg:
+        cfg["loss"] = loss
     cfg["domain"] = domain
     cfg["privacy"] = _resolve_privacy(raw)
-    cfg["options"] = job.check_options(section(raw, "options", required=False))
+    options = section(raw, "options", required=False)
+    check_model_job(cfg, job.options(), options)
+    cfg["options"] = job.check_options(options)
     cfg["output"] = apply(
         "output", section(raw, "output", required=False), SCHEMA["output"]
     )
