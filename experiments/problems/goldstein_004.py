@@ -88,7 +88,7 @@ def cr_lipschitz(d: int) -> float:
     Spec 5.2 item 4 states ``1/4 + sqrt(5) sqrt(d - 1)``; that holds at ``d = 2`` but
     not beyond: with ``t_i = sign(x_{i+1} - 2|x_i| + 1)`` the gradient is
     ``(s/4 - 2 sign(x_1) t_1, ..., t_{i-1} - 2 sign(x_i) t_i, ..., t_{d-1})``, whose
-    norm reaches ``sqrt((9/4)^2 + 9 (d - 2) + 1)`` (e.g. ``4.36 > 4.41 - 0.5`` at
+    norm reaches ``sqrt((9/4)^2 + 9 (d - 2) + 1)`` (``3.88 > 3.41`` at
     ``d = 3``). This returns the larger of the two (the spec's at ``d = 2``)."""
     exact = math.sqrt(81.0 / 16.0 + 9.0 * (d - 2) + 1.0) if d >= 2 else 0.25
     return max(0.25 + math.sqrt(5.0 * (d - 1)), exact)
