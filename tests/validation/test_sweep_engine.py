@@ -219,6 +219,7 @@ def test_importing_the_validation_package_changes_no_global_state():
     assert all(same.values()), same
 
 
+@pytest.mark.slow
 def test_cells_of_the_same_shapes_reuse_the_compilation(tmp_path):
     """In one worker, a second cell of the same shapes (another seed and data)
     compiles nothing (XLA backend compilations counted by jax.monitoring); a cell

@@ -22,6 +22,7 @@ from dpsample.domains import Unconstrained  # noqa: E402
 from experiments.problems import trust_region_001 as tr001  # noqa: E402
 
 
+@pytest.mark.slow  # 8 s: eager jax.hessian of a 300 x 22 risk
 @pytest.mark.parametrize("problem", ["A", "B"])
 def test_closed_forms_match_the_loss(problem):
     data = tr001.make(jax.random.key(0), 300, 22, dataset="ijcnn")
