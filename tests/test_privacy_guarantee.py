@@ -398,6 +398,7 @@ def test_cached_leaf_plds_are_shared_and_never_changed():
     assert again.epsilon(1e-6) == g.epsilon(1e-6)
 
 
+@pytest.mark.slow  # 21 s: the mixture-of-Gaussians PLD
 def test_unhashable_events_bypass_the_leaf_pld_cache():
     """A mixture of Gaussians has list fields (unhashable): it is accounted without
     the cache, as dp-accounting's PLD accountant does."""
