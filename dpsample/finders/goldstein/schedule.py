@@ -574,20 +574,28 @@ def goldstein_theorem_parameters(
     return schedule
 
 
+def _radius_m(estimator: str, d: int, log_g: float) -> float:
+    """The ``m`` at which the concentration radius ``e`` equals ``L``.
+
+    Zero order ``e = L (d+1) sqrt(2 log(2/gamma)/m)``, first order
+    ``e = 2 L sqrt(2 log(2/gamma)/m)``.
+    """
+    return (2.0 * (d + 1) ** 2 if estimator == "zero_order" else 8.0) * log_g
+
+
 def _coupled_m(
     estimator: str, d: int, a: float, big_d: float, n_d: int, log_g: float
 ) -> float:
     """The ``m`` of spec 004 §3.4 (coupled across neighbours).
 
     The per-sample concentration radius ``e`` about the per-sample signal bound:
-    zero order ``e = L (d+1) sqrt(2 log(2/gamma)/m) <= L`` for anchors (and the
-    difference bound's share ``L sqrt(d) D/alpha``), first order
-    ``e <= L sqrt(d) D/alpha`` for differences (anchors are exact gradients).
+    zero order ``e <= L`` for anchors (and the difference bound's share
+    ``L sqrt(d) D/alpha``), first order ``e <= L sqrt(d) D/alpha`` for differences
+    (anchors are exact gradients).
     """
-    if estimator == "zero_order":
-        m = 2.0 * (d + 1) ** 2 * log_g
-        return max(m, m * a**2 / (d * big_d**2)) if n_d else m
-    return 8.0 * log_g * a**2 / (d * big_d**2) if n_d else 0.0
+    m = _radius_m(estimator, d, log_g)
+    difference = m * a**2 / (d * big_d**2) if n_d else 0.0
+    return max(m, difference) if estimator == "zero_order" else difference
 
 
 def _total(schedule: dict[str, Any]) -> int:
@@ -662,10 +670,9 @@ def _derive(
         # since the coupled differences are bounded for every draw without e
         # (o2nc); first order: §3.4's difference rule e <= L sqrt(d) D/alpha
         # (anchors are exact gradients). Measured in docs/goldstein.md.
-        if estimator == "zero_order":
-            m_pr = 2.0 * (d + 1) ** 2 * log_g
-        else:
-            m_pr = max(8.0 * log_g, _coupled_m(estimator, d, a, big_d, n_d, log_g))
+        m_pr = _radius_m(estimator, d, log_g)
+        if estimator == "first_order":
+            m_pr = max(m_pr, _coupled_m(estimator, d, a, big_d, n_d, log_g))
         m = max(1, math.ceil(c_m * m_pr))
     else:
         if passes == "single":
