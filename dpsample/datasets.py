@@ -42,10 +42,12 @@ __all__ = [
     "PlantedCoinBumps",
     "SklearnMetadata",
     "PAPER_SHAPES",
+    "HOLDOUT_PARTS",
     "PaperShape",
     "load_sklearn",
     "make_classification",
     "make_paper_shaped",
+    "holdout_split",
     "make_regression",
     "paper_dataset",
     "planted_coin_bumps",
@@ -173,17 +175,22 @@ def sklearn_shape(
     *,
     features: Sequence[int | str] | None = None,
     add_bias: bool = False,
+    holdout: float | None = None,
+    part: str = "train",
 ) -> tuple[int, int]:
     """``(n, p)`` of :func:`load_sklearn`'s features, without loading the data.
 
     The shapes come from :data:`SKLEARN_METADATA` (public facts) and the same feature
     selection rule as :func:`load_sklearn`: the chosen columns (all by default), plus
-    one for ``add_bias``. Feature names and indices are checked here.
+    one for ``add_bias``. Feature names and indices are checked here. With a
+    ``holdout`` fraction, ``n`` is the size of the ``part`` (:func:`holdout_split`).
 
     Args:
         name: One of :data:`SKLEARN_DATASETS`.
         features: Column indices or feature names (default all).
         add_bias: Whether a constant column is appended.
+        holdout: The held-out fraction of rows (default none).
+        part: ``"train"`` or ``"test"`` (with ``holdout``).
 
     Returns:
         ``(n, p)``.
@@ -197,6 +204,9 @@ def sklearn_shape(
         (150, 2)
         >>> sklearn_shape("breast_cancer", add_bias=True)
         (569, 31)
+        >>> sklearn_shape("digits", holdout=0.2), sklearn_shape("digits", holdout=0.2,
+        ...                                                      part="test")
+        ((1438, 64), (359, 64))
     """
     if name not in SKLEARN_METADATA:
         raise ValueError(f"Unknown dataset {name!r}; choose one of {SKLEARN_DATASETS}")
@@ -206,7 +216,57 @@ def sklearn_shape(
         if features is None
         else len(_feature_indices(meta.feature_names, features))
     )
-    return meta.n, p + int(bool(add_bias))
+    n = meta.n
+    if holdout is not None:
+        n = _holdout_sizes(meta.n, holdout, part)
+    return n, p + int(bool(add_bias))
+
+
+#: The parts of a held-out split: the training rows and the held-out rows.
+HOLDOUT_PARTS = ("train", "test")
+
+
+def _holdout_sizes(n: int, holdout: float, part: str) -> int:
+    if part not in HOLDOUT_PARTS:
+        raise ValueError(f"Expected part in {HOLDOUT_PARTS}, got {part!r}")
+    if not (isinstance(holdout, int | float) and 0.0 < holdout < 1.0):
+        raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout!r}")
+    n_test = round(holdout * n)
+    if not 0 < n_test < n:
+        raise ValueError(f"holdout={holdout} leaves an empty part of n={n} rows")
+    return n_test if part == "test" else n - n_test
+
+
+def holdout_split(
+    n: int, holdout: float, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """A public train/test split of ``n`` rows: ``round(holdout n)`` rows held out.
+
+    The rows are permuted by ``numpy.random.default_rng(seed)`` (a public seed: the
+    split depends on ``n`` and the seed only, never on the data), the first
+    ``round(holdout n)`` of the permutation are the held-out part and the rest the
+    training part, each in increasing order.
+
+    Args:
+        n: Number of rows.
+        holdout: The held-out fraction, in ``(0, 1)``; both parts must be non-empty.
+        seed: The public seed of the permutation.
+
+    Returns:
+        ``(train, test)``: the row indices of each part (NumPy int64 arrays).
+
+    Raises:
+        ValueError: A fraction outside ``(0, 1)`` or an empty part.
+
+    Examples:
+        >>> from dpsample.datasets import holdout_split
+        >>> train, test = holdout_split(10, 0.3, seed=0)
+        >>> len(train), len(test), sorted([*train, *test]) == list(range(10))
+        (7, 3, True)
+    """
+    n_test = _holdout_sizes(int(n), holdout, "test")
+    perm = np.random.default_rng(seed).permutation(int(n))
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
 
 
 def _normalize_rows(x: np.ndarray) -> np.ndarray:
@@ -224,6 +284,9 @@ def load_sklearn(
     positive_class: int | str | None = None,
     label_scale: float | None = None,
     class_index: bool = False,
+    holdout: float | None = None,
+    holdout_seed: int = 0,
+    part: str = "train",
 ) -> dict[str, Array]:
     """Load one of scikit-learn's bundled datasets as a dpsample data dict.
 
@@ -249,6 +312,11 @@ def load_sklearn(
             ``SKLEARN_METADATA[name].class_names``) instead of one-vs-rest ``+-1``:
             the labels of a multi-class model (:class:`dpsample.models.MLP`'s
             ``cross_entropy`` head). ``positive_class`` does not apply then.
+        holdout: Hold out this fraction of the rows (default none): the rows of
+            ``part`` of :func:`holdout_split` ``(n, holdout, holdout_seed)`` are
+            returned, e.g. train on ``"train"`` and measure on ``"test"``.
+        holdout_seed: The public seed of the split.
+        part: ``"train"`` (default) or ``"test"``.
 
     Returns:
         ``{"x": (n, p) float64, "y": (n,) float64}`` (``y`` int64 with
@@ -263,9 +331,27 @@ def load_sklearn(
         >>> data = load_sklearn("iris", features=[0, "petal length (cm)"])
         >>> data["x"].shape, sorted(set(data["y"].tolist()))
         ((150, 2), [-1.0, 1.0])
+        >>> test = load_sklearn("digits", class_index=True, holdout=0.2, part="test")
+        >>> test["x"].shape
+        (359, 64)
     """
     if name not in SKLEARN_DATASETS:
         raise ValueError(f"Unknown dataset {name!r}; choose one of {SKLEARN_DATASETS}")
+    if holdout is not None:
+        data = load_sklearn(
+            name,
+            features=features,
+            normalize_rows=normalize_rows,
+            add_bias=add_bias,
+            positive_class=positive_class,
+            label_scale=label_scale,
+            class_index=class_index,
+        )
+        if part not in HOLDOUT_PARTS:
+            raise ValueError(f"Expected part in {HOLDOUT_PARTS}, got {part!r}")
+        rows = holdout_split(data["x"].shape[0], holdout, holdout_seed)
+        pick = rows[HOLDOUT_PARTS.index(part)]
+        return {k: v[pick] for k, v in data.items()}
     bunch = _bunch(name)
     x = np.asarray(bunch.data, np.float64)
     x = _select_features(x, bunch.feature_names, features)

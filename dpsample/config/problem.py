@@ -172,6 +172,7 @@ def data_shape(data: Mapping[str, Any]) -> tuple[int, int]:
                 data["name"],
                 features=data.get("features"),
                 add_bias=data.get("add_bias", False),
+                holdout=data.get("holdout"),
             )
         except ValueError as err:
             raise ConfigError(f"[data] {err}") from None
@@ -302,12 +303,17 @@ def model_start(cfg: Mapping[str, Any], spec: Any) -> Any:
 def _model_spec(
     cfg: Mapping[str, Any], n: int, example: Any
 ) -> tuple[Any, dict[str, Any]]:
-    """The spec of a ``[model]``: its loss, its dimension, no declared constants."""
+    """The spec of a ``[model]``: its loss, its dimension, its declared constants.
+
+    A model declares no constant, except ``[model] lipschitz`` when given (a public
+    bound on every per-example gradient norm, never checked against the data).
+    """
     from dpsample.problem import ProblemSpec
 
     model = build_model(cfg, int(example["x"].shape[0]))
     domain = _domain(cfg["domain"], model.dim, "the model's dimension")
-    spec = ProblemSpec(model, n, model.dim, domain, example)
+    declared = {k: float(cfg["model"][k]) for k in ("lipschitz",) if k in cfg["model"]}
+    spec = ProblemSpec(model, n, model.dim, domain, example, **declared)
     facts = {
         "n": n,
         "dim": model.dim,
@@ -318,8 +324,10 @@ def _model_spec(
             "default_start": f"MLP.init(jax.random.key({cfg['model']['init_seed']}))",
         },
         "assumptions": {},
-        "constants": {},
-        "constant_sources": dict.fromkeys(CONSTANTS, "none"),
+        "constants": declared,
+        "constant_sources": {
+            c: "declared" if c in declared else "none" for c in CONSTANTS
+        },
     }
     return spec, facts
 

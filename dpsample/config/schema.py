@@ -185,6 +185,11 @@ DATA_SOURCES: dict[str, dict[str, Key]] = {
         # Labels as class indices 0..k-1 (set by a [model] with the
         # cross_entropy head); no default, so that a given value can be checked.
         "class_index": Key((bool,)),
+        # Train on part of the rows: round(holdout n) rows are held out by the
+        # public permutation of datasets.holdout_split (no defaults: a
+        # configuration without them resolves as before).
+        "holdout": Key(_NUM),
+        "holdout_seed": Key((int,)),
     },
     "synthetic": {
         "kind": Key((str,), True),
@@ -220,6 +225,10 @@ MODELS: dict[str, dict[str, Key]] = {
         "head": Key((str,), False, "cross_entropy"),
         # The public key of the start point MLP.init(jax.random.key(init_seed)).
         "init_seed": Key((int,), False, 0),
+        # A declared bound G on every per-example gradient norm (public, e.g.
+        # from a non-private pilot): dp_sgd without clip_norm then runs seed
+        # 002's Algorithm 2 with C = G, its guarantee conditional on the bound.
+        "lipschitz": Key(_NUM),
     },
 }
 #: Options whose defaults need a declared constant a model does not have.
@@ -322,6 +331,15 @@ def _resolve_data(raw: Mapping[str, Any]) -> dict[str, Any]:
                     "[data] features must be a non-empty list of feature names or "
                     f"column indices, got {feats!r}"
                 )
+        if "holdout_seed" in data and "holdout" not in data:
+            raise ConfigError("[data] holdout_seed needs holdout (a fraction)")
+        if "holdout" in data:
+            from dpsample.datasets import sklearn_shape
+
+            try:
+                sklearn_shape(data["name"], holdout=data["holdout"])
+            except ValueError as err:
+                raise ConfigError(f"[data] {err}") from None
     elif data["source"] == "module":
         if not callable(resolve_reference(data["function"])):
             raise ConfigError(f"[data] function {data['function']!r} is not callable")
@@ -401,6 +419,8 @@ def _resolve_model(raw: Mapping[str, Any], data: dict[str, Any]) -> dict[str, An
         raise choices("[model] head", model["head"], HEADS)
     if model["init_seed"] < 0:
         raise ConfigError(f"[model] init_seed must be >= 0, got {model['init_seed']}")
+    if "lipschitz" in model:
+        finite("[model] lipschitz", model["lipschitz"], positive=True)
     sklearn = data["source"] == "sklearn"
     regression = (
         datasets.SKLEARN_METADATA[data["name"]].regression
@@ -433,9 +453,12 @@ def check_model_job(
 ) -> None:
     """Refuse a job that cannot train a ``[model]`` (before anything runs).
 
-    A model declares no constants (Lipschitz, smoothness): only a finder that
-    clips per-example gradients (``clip_norm``) bounds its sensitivity, and the
-    defaults that need a smoothness (learning rate, number of steps) must be given.
+    A model declares no smoothness, and no Lipschitz constant unless ``[model]
+    lipschitz`` is given: only a finder that clips per-example gradients
+    (``clip_norm``) bounds its sensitivity, and the defaults that need a smoothness
+    (learning rate, number of steps) must be given. With ``[model] lipschitz`` the
+    same finder may run without ``clip_norm`` (seed 002's Algorithm 2 with ``C =
+    G``: its guarantee is then conditional on that declared bound).
     """
     if "model" not in cfg:
         return
@@ -447,12 +470,18 @@ def check_model_job(
             "that clips per-example gradients ([job] name = 'dp_sgd' with [options] "
             "clip_norm)"
         )
-    missing = [k for k in MODEL_REQUIRED_OPTIONS if k in valid and k not in given]
+    declared = "lipschitz" in cfg["model"]
+    missing = [
+        k
+        for k in MODEL_REQUIRED_OPTIONS
+        if k in valid and k not in given and not (declared and k == "clip_norm")
+    ]
     if missing:
         raise ConfigError(
             f"[model] needs [options] {missing[0]} (its default rests on a "
             "declared constant a model does not have); set "
             + ", ".join(MODEL_REQUIRED_OPTIONS)
+            + " (clip_norm may be left out when [model] declares lipschitz)"
         )
 
 

@@ -368,7 +368,7 @@ def _parse_grid(where: str, value: Any) -> tuple:
     return tuple(subs)
 
 
-_CONFIG_SECTIONS = ("job", "data", "loss", "domain", "privacy", "options")
+_CONFIG_SECTIONS = ("job", "data", "model", "loss", "domain", "privacy", "options")
 
 
 def _parse_prediction(j: int, table: Any, axes: Sequence[str]) -> Prediction:
