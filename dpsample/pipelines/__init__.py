@@ -5,9 +5,12 @@ sampler whose plan carries a public bound ``psi`` on its output's excess risk, a
 finder started there with ``initial_gap = psi`` (seed 003 Algorithms 2 and 4);
 :func:`warm_start` is its convenience, :func:`choose_sampler` the public cost rule of
 its default sampler and :func:`should_warm_start` the dispatcher of spec 003 section
-2.9. :class:`QuasarSGD` (``"quasar_sgd"``, seed 003 Algorithm 3) is a sampler.
+2.9. How the stages share the data is an object too (:mod:`.data_split`:
+:class:`SharedData` for Algorithm 2, :class:`DisjointHalves` for Algorithm 4).
+:class:`QuasarSGD` (``"quasar_sgd"``, seed 003 Algorithm 3) is a sampler.
 """
 
+from dpsample.pipelines.data_split import DataSplit, DisjointHalves, SharedData
 from dpsample.pipelines.quasar import QuasarSGD, dp_sgd_quasar
 from dpsample.pipelines.warm_start import (
     DEFAULT_MAX_EVALUATIONS,
@@ -23,7 +26,10 @@ from dpsample.pipelines.warm_start import (
 
 __all__ = [
     "DEFAULT_MAX_EVALUATIONS",
+    "DataSplit",
+    "DisjointHalves",
     "QuasarSGD",
+    "SharedData",
     "WarmStart",
     "WarmStartBound",
     "WarmStartInfo",

@@ -44,9 +44,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import jax
-import numpy as np
 
-from dpsample import bounds, nets, registry
+from dpsample import nets, registry
 from dpsample._src import precision, validation
 from dpsample.base import (
     AlgorithmInfo,
@@ -74,6 +73,7 @@ from dpsample.pipelines.choice import (
     choose_sampler,
     should_warm_start,
 )
+from dpsample.pipelines.data_split import VARIANTS, DataSplit
 from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import BudgetLedger, PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec, check_problem
@@ -96,9 +96,6 @@ __all__ = [
     "warm_start",
 ]
 
-VARIANTS = ("erm", "population")
-"""``"erm"`` (Algorithm 2, both stages on all ``n``) or ``"population"``
-(Algorithm 4 with disjoint halves)."""
 
 _MAX_POINTS = 10**7  # the convenience's cap on the net (as before the objects)
 
@@ -284,7 +281,13 @@ class WarmStart(PrivateAlgorithm):
 
     ``WarmStart(sampler, finder, split=..., variant=...)`` takes two algorithm
     objects (or registry names; ``sampler=None``: chosen by cost,
-    :func:`choose_sampler`). Its plan plans both stages from the spec:
+    :func:`choose_sampler`) and a data split, the ``variant``: a
+    :class:`~dpsample.pipelines.data_split.DataSplit` object or its name,
+    ``"erm"`` (:class:`~dpsample.pipelines.data_split.SharedData`, Algorithm 2) or
+    ``"population"`` (:class:`~dpsample.pipelines.data_split.DisjointHalves`,
+    Algorithm 4). The split decides the stages' ``n``, ``psi``'s widening, the
+    stages' data and the parallel epsilon; the composition itself has no branch on
+    it. Its plan plans both stages from the spec:
 
     * **Budget** (public rule): ``eps_A = split eps``, ``eps_B = eps - eps_A``;
       ``delta_A = delta_split delta`` (default ``1/2``; ``0`` for a pure sampler,
@@ -364,7 +367,7 @@ class WarmStart(PrivateAlgorithm):
         sampler: PrivateAlgorithm | str | None = None,
         finder: PrivateAlgorithm | str = "dp_spider",
         split: float = DEFAULT_SPLIT,
-        variant: str = "erm",
+        variant: str | DataSplit = "erm",
         delta_split: float | None = None,
         failure_prob: float | None = None,
         minimizer_gap: float = 0.0,
@@ -378,8 +381,14 @@ class WarmStart(PrivateAlgorithm):
     ) -> Plan:
         # ---- public checks, before any private computation -----------------------
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
-        if variant not in VARIANTS:
-            raise ValueError(f"Expected variant in {VARIANTS}, got {variant!r}")
+        if isinstance(variant, DataSplit):
+            data_split, variant = variant, variant.name
+        elif variant in VARIANTS:
+            data_split = VARIANTS[variant]
+        else:
+            raise ValueError(
+                f"Expected variant in {tuple(VARIANTS)} or a DataSplit, got {variant!r}"
+            )
         if spend not in SPEND_RULES:
             raise ValueError(f"Expected spend in {SPEND_RULES}, got {spend!r}")
         split = validation.positive("split", split)
@@ -415,15 +424,10 @@ class WarmStart(PrivateAlgorithm):
             zeta = validation.probability("failure_prob", failure_prob, open_left=True)
             if not zeta < 1.0:
                 raise ValueError(f"Expected failure_prob={zeta!r} < 1")
-        population = variant == "population"
-        if population and n < 4:
-            raise ValueError(f"The population variant needs n >= 4, got n={n}")
-        n_a = (n + 1) // 2 if population else n
-        spec_a = spec.replace(domain=ball, n=n_a)
-        spec_b = spec.replace(n=n - n_a) if population else spec
+        spec_a, spec_b = data_split.specs(spec, ball)
 
         # ---- stage A: the sampler (given, or chosen by cost) ---------------------
-        zeta_a = zeta / 2.0 if population else zeta
+        zeta_a = data_split.sampler_failure_prob(zeta)
         if sampler is None:
             if sampler_options:
                 raise ValueError(
@@ -483,22 +487,12 @@ class WarmStart(PrivateAlgorithm):
                 "(a public bound you vouch for) or use another sampler"
             )
         finder_gap, deviation = psi, None
-        if population and psi_source != "declared":
-            dev_a, dev_b = (
-                bounds.uniform_deviation_bound(
-                    lipschitz=big_l,
-                    radius=ball.radius,
-                    dim=d,
-                    n=half,
-                    failure_prob=zeta / 4.0,
-                    loss_range=spec.loss_range,
-                )
-                for half in (n_a, n - n_a)
+        if psi_source != "declared":  # a declared psi is the caller's
+            widened = data_split.widen(
+                psi, psi_fail, spec=spec, ball=ball, zeta=zeta, lipschitz=big_l
             )
-            psi = psi + 2.0 * dev_a.bound
-            finder_gap = psi + 2.0 * dev_b.bound
-            psi_fail = psi_fail + dev_a.failure_prob + dev_b.failure_prob
-            deviation = {"sampler_half": dev_a, "finder_half": dev_b}
+            psi, finder_gap = widened.psi, widened.finder_initial_gap
+            psi_fail, deviation = widened.failure_prob, widened.deviation
 
         # ---- stage B: the finder, configured from psi only -----------------------
         plan_b = finder_obj.plan(spec_b, budget_b, initial_gap=finder_gap, **f_options)
@@ -566,7 +560,7 @@ class WarmStart(PrivateAlgorithm):
             "finder": Param(
                 finder_obj.name, "user" if finder != "dp_spider" else "default"
             ),
-            "variant": Param(variant, "user" if population else "default"),
+            "variant": Param(variant, "user" if variant != "erm" else "default"),
             "split": Param(split, "user" if split != DEFAULT_SPLIT else "default"),
             "epsilon_split": Param(
                 (budget_a.epsilon, finder_target),
@@ -596,8 +590,7 @@ class WarmStart(PrivateAlgorithm):
             "finder_initial_gap": Param(finder_gap, "derived", "psi (+ 2 U(|D_2|))"),
             "minimizer_gap": Param(gap_w, "user" if gap_w else "default"),
         }
-        if population:
-            params["split_sizes"] = Param((n_a, n - n_a), "derived", "ceil(n/2), rest")
+        params.update(data_split.params(spec_a, spec_b))
         return Plan(
             algorithm=self.name,
             spec=spec,
@@ -614,6 +607,7 @@ class WarmStart(PrivateAlgorithm):
                 "diagnostics": bool(diagnostics),
                 "sampler": sampler_obj,
                 "finder": finder_obj,
+                "data_split": data_split,
                 "ball": ball,
                 "psi_terms": bound,
                 "psi_source": psi_source,
@@ -628,13 +622,9 @@ class WarmStart(PrivateAlgorithm):
         internal = plan.internal
         sampler, finder = internal["sampler"], internal["finder"]
         plan_a, plan_b = plan.stage("sampler"), plan.stage("finder")
+        data_split: DataSplit = internal["data_split"]
         key_split, key_a, key_b = jax.random.split(rng_key, 3)
-        data_a = data_b = problem.data
-        if plan["variant"] == "population":  # a public, data-independent split
-            order = np.asarray(jax.random.permutation(key_split, problem.n))
-            n_a = plan["split_sizes"][0]
-            data_a = jax.tree.map(lambda leaf: leaf[order[:n_a]], problem.data)
-            data_b = jax.tree.map(lambda leaf: leaf[order[n_a:]], problem.data)
+        data_a, data_b = data_split.data(key_split, plan, problem.data)
         res_a = sampler.run(key_a, plan_a, data_a)
         x0 = res_a.value
         start = Param(x0, "pipeline", "the warm start's output x_0")
@@ -643,7 +633,6 @@ class WarmStart(PrivateAlgorithm):
         if res_a.privacy is plan_a.guarantee and res_b.privacy is plan_b.guarantee:
             total = plan.guarantee
         delta = plan.budget.delta
-        population = plan["variant"] == "population"
         stationarity, cold = internal["stationarity"]
         diag = None
         if plan.internal["diagnostics"]:
@@ -656,7 +645,7 @@ class WarmStart(PrivateAlgorithm):
                 problem,
                 x0,
                 res_b.value,
-                None if population else net,
+                net if data_split.shares_the_net else None,
                 plan_a.get("chunk_size"),
                 problem.replace(domain=internal["ball"]),
             )
@@ -689,10 +678,8 @@ class WarmStart(PrivateAlgorithm):
             paper_psi=internal["paper_psi"],
             privacy_rests_on=None if rests_on is None else f"sampler: {rests_on}",
             split_sizes=plan.get("split_sizes"),
-            epsilon_total_parallel=(
-                max(res_a.privacy.epsilon(delta), res_b.privacy.epsilon(delta))
-                if population
-                else None
+            epsilon_total_parallel=data_split.parallel_epsilon(
+                res_a.privacy.epsilon(delta), res_b.privacy.epsilon(delta)
             ),
             diagnostics=diag,
         )
@@ -708,7 +695,7 @@ def warm_start(
     sampler: PrivateAlgorithm | str | None = None,
     finder: PrivateAlgorithm | str = "dp_spider",
     split: float = DEFAULT_SPLIT,
-    variant: str = "erm",
+    variant: str | DataSplit = "erm",
     delta_split: float | None = None,
     failure_prob: float | None = None,
     minimizer_gap: float = 0.0,
@@ -767,7 +754,8 @@ def warm_start(
         sampler: A sampler name or object, or ``None`` (chosen by cost).
         finder: A finder name or object.
         split: Fraction of ``epsilon`` for the warm start, in ``(0, 1)``.
-        variant: ``"erm"`` (Algorithm 2) or ``"population"`` (Algorithm 4).
+        variant: ``"erm"`` (Algorithm 2) or ``"population"`` (Algorithm 4), or a
+            :class:`~dpsample.pipelines.data_split.DataSplit` object.
         delta_split: Fraction of ``delta`` for a sampler that needs one (default
             ``1/2``; refused for a pure sampler).
         failure_prob: ``zeta`` of ``psi``; default ``sqrt(d)/(eps n)``.
