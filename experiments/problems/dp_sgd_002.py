@@ -392,6 +392,14 @@ def write_tables(folder: str) -> list[str]:
 
     Returns:
         The paths written.
+
+    Examples:
+        >>> import tarfile, tempfile
+        >>> out = tempfile.mkdtemp()
+        >>> with tarfile.open("experiments/results/dp_sgd_002/cells.tar.xz") as tar:
+        ...     tar.extractall(out, filter="data")
+        >>> [p.rsplit("/", 1)[1] for p in write_tables(out)][:2]
+        ['accuracy_vs_epoch.csv', 'gradient_bound.csv']
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

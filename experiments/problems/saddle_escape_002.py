@@ -145,6 +145,23 @@ def measure(execution: Any) -> dict[str, float]:
 
     Returns:
         ``{name: number}`` (non-private diagnostics).
+
+    Examples:
+        >>> from dpsample.config import execute, resolve_config
+        >>> here = "experiments.problems.saddle_escape_002"
+        >>> cfg = resolve_config({
+        ...     "job": {"kind": "finder", "name": "dp_sgd", "seed": 0},
+        ...     "data": {"source": "module", "function": f"{here}:make", "n": 100,
+        ...              "d": 3},
+        ...     "loss": {"name": f"{here}:loss", "lipschitz": 11.0,
+        ...              "smoothness": 13.0, "hessian_lipschitz": 12.0},
+        ...     "domain": {"kind": "ball", "radius": 2.0},
+        ...     "privacy": {"epsilon": 1.0, "delta": 1e-5},
+        ...     "options": {"num_steps": 50, "initial_gap": 0.25,
+        ...                 "return_iterates": True}})
+        >>> values = measure(execute({**cfg, "output": {"diagnostics": False}}))
+        >>> values["gd_escape_step"], values["saddle_is_sosp_fixed"]
+        (51.0, 0.0)
     """
     cfg = execution.config
     info = execution.result.info
