@@ -50,6 +50,7 @@ ALGORITHMS: tuple[str, ...] = (
     "dpsample.finders.goldstein.algorithms:GoldsteinZeroOrder",
     "dpsample.finders.goldstein.algorithms:GoldsteinFirstOrder",
     "dpsample.pipelines.quasar:QuasarSGD",
+    "dpsample.pipelines.kl_spider:KLSpider",
     "dpsample.pipelines.warm_start:WarmStart",
 )
 

@@ -137,6 +137,14 @@ def _quasar_sgd(rng_key, problem, budget, options):
     )
 
 
+def _kl_spider(rng_key, problem, budget, options):
+    from dpsample.pipelines import kl_spider
+
+    return kl_spider(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
 def _spider_sosp(rng_key, problem, budget, options):
     from dpsample.finders import spider_sosp
 
@@ -224,6 +232,17 @@ CASES: dict[str, Case] = {
         Budget(2.0, 1e-5),
         {"quasar_convexity": 1.0, "failure_prob": 0.25, "num_steps": 5},
         _quasar_sgd,
+    ),
+    "kl_spider": Case(
+        quadratic_ball,
+        Budget(2.0, 1e-5),
+        {
+            "kl_gamma": 0.5**0.5,
+            "kl_exponent": 2.0,
+            "num_rounds": 4,
+            "failure_prob": 0.25,
+        },
+        _kl_spider,
     ),
     "warm_start": Case(
         quadratic_ball,

@@ -8,9 +8,12 @@ its default sampler and :func:`should_warm_start` the dispatcher of spec 003 sec
 2.9. How the stages share the data is an object too (:mod:`.data_split`:
 :class:`SharedData` for Algorithm 2, :class:`DisjointHalves` for Algorithm 4).
 :class:`QuasarSGD` (``"quasar_sgd"``, seed 003 Algorithm 3) is a sampler.
+:class:`KLSpider` (``"kl_spider"``, seed 003 Lemma 6.2: Menart et al.'s KL-Spider) is
+the warm start for KL* losses.
 """
 
 from dpsample.pipelines.data_split import DataSplit, DisjointHalves, SharedData
+from dpsample.pipelines.kl_spider import KLSpider, kl_spider
 from dpsample.pipelines.quasar import QuasarSGD, dp_sgd_quasar
 from dpsample.pipelines.warm_start import (
     DEFAULT_MAX_EVALUATIONS,
@@ -28,6 +31,7 @@ __all__ = [
     "DEFAULT_MAX_EVALUATIONS",
     "DataSplit",
     "DisjointHalves",
+    "KLSpider",
     "QuasarSGD",
     "SharedData",
     "WarmStart",
@@ -35,6 +39,7 @@ __all__ = [
     "WarmStartInfo",
     "choose_sampler",
     "dp_sgd_quasar",
+    "kl_spider",
     "net_warm_start_bound",
     "should_warm_start",
     "theorem_3_2_stationarity_bound",
