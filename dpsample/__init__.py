@@ -18,6 +18,7 @@ from dpsample import (
     nets,
     pipelines,
     privacy,
+    progress,
     registry,
     samplers,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "nets",
     "pipelines",
     "privacy",
+    "progress",
     "registry",
     "samplers",
     "should_warm_start",

@@ -141,8 +141,11 @@ def _unscoped(module) -> list[str]:
 
 
 def _modules():
+    # progress: drop-ins for lax.scan / lax.fori_loop that trace the caller's body in
+    # the caller's precision (a float64 scope would change the caller's dtypes).
+    skip = ("types", "errors", "cli", "progress")
     for mod in pkgutil.walk_packages(dpsample.__path__, "dpsample."):
-        if "._src" in mod.name or mod.name.endswith(("types", "errors", "cli")):
+        if "._src" in mod.name or mod.name.endswith(skip):
             continue
         yield __import__(mod.name, fromlist=["_"])
 

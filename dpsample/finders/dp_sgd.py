@@ -110,6 +110,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from dpsample import progress
 from dpsample._src import precision, validation
 from dpsample._src.clipping import (
     GRADIENT_DTYPES,
@@ -154,22 +155,29 @@ def _sgd_scan_body(
     *,
     o_fn: Any,
     num_steps: int,
+    show_progress: bool = False,
 ) -> Array:
-    """Iterates ``x_1..x_T``; ``o_fn, o_ops = oracle.functional()``."""
+    """Iterates ``x_1..x_T``; ``o_fn, o_ops = oracle.functional()``.
+
+    ``show_progress``: a progress bar (:mod:`dpsample.progress`); same iterates.
+    """
 
     def step(x, key):
         x_new = project_with(x - learning_rate * o_fn(o_ops, key, x), ball)
         return x_new, x_new
 
-    _, xs = jax.lax.scan(step, x0, jax.random.split(rng_key, num_steps))
+    keys = jax.random.split(rng_key, num_steps)
+    _, xs = progress.scan(step, x0, keys, label="dp_sgd", show=show_progress)
     return xs
 
 
 # The compiled core: keyed on the oracle's static structure (loss function, scheme,
-# batch sizes, clipping) and T only; the data, the noise std, the clip norm, the step
-# size and the ball are traced operands, so another key, other data of the same shape
-# or another epsilon (same T) reuse the compilation.
-_sgd_scan = jax.jit(_sgd_scan_body, static_argnames=("o_fn", "num_steps"))
+# batch sizes, clipping), T and whether a progress bar is drawn only; the data, the
+# noise std, the clip norm, the step size and the ball are traced operands, so another
+# key, other data of the same shape or another epsilon (same T) reuse the compilation.
+_sgd_scan = jax.jit(
+    _sgd_scan_body, static_argnames=("o_fn", "num_steps", "show_progress")
+)
 
 
 def _sgd_iterates(
@@ -719,6 +727,7 @@ class DPSGD(PrivateAlgorithm):
             o_ops,
             o_fn=o_fn,
             num_steps=num_steps,
+            show_progress=progress.is_enabled(),
         )
         if plan["output"] == "last":
             index = num_steps - 1

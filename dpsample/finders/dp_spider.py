@@ -76,7 +76,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from dpsample import bounds
+from dpsample import bounds, progress
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
 from dpsample.domains import Ball, project_with, projection_operands
@@ -165,10 +165,12 @@ def _spider_scan_body(
     o1_fn: Any,
     o2_fn: Any,
     num_steps: int,
+    show_progress: bool = False,
 ) -> Array:
     """Iterates ``w_1..w_T``; ``o*_fn, o*_ops = oracle.functional()``.
 
     ``params = {"learning_rate": eta, "phase_length": q}`` (traced).
+    ``show_progress``: a progress bar (:mod:`dpsample.progress`); same iterates.
     """
     eta, q = params["learning_rate"], params["phase_length"]
 
@@ -186,15 +188,23 @@ def _spider_scan_body(
 
     keys = jax.random.split(rng_key, num_steps)
     init = (w0, w0, jnp.zeros_like(w0))
-    _, ws = jax.lax.scan(step, init, (jnp.arange(num_steps), keys))
+    _, ws = progress.scan(
+        step,
+        init,
+        (jnp.arange(num_steps), keys),
+        label="dp_spider",
+        show=show_progress,
+    )
     return ws
 
 
-# The compiled core: keyed on the two oracles' static structures and T only; the data,
-# the noise parameters, eta, q and the ball are traced operands, so another key, other
-# data of the same shape or another epsilon (same T) reuse the compilation.
+# The compiled core: keyed on the two oracles' static structures, T and whether a
+# progress bar is drawn only; the data, the noise parameters, eta, q and the ball are
+# traced operands, so another key, other data of the same shape or another epsilon
+# (same T) reuse the compilation.
 _spider_scan = jax.jit(
-    _spider_scan_body, static_argnames=("o1_fn", "o2_fn", "num_steps")
+    _spider_scan_body,
+    static_argnames=("o1_fn", "o2_fn", "num_steps", "show_progress"),
 )
 
 
@@ -755,6 +765,7 @@ class DPSpider(PrivateAlgorithm):
             o1_fn=o1_fn,
             o2_fn=o2_fn,
             num_steps=num_steps,
+            show_progress=progress.is_enabled(),
         )
         if plan["output"] == "last":
             index = num_steps - 1

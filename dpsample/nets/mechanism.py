@@ -93,7 +93,7 @@ from typing import ClassVar
 
 import jax.numpy as jnp
 
-from dpsample import bounds
+from dpsample import bounds, progress
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm
 from dpsample.nets.ball import problem_ball, theorem_radius
@@ -445,6 +445,7 @@ class NetExponentialMechanism(PrivateAlgorithm):
             loss_fn=problem.loss_fn,
             chunk_size=plan["chunk_size"],
             num_chunks=plan["num_chunks"],
+            show_progress=progress.is_enabled(),
         )
         info = NetInfo(
             net=plan["net"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpsample import progress
 from dpsample._src import precision, validation
 from dpsample.nets.ball import problem_ball
 from dpsample.nets.grid import GridNet
@@ -102,6 +103,7 @@ def net_minimum(
         loss_fn=problem.loss_fn,
         chunk_size=chunk_size,
         num_chunks=-(-net.num_candidates // chunk_size),
+        show_progress=progress.is_enabled(),
     )
     return point, float(risk)
 

@@ -4,8 +4,10 @@ The jitted cores shared by :func:`~dpsample.nets.exponential_mechanism` (private
 Gumbel-max selection) and :func:`~dpsample.nets.net_minimum` (the non-private
 diagnostic) scan a net chunk by chunk inside one ``lax.fori_loop`` carrying only the
 running best, so memory does not grow with the net. They are keyed on the loss
-function, the chunk size, the number of chunks and the net's static spec; the data,
-the inverse temperature and the key are traced operands.
+function, the chunk size, the number of chunks, the net's static spec and whether a
+progress bar is drawn (:mod:`dpsample.progress`, one report per 1% of the chunks at
+most; it changes no result); the data, the inverse temperature and the key are traced
+operands.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 
+from dpsample import progress
 from dpsample._src import precision, validation
 from dpsample.nets.grid import GridNet
 from dpsample.nets.points import PointNet
@@ -76,7 +78,10 @@ def net_point(net: GridNet | PointNet, index: Array) -> Array:
     return jnp.asarray(net.points, jnp.float64)[index]
 
 
-@functools.partial(jax.jit, static_argnames=("loss_fn", "chunk_size", "num_chunks"))
+_STATIC = ("loss_fn", "chunk_size", "num_chunks", "show_progress")
+
+
+@functools.partial(jax.jit, static_argnames=_STATIC)
 def stream_argmax(
     rng_key: PRNGKey,
     data: Any,
@@ -86,6 +91,7 @@ def stream_argmax(
     loss_fn: Callable[..., Array],
     chunk_size: int,
     num_chunks: int,
+    show_progress: bool = False,
 ) -> tuple[Array, Array]:
     """Gumbel-max over the net, one chunk at a time; returns (point, flat index).
 
@@ -109,11 +115,14 @@ def stream_argmax(
         )
 
     init = (jnp.array(-jnp.inf, jnp.float64), jnp.array(0, jnp.int64))
-    _, best = lax.fori_loop(0, num_chunks, body, init)
+    label = "net exponential mechanism (chunks)"
+    _, best = progress.fori_loop(
+        0, num_chunks, body, init, label=label, show=show_progress
+    )
     return net_point(net, best), best
 
 
-@functools.partial(jax.jit, static_argnames=("loss_fn", "chunk_size", "num_chunks"))
+@functools.partial(jax.jit, static_argnames=_STATIC)
 def stream_min(
     data: Any,
     net: GridNet | PointNet,
@@ -121,6 +130,7 @@ def stream_min(
     loss_fn: Callable[..., Array],
     chunk_size: int,
     num_chunks: int,
+    show_progress: bool = False,
 ) -> tuple[Array, Array, Array]:
     """Running minimum of ``F_D`` over the net; returns (point, risk, flat index).
 
@@ -142,7 +152,9 @@ def stream_min(
         )
 
     init = (jnp.array(jnp.inf, jnp.float64), jnp.array(0, jnp.int64))
-    best_risk, best = lax.fori_loop(0, num_chunks, body, init)
+    best_risk, best = progress.fori_loop(
+        0, num_chunks, body, init, label="net minimum (chunks)", show=show_progress
+    )
     return net_point(net, best), best_risk, best
 
 

@@ -8,7 +8,9 @@ are module-level ``jax.jit`` cores keyed on structure only: the target's
 ball, the constants), the :class:`KernelSpec` (method and its static options) and the
 number of steps. The data, ``beta``, ``mu``, the step size, the keys and the states
 are traced operands, so a second chain with the same shapes and options, on other data
-or at another temperature, reuses the compilation.
+or at another temperature, reuses the compilation. Whether a progress bar is drawn
+(:mod:`dpsample.progress`, read on the host at each call) is static too; it changes
+no result.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from dpsample import progress
 from dpsample._src import precision, validation
 from dpsample.domains import Ball
 from dpsample.samplers import langevin, mala, proximal, restricted_gaussian, rgo
@@ -143,7 +146,9 @@ def initial_point(rng_key: PRNGKey, target: GibbsTarget) -> Array:
     return ball.sample_uniform(rng_key, 1)[0]
 
 
-@functools.partial(jax.jit, static_argnames=("structure", "spec", "num_steps"))
+@functools.partial(
+    jax.jit, static_argnames=("structure", "spec", "num_steps", "show_progress")
+)
 def _run_chain(
     rng_key: PRNGKey,
     state: Any,
@@ -153,6 +158,7 @@ def _run_chain(
     structure: TargetStructure,
     spec: KernelSpec,
     num_steps: int,
+    show_progress: bool,
 ) -> Any:
     target = structure.bind(**operands)
     _, kernel = spec.build()
@@ -161,7 +167,9 @@ def _run_chain(
         new, _ = kernel(k, s, target, step_size)
         return new, None
 
-    final, _ = jax.lax.scan(body, state, jax.random.split(rng_key, num_steps))
+    keys = jax.random.split(rng_key, num_steps)
+    label = f"gibbs ({spec.method})"
+    final, _ = progress.scan(body, state, keys, label=label, show=show_progress)
     return final
 
 
@@ -177,7 +185,8 @@ def run_chain(
     """``num_steps`` kernel steps from ``state`` under one compiled ``lax.scan``.
 
     Step ``t`` uses the ``t``-th key of ``jax.random.split(rng_key, num_steps)``.
-    Compiled once per target structure, kernel spec and ``num_steps``.
+    Compiled once per target structure, kernel spec, ``num_steps`` and progress
+    setting (:func:`dpsample.progress.is_enabled`).
 
     Returns:
         The last state.
@@ -191,10 +200,11 @@ def run_chain(
         structure=structure,
         spec=spec,
         num_steps=validation.positive_int("num_steps", num_steps),
+        show_progress=progress.is_enabled(),
     )
 
 
-@functools.partial(jax.jit, static_argnames=("structure", "spec"))
+@functools.partial(jax.jit, static_argnames=("structure", "spec", "show_progress"))
 def _trace_chains(
     keys: Array,
     states: Any,
@@ -203,16 +213,19 @@ def _trace_chains(
     *,
     structure: TargetStructure,
     spec: KernelSpec,
+    show_progress: bool,
 ) -> tuple[Any, tuple[Array, Any]]:
     target = structure.bind(**operands)
     _, kernel = spec.build()
+    label = f"gibbs chains ({spec.method})"
 
     def one_chain(ks: Array, s: Any) -> tuple[Any, tuple[Array, Any]]:
         def body(carry: Any, k: PRNGKey) -> tuple[Any, tuple[Array, Any]]:
             new, info = kernel(k, carry, target, step_size)
             return new, (new.position, info)
 
-        return jax.lax.scan(body, s, ks)
+        # The step counter is not batched: one bar for all chains.
+        return progress.scan(body, s, ks, label=label, show=show_progress)
 
     return jax.vmap(one_chain)(keys, states)
 
@@ -227,8 +240,9 @@ def trace_chains(
 ) -> tuple[Any, tuple[Array, Any]]:
     """Independent chains, one per row of ``keys`` ``(chains, steps)``, every step kept.
 
-    Compiled once per target structure, kernel spec and shapes. **Not private** when
-    its positions or infos are released (the diagnostics runner's use).
+    Compiled once per target structure, kernel spec, shapes and progress setting.
+    **Not private** when its positions or infos are released (the diagnostics
+    runner's use).
 
     Returns:
         ``(last states, (positions (chains, steps, d), per-step infos))``.
@@ -241,6 +255,7 @@ def trace_chains(
         jnp.float64(step_size),
         structure=structure,
         spec=spec,
+        show_progress=progress.is_enabled(),
     )
 
 

@@ -21,6 +21,7 @@ acceptance, Langevin's ``projected``, and ``step_size``) and its ESS / R-hat.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 from typing import Any, NamedTuple
@@ -31,6 +32,7 @@ import numpy as np
 
 from dpsample._src import precision, validation
 from dpsample._src.arviz import import_arviz
+from dpsample.progress import enabled as progress_bars
 from dpsample.samplers import langevin
 from dpsample.samplers.chains import METHODS, KernelSpec, trace_chains
 from dpsample.samplers.target import GibbsTarget
@@ -162,7 +164,9 @@ def run(
         num_steps: steps per chain (warm-up included), > ``num_warmup``.
         step_size: step size; default
             :func:`dpsample.samplers.langevin.default_step_size` (all methods).
-        progress: print one line per chunk of steps to stderr (off by default).
+        progress: print one line per chunk of steps to stderr (off by default);
+            with it, the chunks draw no :mod:`dpsample.progress` bar of their own
+            (without it, one bar for all the chains when progress bars are on).
         init_positions: ``(num_chains, d)`` starting points in ``K``; default: the
             domain centre for every chain.
         num_warmup: steps dropped at the start of each chain.
@@ -225,9 +229,10 @@ def run(
     sizes = [num_steps] if not progress else _chunk_sizes(num_steps, num_chunks)
     pos_parts, info_parts, start = [], [], 0
     for i, size in enumerate(sizes):
-        states, (pos, info) = trace_chains(
-            keys[:, start : start + size], target, states, spec=spec, step_size=h
-        )
+        with progress_bars(False) if progress else contextlib.nullcontext():
+            states, (pos, info) = trace_chains(
+                keys[:, start : start + size], target, states, spec=spec, step_size=h
+            )
         pos_parts.append(np.asarray(pos))
         info_parts.append(info)
         start += size

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple, TextIO
 
 import pandas as pd
 
+from dpsample import progress
 from dpsample._src import precision
 from dpsample.validation.cells import (
     load_records,
@@ -336,8 +337,13 @@ class Progress:
 def _remote(
     cfg: Mapping[str, Any], measures: list[str], key: str, paths: list[str]
 ) -> dict[str, Any]:
-    """The task a worker runs (positional: Dask reserves ``key``)."""
-    return run_cell(cfg, measures, key=key, paths=paths)
+    """The task a worker runs (positional: Dask reserves ``key``).
+
+    Without the runs' own progress bars (:mod:`dpsample.progress`): a worker may
+    share the terminal, where the sweep draws its bar.
+    """
+    with progress.enabled(False):
+        return run_cell(cfg, measures, key=key, paths=paths)
 
 
 @contextlib.contextmanager
@@ -507,7 +513,8 @@ def _run_inline(
     """``workers = 0``: run the cells one by one in this process (no Dask)."""
     paths = list(spec.pythonpath)
     for cell in todo:
-        record = run_cell(cell.config, spec.measures, key=cell.key, paths=paths)
+        with progress.enabled(False):  # the sweep draws its own bar
+            record = run_cell(cell.config, spec.measures, key=cell.key, paths=paths)
         write_record(cells_dir, record)
         on_record(record)
 
