@@ -107,6 +107,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from dpsample import progress
 from dpsample._src import clipping, precision, validation
 from dpsample.base import AlgorithmInfo, NonPrivateDiagnostics, PrivateAlgorithm
 from dpsample.bounds import WarmStartBound
@@ -410,7 +411,7 @@ def _slots(sched: KLSpiderSchedule) -> dict[str, Array]:
     }
 
 
-@functools.partial(jax.jit, static_argnames=("loss_fn",))
+@functools.partial(jax.jit, static_argnames=("loss_fn", "show_progress"))
 def _kl_spider_core(
     rng_key: PRNGKey,
     w0: Array,
@@ -420,11 +421,13 @@ def _kl_spider_core(
     ball: dict[str, Any] | None,
     *,
     loss_fn: Any,
+    show_progress: bool = False,
 ) -> tuple[Array, Array]:
     """The fixed-length loop: returns ``(w_{K+1,0}, number of unfrozen steps)``.
 
     ``consts = {"lipschitz": L, "smoothness": beta_s}``; the variation clip bound of
     a step is ``beta_s * step``. Every step evaluates its oracle and draws its noise.
+    ``show_progress``: a progress bar (:mod:`dpsample.progress`); same result.
     """
     grads = jax.vmap(jax.grad(loss_fn), in_axes=(None, 0))
     big_l, beta_s = consts["lipschitz"], consts["smoothness"]
@@ -462,7 +465,9 @@ def _kl_spider_core(
         slots["noise"],
         keys,
     )
-    (w, _, _, _, active), _ = jax.lax.scan(body, init, xs)
+    (w, _, _, _, active), _ = progress.scan(
+        body, init, xs, label="kl_spider", show=show_progress
+    )
     return w, active
 
 
@@ -765,6 +770,7 @@ class KLSpider(PrivateAlgorithm):
             consts,
             projection_operands(problem.domain),
             loss_fn=problem.loss_fn,
+            show_progress=progress.is_enabled(),
         )
         ws = plan.warm_start
         diag = KLSpiderDiagnostics(int(active)) if plan["diagnostics"] else None
