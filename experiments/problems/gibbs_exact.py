@@ -48,6 +48,11 @@ the population; the released point's guarantee is stored beside them by the engi
   the quadrature marginal measures the kernel's bias (``ks_critical``: the 5%
   asymptotic critical value ``1.358/sqrt(chains)``); ``mean_bias_z``: the chains'
   mean against the exact mean, in standard errors.
+* ``ks_released``: the same KS distance for ``chains`` independent runs of the cell's
+  *released* sampler, exactly as the job ran it (its kernel, planned step size and
+  step count, started from ``pi_0``), so it measures what a user receives:
+  discretisation bias and incomplete mixing together; ``released_mean_bias_z``
+  likewise.
 * G7 ``population_excess_risk``: ``E_pi F_P - min_K F_P``, and
   ``optimal_beta_GD``: the ``beta G D`` minimising it over a fine grid of ``beta``
   (``mu = d/(D^2 beta)`` at each), for this data set, with
@@ -66,6 +71,7 @@ import numpy as np
 
 from dpsample._src import precision
 from dpsample.losses import Loss, LossConstants
+from dpsample.samplers import chains as chain_runner
 from dpsample.samplers import proximal
 from dpsample.samplers.gibbs_privacy import target_privacy
 from dpsample.samplers.target import GibbsTarget
@@ -306,6 +312,32 @@ def _chains(
     return np.asarray(run(keys, jnp.asarray(x0), data, jnp.float64(step)))
 
 
+def _released_draws(execution: Any, problem: Any, num: int, seed: int) -> np.ndarray:
+    """``num`` independent runs of the cell's released sampler, exactly as it ran.
+
+    Each run is what ``Gibbs._run`` does with its plan: a public draw of ``pi_0``
+    (:func:`~dpsample.samplers.chains.initial_point`), then the planned kernel for
+    the planned ``num_steps`` at the planned step size; only the keys differ. The
+    chains run as one batch (:func:`~dpsample.samplers.chains.trace_chains`).
+    """
+    plan = execution.plan
+    kernel = plan.internal["kernel"]
+    target = GibbsTarget.create(problem, beta=plan["beta"], mu=plan["mu"])
+    init_fn, _ = kernel.build()
+    keys = jax.random.split(jax.random.key(seed), num)
+    x0 = jnp.stack(
+        [chain_runner.initial_point(jax.random.split(k)[0], target) for k in keys]
+    )
+    run_keys = jnp.stack(
+        [jax.random.split(jax.random.split(k)[1], plan["num_steps"]) for k in keys]
+    )
+    states = jax.vmap(lambda x: init_fn(x, target))(x0)
+    _, (positions, _) = chain_runner.trace_chains(
+        run_keys, target, states, spec=kernel, step_size=plan["step_size"]
+    )
+    return np.asarray(positions[:, -1])
+
+
 def measure(execution: Any) -> dict[str, float]:
     """The exact-target quantities of G1-G4, G6, G7 and the sampler's KS check."""
     cfg, problem, info = execution.config, execution.problem, execution.report["info"]
@@ -370,6 +402,14 @@ def measure(execution: Any) -> dict[str, float]:
     bias_z = (float(xs[:, 0].mean()) - float(p @ quad.nodes[:, 0])) / (
         float(np.std(xs[:, 0])) / math.sqrt(chains)
     )
+    # The released sampler itself (the cell's job: its kernel, step size and step
+    # count, from pi_0): `chains` independent runs against the same quadrature.
+    released = _released_draws(
+        execution, problem, chains, seed=int(rng.integers(2**31))
+    )
+    released_z = (float(released[:, 0].mean()) - float(p @ quad.nodes[:, 0])) / (
+        float(np.std(released[:, 0])) / math.sqrt(chains)
+    )
     return {
         "beta_GD": beta * g * diam,
         "gibbs_excess_regularised": float(p @ ftilde - ftilde.min()),
@@ -391,6 +431,9 @@ def measure(execution: Any) -> dict[str, float]:
         "optimum_at_grid_edge": float(best == OPTIMUM_GRID[d][-1]),
         "ks_distance": _ks(xs[:, 0], edges, cdf),
         "ks_critical": 1.358 / math.sqrt(chains),
+        "ks_released": _ks(released[:, 0], edges, cdf),
+        "released_mean_bias_z": released_z,
+        "released_abs_mean_bias_z": abs(released_z),
         "mean_bias_z": bias_z,
         "abs_mean_bias_z": abs(bias_z),
         "z_critical": 1.96,

@@ -107,9 +107,15 @@ def _smoke(name, tmp_path):
 @pytest.mark.slow
 def test_gibbs_exact_smoke(tmp_path):
     summary = _smoke("gibbs_exact", tmp_path)
-    assert {"G3_generalization_vs_n", "KS_sampler_vs_quadrature"} <= set(
-        summary["prediction"]
-    )
+    assert {
+        "G3_generalization_vs_n",
+        "KS_sampler_vs_quadrature",
+        "KS_released_sampler_vs_quadrature",
+    } <= set(summary["prediction"])
+    released = summary[summary["prediction"] == "KS_released_sampler_vs_quadrature"]
+    # a KS distance of draws of the released sampler, against its critical value
+    assert ((released["measured_mean"] > 0) & (released["measured_mean"] <= 1)).all()
+    assert np.allclose(released["bound"], 1.358 / np.sqrt(200))
 
 
 @pytest.mark.slow
