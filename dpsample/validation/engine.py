@@ -417,6 +417,11 @@ def local_client(workers: int | None = None) -> Iterator[Any]:
             processes=True,
             env=env,
             dashboard_address=None,
+            # No dashboard, and the scheduler's HTTP server (health and metrics
+            # routes, started even without one) on a free loopback port: its
+            # default 8787 makes a second sweep on the machine warn "Port 8787 is
+            # already in use" (an error under pytest's -W error).
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
             silence_logs=logging.ERROR,
         )
         try:

@@ -177,6 +177,29 @@ def test_on_a_local_cluster_cells_run_in_spawned_single_threaded_workers(tmp_pat
     assert dask.config.get("distributed.nanny.pre-spawn-environ") == pre_spawn
 
 
+@pytest.mark.slow
+def test_a_second_local_cluster_on_the_machine_does_not_warn(tmp_path):
+    # Another sweep (or any server) already holds distributed's default HTTP port:
+    # the embedded cluster must not fall back from it with a warning (pytest turns
+    # warnings into errors, so two sweeps on two pytest workers used to collide).
+    import socket
+    import warnings
+
+    holder = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 8787))
+        holder.listen()
+    except OSError:  # already held by something else: the same situation
+        pass
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = run_sweep(tiny_spec(ns=(40,)), tmp_path, workers=1)
+    finally:
+        holder.close()
+    assert out.ran == out.cells and out.failed == {}
+
+
 _SNAPSHOT = textwrap.dedent(
     """
     import json, multiprocessing, os, sys
