@@ -33,11 +33,16 @@ import jax
 import jax.numpy as jnp
 
 from dpsample._src import precision, validation
+from dpsample.errors import MissingConstantError
 from dpsample.types import Array
 
 __all__ = [
+    "GLM_LINKS",
+    "GLMLoss",
+    "Link",
     "Loss",
     "LossConstants",
+    "glm",
     "logistic_nonconvex",
     "sigmoid",
     "tukey_biweight",
@@ -57,6 +62,8 @@ _V_WELSCH = math.sqrt(3.0 - math.sqrt(6.0))
 _WELSCH_D3_MAX = (
     _V_WELSCH * (3.0 - _V_WELSCH**2) * math.exp(-(_V_WELSCH**2) / 2.0)
 )  # ~1.3803
+# 3 max |u (1 + u^2)^{-5/2}| (at u = 1/2): h times the pseudo-Huber third derivative
+_PSEUDO_HUBER_D3_MAX = 3.0 * 0.5 * 1.25**-2.5  # ~0.8587
 
 
 class LossConstants(NamedTuple):
@@ -437,6 +444,230 @@ def squared() -> Loss:
         )
 
     return Loss("squared", loss_fn, constants_fn)
+
+
+# ------------------------------------------------------------------------ GLMs
+@dataclasses.dataclass(frozen=True)
+class Link:
+    r"""A GLM link-loss ``phi_y(z)`` (``z = <w, x>``) with declared sup bounds.
+
+    Attributes:
+        name: Short name.
+        phi: ``phi(z, y) -> scalar`` in JAX.
+        lipschitz: ``sup_{z, y} |phi_y'(z)|``.
+        smoothness: ``sup |phi_y''(z)|``.
+        third: ``sup |phi_y'''(z)|``.
+        range_fn: ``(s, label_bound) -> float | None``: a bound on
+            ``max phi_y - min phi_y`` over ``|z| <= s`` (``s = None``: over all
+            ``z``; ``None``: unbounded).
+    """
+
+    name: str
+    phi: Callable[[Array, Array], Array]
+    lipschitz: float
+    smoothness: float
+    third: float
+    range_fn: Callable[[float | None, float], float | None] = dataclasses.field(
+        repr=False
+    )
+
+
+def _logistic_link() -> Link:
+    return Link(
+        "logistic",
+        lambda z, y: jax.nn.softplus(-y * z),
+        1.0,
+        0.25,
+        _SIGMOID_D2_MAX,
+        lambda s, _y: s,
+    )
+
+
+def _sigmoid_link() -> Link:
+    return Link(
+        "sigmoid",
+        lambda z, y: jax.nn.sigmoid(-y * z),
+        0.25,
+        _SIGMOID_D2_MAX,
+        0.125,
+        lambda s, _y: 1.0 if s is None else math.tanh(s / 2.0),
+    )
+
+
+def _robust_sin_link(a: float = 0.5, h: float = 1.0) -> Link:
+    a = validation.nonnegative("a", a)
+    if not a < 1.0:
+        raise ValueError(f"Expected a={a!r} in [0, 1)")
+    h = validation.positive("h", h)
+
+    def phi(z: Array, y: Array) -> Array:
+        e = z + a * jnp.sin(z) - y
+        return h**2 * (jnp.sqrt(1.0 + (e / h) ** 2) - 1.0)
+
+    def range_fn(s: float | None, label_bound: float) -> float | None:
+        if s is None:
+            return None
+        e_max = s + a * min(s, 1.0) + label_bound
+        return h**2 * (math.sqrt(1.0 + (e_max / h) ** 2) - 1.0)
+
+    return Link(
+        f"robust_sin(a={a:g}, h={h:g})",
+        phi,
+        h * (1.0 + a),
+        (1.0 + a) ** 2 + a * h,
+        _PSEUDO_HUBER_D3_MAX / h * (1.0 + a) ** 3 + 3.0 * a * (1.0 + a) + a * h,
+        range_fn,
+    )
+
+
+#: The GLM links by name: factories of :class:`Link` (keyword parameters).
+GLM_LINKS: dict[str, Callable[..., Link]] = {
+    "logistic": _logistic_link,
+    "sigmoid": _sigmoid_link,
+    "robust_sin": _robust_sin_link,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class GLMLoss(Loss):
+    """A generalised linear model loss ``f(w; (x, y)) = phi_y(<w, x>)``.
+
+    A :class:`Loss` whose constants come from its :class:`Link`'s declared bounds
+    and the family's public feature-norm bound ``X_max`` (``||x|| <= X_max`` for
+    every example): ``G = |phi'|_inf X_max``, ``M = |phi''|_inf X_max^2``,
+    ``rho = |phi'''|_inf X_max^3`` (``grad = phi' x``, ``hess = phi'' x x^T``, the
+    third derivative ``phi''' x (x) x (x) x``), range ``range_phi(X_max R)`` on
+    ``||w|| <= R`` (``|<w, x>| <= X_max R``) and oscillation twice the range.
+
+    Attributes:
+        link: The link-loss ``phi`` with its bounds.
+        feature_bound: ``X_max`` (``None``: not declared; :meth:`constants` then
+            refuses unless given one).
+    """
+
+    link: Link = dataclasses.field(default_factory=_sigmoid_link)
+    feature_bound: float | None = None
+
+    def constants(
+        self,
+        *,
+        feature_bound: float | None = None,
+        radius: float | None = None,
+        label_bound: float = 1.0,
+        dim: int | None = None,
+    ) -> LossConstants:
+        """Constants at ``X_max = feature_bound`` (default: the family's own).
+
+        Raises:
+            dpsample.errors.MissingConstantError: No feature bound, here or on
+                the family.
+        """
+        f = self.feature_bound if feature_bound is None else feature_bound
+        if f is None:
+            raise MissingConstantError(
+                f"the GLM {self.name!r} needs the public feature-norm bound X_max "
+                "(||x|| <= X_max for every example): pass feature_bound= to glm()"
+            )
+        return super().constants(
+            feature_bound=f, radius=radius, label_bound=label_bound, dim=dim
+        )
+
+    def with_feature_bound(self, feature_bound: float) -> GLMLoss:
+        """The same loss (same ``loss_fn``) declared with another ``X_max``."""
+        return dataclasses.replace(
+            self, feature_bound=validation.positive("feature_bound", feature_bound)
+        )
+
+
+def glm(
+    link: str | Link = "sigmoid",
+    *,
+    feature_bound: float | None = None,
+    **link_params: Any,
+) -> GLMLoss:
+    r"""A GLM loss family ``f(w; (x, y)) = phi_y(<w, x>)`` with derived constants.
+
+    Links (:data:`GLM_LINKS`; labels ``y in {-1, +1}`` for the first two):
+
+    * ``"logistic"``: ``phi_y(z) = log(1 + e^{-y z})`` (convex);
+      ``|phi'| <= 1``, ``|phi''| <= 1/4``, ``|phi'''| <= 1/(6 sqrt 3)``; on
+      ``|z| <= s`` its range is exactly ``s`` (unbounded on ``R``).
+    * ``"sigmoid"``: ``phi_y(z) = 1/(1 + e^{y z})`` (non-convex, seed 001's
+      Problem B); ``|phi'| <= 1/4``, ``|phi''| <= 1/(6 sqrt 3)``,
+      ``|phi'''| <= 1/8``; range ``tanh(s/2) <= 1``.
+    * ``"robust_sin"`` (parameters ``a in [0, 1)``, ``h > 0``; spec 003 problem
+      F2, realisable with ``y = sigma(<w*, x>)``): ``phi_y(z) = p_h(sigma(z) - y)``,
+      ``sigma(z) = z + a sin z``, ``p_h(e) = h^2 (sqrt(1 + (e/h)^2) - 1)``
+      (pseudo-Huber). With ``|p_h'| <= h``, ``0 < p_h'' <= 1``,
+      ``|p_h'''| <= 0.8587/h`` (``3 u (1 + u^2)^{-5/2}/h`` at ``u = 1/2``),
+      ``sigma' in [1 - a, 1 + a]``, ``|sigma''|, |sigma'''| <= a``:
+      ``|phi'| <= h (1 + a)``, ``|phi''| <= (1 + a)^2 + a h``,
+      ``|phi'''| <= 0.8587 (1 + a)^3/h + 3 a (1 + a) + a h`` (chain rule); with
+      ``|y| <= label_bound`` the range on ``|z| <= s`` is at most
+      ``p_h(s + a min(s, 1) + label_bound)``.
+
+    The GLM's constants are those of :class:`GLMLoss` (``G = |phi'|_inf X_max``,
+    ``M = |phi''|_inf X_max^2``, ...). ``X_max`` is a constant of the family:
+    :meth:`GLMLoss.constants` refuses when it is missing.
+
+    Args:
+        link: A name of :data:`GLM_LINKS` or a :class:`Link`.
+        feature_bound: ``X_max > 0``, the public bound on ``||x||``.
+        **link_params: Parameters of a named link (``a``, ``h`` for
+            ``"robust_sin"``).
+
+    Returns:
+        The :class:`GLMLoss`.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> import dpsample
+        >>> from dpsample.losses import glm
+        >>> loss = glm("sigmoid", feature_bound=2.0)
+        >>> ex = {"x": jnp.array([1.0, 0.0]), "y": jnp.array(1.0)}
+        >>> float(loss.loss_fn(jnp.zeros(2), ex))
+        0.5
+        >>> c = loss.constants()
+        >>> c.lipschitz, c.loss_range
+        (0.5, 1.0)
+        >>> glm("robust_sin", a=0.5, h=1.0, feature_bound=1.0).constants().smoothness
+        2.75
+    """
+    if isinstance(link, str):
+        if link not in GLM_LINKS:
+            raise ValueError(
+                f"Expected link in {tuple(GLM_LINKS)} or a Link, got {link!r}"
+            )
+        link_obj = GLM_LINKS[link](**link_params)
+    elif isinstance(link, Link):
+        if link_params:
+            raise ValueError("link parameters are for a named link")
+        link_obj = link
+    else:
+        raise TypeError(f"Expected a link name or a Link, got {link!r}")
+    if feature_bound is not None:
+        feature_bound = validation.positive("feature_bound", feature_bound)
+    phi = link_obj.phi
+
+    def loss_fn(x: Array, example: Any) -> Array:
+        return phi(jnp.dot(example["x"], x), example["y"])
+
+    def constants_fn(f, radius, label_bound, dim):
+        del dim
+        data_range = link_obj.range_fn(
+            None if radius is None else f * radius, label_bound
+        )
+        return LossConstants(
+            lipschitz=link_obj.lipschitz * f,
+            smoothness=link_obj.smoothness * f**2,
+            hessian_lipschitz=link_obj.third * f**3,
+            loss_range=data_range,
+            oscillation=None if data_range is None else 2.0 * data_range,
+        )
+
+    return GLMLoss(
+        f"glm_{link_obj.name}", loss_fn, constants_fn, link_obj, feature_bound
+    )
 
 
 precision.scope_public(globals())

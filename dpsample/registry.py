@@ -52,6 +52,7 @@ ALGORITHMS: tuple[str, ...] = (
     "dpsample.pipelines.quasar:QuasarSGD",
     "dpsample.pipelines.kl_spider:KLSpider",
     "dpsample.pipelines.warm_start:WarmStart",
+    "dpsample.pipelines.jl:JLMethod",
 )
 
 

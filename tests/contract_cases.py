@@ -85,6 +85,22 @@ def cosine_free(seed: int, n: int, wrap: Callable[[Any], Any] = _identity):
     )
 
 
+_GLM = dpsample.losses.glm("sigmoid", feature_bound=1.0)
+
+
+def sigmoid_glm(seed: int, n: int, wrap: Callable[[Any], Any] = _identity):
+    """The sigmoid GLM ``phi_y(<w, x>)`` on ``Ball(1)`` in ``d = 4``, ``||x|| = 1``."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 4))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return dpsample.Problem(
+        wrap(_GLM.loss_fn),
+        {"x": x, "y": np.where(x[:, 0] >= 0.0, 1.0, -1.0)},
+        dpsample.Ball(1.0, dim=4),
+        **_GLM.constants(radius=1.0)._asdict(),
+    )
+
+
 def _convenience(name: str) -> Callable[..., Any]:
     """``(rng_key, problem, budget, options)`` through the plain function ``name``."""
 
@@ -149,6 +165,14 @@ def _spider_sosp(rng_key, problem, budget, options):
     from dpsample.finders import spider_sosp
 
     return spider_sosp(
+        rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
+    )
+
+
+def _jl_glm(rng_key, problem, budget, options):
+    from dpsample.pipelines import jl_glm
+
+    return jl_glm(
         rng_key, problem, epsilon=budget.epsilon, delta=budget.delta, **options
     )
 
@@ -254,5 +278,21 @@ CASES: dict[str, Case] = {
             "finder_options": {"num_steps": 6, "batch_size": 8},
         },
         _warm_start,
+    ),
+    "jl_glm": Case(
+        sigmoid_glm,
+        Budget(2.0, 1e-5),
+        {
+            "glm": _GLM,
+            "projection_dim": 2,
+            "inner": "warm_start",
+            "inner_options": {
+                "sampler": "net",
+                "finder": "dp_sgd",
+                "sampler_options": {"spacing": 0.25},
+                "finder_options": {"num_steps": 6, "batch_size": 8},
+            },
+        },
+        _jl_glm,
     ),
 }

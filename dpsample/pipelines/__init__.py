@@ -10,9 +10,12 @@ its default sampler and :func:`should_warm_start` the dispatcher of spec 003 sec
 :class:`QuasarSGD` (``"quasar_sgd"``, seed 003 Algorithm 3) is a sampler.
 :class:`KLSpider` (``"kl_spider"``, seed 003 Lemma 6.2: Menart et al.'s KL-Spider) is
 the warm start for KL* losses.
+:class:`JLMethod` (``"jl_glm"``, :func:`jl_glm`) runs an inner algorithm on a public
+JL projection of a GLM's features (seed 003 Lemma 8.1, Corollary 8.2).
 """
 
 from dpsample.pipelines.data_split import DataSplit, DisjointHalves, SharedData
+from dpsample.pipelines.jl import JLMethod, JLMethodInfo, jl_glm
 from dpsample.pipelines.kl_spider import KLSpider, kl_spider
 from dpsample.pipelines.quasar import QuasarSGD, dp_sgd_quasar
 from dpsample.pipelines.warm_start import (
@@ -31,6 +34,8 @@ __all__ = [
     "DEFAULT_MAX_EVALUATIONS",
     "DataSplit",
     "DisjointHalves",
+    "JLMethod",
+    "JLMethodInfo",
     "KLSpider",
     "QuasarSGD",
     "SharedData",
@@ -39,6 +44,7 @@ __all__ = [
     "WarmStartInfo",
     "choose_sampler",
     "dp_sgd_quasar",
+    "jl_glm",
     "kl_spider",
     "net_warm_start_bound",
     "should_warm_start",
