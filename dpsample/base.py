@@ -48,6 +48,7 @@ __all__ = [
     "optional",
     "NonPrivateDiagnostics",
     "PrivateAlgorithm",
+    "PublicRecord",
 ]
 
 #: Kinds of private algorithm, as the registry and ``dpsample list`` name them.
@@ -61,6 +62,49 @@ def optional() -> Any:
     view (``"iterates" in info`` is ``False`` when no iterates were asked for).
     """
     return dataclasses.field(default=None, metadata={"optional": True})
+
+
+class PublicRecord(Mapping[str, Any]):
+    """Base of the typed records of public numbers inside an info (schedules, noise).
+
+    Subclasses are frozen dataclasses declared with ``eq=False``, with documented,
+    typed fields: a run's schedule or calibrated noise, functions of the plan only.
+    A record is also a read-only mapping of its fields (``record["num_iters"]`` is
+    ``record.num_iters``; an :func:`optional` field that is ``None`` is left out), so
+    it compares equal to the dict of the same items and reports walk it like one.
+
+    Examples:
+        >>> import dataclasses
+        >>> from dpsample.base import PublicRecord, optional
+        >>> @dataclasses.dataclass(frozen=True, eq=False)
+        ... class Noise(PublicRecord):
+        ...     sigma: float
+        ...     sigma2: float | None = optional()
+        >>> Noise(0.5)["sigma"], dict(Noise(0.5)), Noise(0.5) == {"sigma": 0.5}
+        (0.5, {'sigma': 0.5}, True)
+    """
+
+    def _names(self) -> list[str]:
+        return [
+            f.name
+            for f in dataclasses.fields(self)  # type: ignore[arg-type]
+            if not (f.metadata.get("optional") and getattr(self, f.name) is None)
+        ]
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._names():
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields present, as a dict."""
+        return {k: getattr(self, k) for k in self._names()}
 
 
 @dataclasses.dataclass(frozen=True)

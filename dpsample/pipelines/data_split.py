@@ -39,12 +39,33 @@ import numpy as np
 
 from dpsample import bounds
 from dpsample._src import precision
+from dpsample.base import PublicRecord
 from dpsample.domains import Ball
 from dpsample.plan import Param, Plan
 from dpsample.problem import ProblemSpec
 from dpsample.types import PRNGKey
 
-__all__ = ["VARIANTS", "DataSplit", "DisjointHalves", "PsiWidening", "SharedData"]
+__all__ = [
+    "VARIANTS",
+    "DataSplit",
+    "DisjointHalves",
+    "HalfDeviations",
+    "PsiWidening",
+    "SharedData",
+]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class HalfDeviations(PublicRecord):
+    """The uniform deviation bounds of the two halves (a mapping of them too).
+
+    Attributes:
+        sampler_half: ``U(|D_1|)``, for the sampler's half.
+        finder_half: ``U(|D_2|)``, for the finder's half.
+    """
+
+    sampler_half: bounds.UniformDeviationBound
+    finder_half: bounds.UniformDeviationBound
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +82,7 @@ class PsiWidening:
     psi: float
     finder_initial_gap: float
     failure_prob: float
-    deviation: dict[str, bounds.UniformDeviationBound] | None = None
+    deviation: HalfDeviations | None = None
 
 
 class DataSplit:
@@ -185,7 +206,7 @@ class DisjointHalves(DataSplit):
             psi=psi,
             finder_initial_gap=psi + 2.0 * dev_b.bound,
             failure_prob=failure_prob + dev_a.failure_prob + dev_b.failure_prob,
-            deviation={"sampler_half": dev_a, "finder_half": dev_b},
+            deviation=HalfDeviations(sampler_half=dev_a, finder_half=dev_b),
         )
 
     def params(self, spec_a: ProblemSpec, spec_b: ProblemSpec) -> dict[str, Param]:

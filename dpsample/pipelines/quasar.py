@@ -62,7 +62,7 @@ import numpy as np
 
 from dpsample import bounds
 from dpsample._src import precision, validation
-from dpsample.base import AlgorithmInfo, PrivateAlgorithm
+from dpsample.base import AlgorithmInfo, PrivateAlgorithm, PublicRecord
 from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.finders.dp_sgd import DPSGD
@@ -72,10 +72,29 @@ from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
 from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import ArrayLike, PRNGKey
 
-__all__ = ["QuasarSGD", "QuasarSGDInfo", "dp_sgd_quasar"]
+__all__ = ["QuasarSGD", "QuasarSGDInfo", "QuasarSchedule", "dp_sgd_quasar"]
 
 #: The most full-batch steps a run takes by default (``T`` grows like ``(eps n)^2``).
 MAX_STEPS = 2_000
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class QuasarSchedule(PublicRecord):
+    """Proposition D.1's public schedule of one run (``info.schedule``).
+
+    Also a read-only mapping (``info["schedule"]["num_steps"]``).
+
+    Attributes:
+        num_steps: ``T``.
+        learning_rate: ``D / sqrt(T (G^2 + d sigma^2))``.
+        noise_std_estimate: The over-estimate ``sigma`` the learning rate uses.
+        source: Where ``T`` comes from (the proposition, capped, or the user).
+    """
+
+    num_steps: int
+    learning_rate: float
+    noise_std_estimate: float
+    source: str
 
 
 def _theorem_schedule(
@@ -87,7 +106,7 @@ def _theorem_schedule(
     epsilon: float,
     delta: float,
     num_steps: int | None = None,
-) -> dict[str, Any]:
+) -> QuasarSchedule:
     r"""Proposition D.1's public schedule for one run at ``(epsilon, delta)``.
 
     ``T = eps^2 n^2 / (d ln(1/delta))`` (at least 1, at most :data:`MAX_STEPS`),
@@ -106,7 +125,8 @@ def _theorem_schedule(
         num_steps: Override of ``T``.
 
     Returns:
-        ``{"num_steps", "learning_rate", "noise_std_estimate", "source"}``.
+        A :class:`QuasarSchedule` (``num_steps``, ``learning_rate``,
+        ``noise_std_estimate``, ``source``).
 
     Examples:
         >>> from dpsample.pipelines.quasar import _theorem_schedule
@@ -137,12 +157,9 @@ def _theorem_schedule(
     rho = epsilon_to_zcdp(eps, dlt)
     sigma = math.sqrt(t / (2.0 * rho)) * 2.0 * g / n
     eta = diam / math.sqrt(t * (g**2 + d * sigma**2))
-    return {
-        "num_steps": t,
-        "learning_rate": eta,
-        "noise_std_estimate": sigma,
-        "source": source,
-    }
+    return QuasarSchedule(
+        num_steps=t, learning_rate=eta, noise_std_estimate=sigma, source=source
+    )
 
 
 @functools.partial(jax.jit, static_argnames=("loss_fn",))
@@ -199,7 +216,7 @@ class QuasarSGDInfo(AlgorithmInfo):
         delta_run: Each run's delta ``delta/k``.
         epsilon_select: The selection's epsilon ``eps/2``.
         selection_inverse_temperature: ``k_sel = eps_sel n / osc``.
-        schedule: Proposition D.1's schedule (:func:`_theorem_schedule`).
+        schedule: Proposition D.1's schedule (:class:`QuasarSchedule`).
         noise_std: The runs' noise std on the mean gradient (calibrated).
         run_guarantee: One run's guarantee.
         quasar_convexity: The declared ``q``.
@@ -214,7 +231,7 @@ class QuasarSGDInfo(AlgorithmInfo):
     delta_run: float
     epsilon_select: float
     selection_inverse_temperature: float
-    schedule: dict[str, Any]
+    schedule: QuasarSchedule
     noise_std: float
     run_guarantee: PrivacyGuarantee
     quasar_convexity: float

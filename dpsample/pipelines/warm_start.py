@@ -73,7 +73,7 @@ from dpsample.pipelines.choice import (
     choose_sampler,
     should_warm_start,
 )
-from dpsample.pipelines.data_split import VARIANTS, DataSplit
+from dpsample.pipelines.data_split import VARIANTS, DataSplit, HalfDeviations
 from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import BudgetLedger, PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec, check_problem
@@ -248,7 +248,7 @@ class WarmStartInfo(AlgorithmInfo):
     psi_failure_prob: float
     psi_terms: Any
     psi_source: str
-    uniform_deviation: dict[str, Any] | None
+    uniform_deviation: HalfDeviations | None
     finder_initial_gap: float
     split: float
     epsilon_split: tuple[float, float]

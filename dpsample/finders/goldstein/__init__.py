@@ -166,7 +166,13 @@ from dpsample.finders.goldstein.algorithms import (
     goldstein_first_order,
     goldstein_zero_order,
 )
-from dpsample.finders.goldstein.guarantee import CALIBRATIONS, goldstein_guarantee
+from dpsample.finders.goldstein.guarantee import (
+    CALIBRATIONS,
+    AnchorDifferenceNoise,
+    GoldsteinNoise,
+    TreeNoise,
+    goldstein_guarantee,
+)
 from dpsample.finders.goldstein.o2nc import (
     O2NCOutput,
     O2NCScalars,
@@ -183,6 +189,7 @@ from dpsample.finders.goldstein.schedule import (
     ESTIMATORS,
     GOLDSTEIN_PRESETS,
     PASSES,
+    GoldsteinSchedule,
     default_alpha,
     evaluations,
     goldstein_theorem_parameters,
@@ -193,6 +200,7 @@ from dpsample.finders.goldstein.schedule import (
 )
 
 __all__ = [
+    "AnchorDifferenceNoise",
     "CALIBRATIONS",
     "ESTIMATORS",
     "PASSES",
@@ -200,6 +208,8 @@ __all__ = [
     "GoldsteinDiagnostics",
     "GoldsteinFirstOrder",
     "GoldsteinInfo",
+    "GoldsteinNoise",
+    "GoldsteinSchedule",
     "GoldsteinZeroOrder",
     "O2NCOutput",
     "O2NCScalars",
@@ -217,6 +227,7 @@ __all__ = [
     "sample_budget_iters",
     "scalars_of",
     "structure_of",
+    "TreeNoise",
     "tree_height",
     "tree_noise",
     "tree_nodes",

@@ -23,9 +23,10 @@ from dpsample.base import (
     optional,
 )
 from dpsample.domains import Unconstrained
-from dpsample.finders.goldstein.guarantee import goldstein_guarantee
+from dpsample.finders.goldstein.guarantee import GoldsteinNoise, goldstein_guarantee
 from dpsample.finders.goldstein.o2nc import o2nc_run, scalars_of, structure_of
 from dpsample.finders.goldstein.schedule import (
+    GoldsteinSchedule,
     default_alpha,
     goldstein_theorem_parameters,
 )
@@ -66,9 +67,10 @@ class GoldsteinInfo(AlgorithmInfo):
 
     Attributes:
         algorithm: ``"goldstein_zero_order"`` or ``"goldstein_first_order"``.
-        plan: The public schedule (:func:`goldstein_theorem_parameters`'s dict): every
-            parameter and bound.
-        noise: The calibrated noise (multipliers, stds, sensitivity).
+        plan: The public schedule, a :class:`GoldsteinSchedule` (also a mapping):
+            every parameter and bound.
+        noise: The calibrated noise, a :class:`TreeNoise` (single pass) or
+            :class:`AnchorDifferenceNoise` (multi pass); also mappings.
         output_window: Index of the released window average (drawn from the key).
         privacy_mode: ``"A (paper)"`` or ``"B (enforced sensitivity)"``.
         samples_used: Samples read (single pass; the planned count).
@@ -78,8 +80,8 @@ class GoldsteinInfo(AlgorithmInfo):
     """
 
     algorithm: str
-    plan: dict[str, Any]
-    noise: dict[str, Any]
+    plan: GoldsteinSchedule
+    noise: GoldsteinNoise
     output_window: int
     privacy_mode: str
     samples_used: int | None = optional()
@@ -276,8 +278,8 @@ def _run_goldstein(
     x_out = jax.block_until_ready(out.value)
     info = GoldsteinInfo(
         algorithm=algorithm.name,
-        plan=dict(schedule),
-        noise=dict(noise),
+        plan=GoldsteinSchedule.from_mapping(schedule),
+        noise=noise,
         output_window=int(out.output_window),
         privacy_mode=schedule["mode"],
         samples_used=int(out.samples_used) if single else None,

@@ -15,6 +15,7 @@ scales with the :class:`~dpsample.privacy.PrivacyGuarantee` of the run:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
@@ -22,11 +23,18 @@ from typing import Any
 import dp_accounting
 
 from dpsample._src import precision
+from dpsample.base import PublicRecord
 from dpsample.finders.accounting import C_SENS, gaussian_sum_guarantee
 from dpsample.privacy import PrivacyGuarantee
 from dpsample.privacy.calibration import calibrate, coarse_epsilon
 
-__all__ = ["CALIBRATIONS", "goldstein_guarantee"]
+__all__ = [
+    "CALIBRATIONS",
+    "AnchorDifferenceNoise",
+    "GoldsteinNoise",
+    "TreeNoise",
+    "goldstein_guarantee",
+]
 
 #: Calibration routes. ``"tight"`` (default): the smallest noise the returned
 #: guarantee itself certifies (its tightest route, PLD), so the run spends the budget
@@ -36,9 +44,47 @@ __all__ = ["CALIBRATIONS", "goldstein_guarantee"]
 CALIBRATIONS = ("tight", "rdp")
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class TreeNoise(PublicRecord):
+    """Single pass: the tree's calibrated noise (``info.noise``).
+
+    Attributes:
+        tree_noise_multiplier: ``z``: each node's std over the per-example bound.
+        tree_sigma: Each tree node's noise std, ``z s / C_SENS``.
+        sensitivity: ``s = max(s_A, s_D)`` of one node release.
+    """
+
+    tree_noise_multiplier: float
+    tree_sigma: float
+    sensitivity: float
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class AnchorDifferenceNoise(PublicRecord):
+    """Multi pass: the anchors' and differences' calibrated noise (``info.noise``).
+
+    Attributes:
+        anchor_noise_multiplier: ``z1 = c sqrt(N_A)``.
+        difference_noise_multiplier: ``z2 = c sqrt(N_D)`` (``None``: no difference
+            step).
+        sigma1: Anchor noise std, ``z1 s_A / C_SENS``.
+        sigma2: Difference noise std, ``z2 s_D / C_SENS`` (``0`` without
+            differences).
+    """
+
+    anchor_noise_multiplier: float
+    difference_noise_multiplier: float | None
+    sigma1: float
+    sigma2: float
+
+
+#: The calibrated noise of a Goldstein run, by pass.
+GoldsteinNoise = TreeNoise | AnchorDifferenceNoise
+
+
 def goldstein_guarantee(
     schedule: dict[str, Any], *, calibration: str = "tight"
-) -> tuple[dict[str, Any], PrivacyGuarantee]:
+) -> tuple[GoldsteinNoise, PrivacyGuarantee]:
     """Calibrated noise and guarantee of a :func:`goldstein_theorem_parameters` dict.
 
     The noise multipliers are in the ecosystem's unit (std over the per-example
@@ -95,11 +141,9 @@ def goldstein_guarantee(
 
         z = _calibrate(parts, exact, eps, delta_g, calibration)
         g = exact(z)
-        noise: dict[str, Any] = {
-            "tree_noise_multiplier": z,
-            "tree_sigma": z * (s / C_SENS),
-            "sensitivity": s,
-        }
+        noise: GoldsteinNoise = TreeNoise(
+            tree_noise_multiplier=z, tree_sigma=z * (s / C_SENS), sensitivity=s
+        )
     else:
         n_a, n_d = schedule["num_anchors"], schedule["num_differences"]
 
@@ -115,14 +159,12 @@ def goldstein_guarantee(
         c = _calibrate(parts, exact, eps, delta_g, calibration)
         g = exact(c)
         z1, z2 = c * math.sqrt(n_a), c * math.sqrt(max(n_d, 1))
-        noise = {
-            "anchor_noise_multiplier": z1,
-            "difference_noise_multiplier": z2 if n_d else None,
-            "sigma1": z1 * (schedule["anchor_sensitivity"] / C_SENS),
-            "sigma2": z2 * (schedule["difference_sensitivity"] / C_SENS)
-            if n_d
-            else 0.0,
-        }
+        noise = AnchorDifferenceNoise(
+            anchor_noise_multiplier=z1,
+            difference_noise_multiplier=z2 if n_d else None,
+            sigma1=z1 * (schedule["anchor_sensitivity"] / C_SENS),
+            sigma2=z2 * (schedule["difference_sensitivity"] / C_SENS) if n_d else 0.0,
+        )
     if tau > 0:
         g = g.with_tv_slack(tau)
     if not schedule["enforce_sensitivity"]:  # Mode A: the bounds rest on L

@@ -11,16 +11,20 @@ formulas are in :mod:`dpsample.finders.goldstein`; the tree helpers
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from dpsample._src import precision, validation
+from dpsample.base import PublicRecord, optional
 
 __all__ = [
     "ESTIMATORS",
     "PASSES",
     "GOLDSTEIN_PRESETS",
     "GOLDSTEIN_SIZINGS",
+    "GoldsteinSchedule",
     "default_alpha",
     "evaluations",
     "goldstein_theorem_parameters",
@@ -572,6 +576,112 @@ def goldstein_theorem_parameters(
     schedule["uncapped_evaluations"] = uncapped
     schedule["uncapped_num_iters"] = build(None)["num_iters"]
     return schedule
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GoldsteinSchedule(PublicRecord):
+    """The public schedule of a Goldstein run (``info.plan``): every parameter, bound.
+
+    The typed view of :func:`goldstein_theorem_parameters`'s dict; also a read-only
+    mapping (``info["plan"]["num_iters"]``). Every field is a function of public
+    inputs (``n``, ``d``, the declared constants, the budget, the options).
+
+    Attributes:
+        passes: ``"single"`` (Algorithms 3, 5) or ``"multi"`` (Algorithm 4).
+        preset: ``"corrected"`` or ``"paper"``.
+        estimator: ``"zero_order"`` or ``"first_order"``.
+        sizing: ``"practical"`` or ``"theory"`` (how ``m`` is chosen).
+        coupled_directions: Zero-order difference samples share their directions.
+        enforce_sensitivity: Mode B (estimates clipped to their bounds).
+        mode: ``"B (enforced sensitivity)"`` or ``"A (paper)"``.
+        n: Examples.
+        dim: Dimension ``d``.
+        epsilon: The budget's epsilon.
+        delta: The budget's delta.
+        lipschitz: Declared ``L``.
+        initial_gap: The public initial gap.
+        alpha: Smoothing radius (certified radius ``2 alpha``).
+        certified_radius: ``2 alpha``.
+        beta: Multi pass: the target stationarity (``None`` single pass).
+        num_iters: ``T``.
+        clip_radius: ``D``.
+        period: ``Sigma``.
+        tree_height: ``H = ceil(log2 Sigma)``.
+        anchor_batch: ``B1``.
+        difference_batch: ``B2``.
+        window: ``M``.
+        num_windows: ``floor(T/M)``.
+        step_size: ``eta``.
+        num_directions: ``m``.
+        num_anchors: Anchor steps.
+        num_differences: Difference steps.
+        samples_used: Examples read (single pass: the planned count; multi: ``n``).
+        num_estimates: Per-sample estimates in all.
+        failure_prob: ``gamma`` per estimate.
+        tv_slack: Mode A: the failure event's TV slack (``0`` in Mode B).
+        delta_gaussian: The delta of the Gaussian part.
+        concentration_radius: ``e``.
+        anchor_bound: ``C_A``.
+        difference_bound_max: ``C_D_max``.
+        anchor_sensitivity: ``2 C_A / B``.
+        difference_sensitivity: ``2 C_D_max / B``.
+        loss_evaluations: Per-example loss evaluations of the run.
+        gradient_evaluations: Per-example gradients of the run.
+        uncapped_evaluations: Under a compute cap: the uncapped schedule's count.
+        uncapped_num_iters: Under a compute cap: the uncapped ``T``.
+    """
+
+    passes: str
+    preset: str
+    estimator: str
+    sizing: str
+    coupled_directions: bool
+    enforce_sensitivity: bool
+    mode: str
+    n: int
+    dim: int
+    epsilon: float
+    delta: float
+    lipschitz: float
+    initial_gap: float
+    alpha: float
+    certified_radius: float
+    beta: float | None
+    num_iters: int
+    clip_radius: float
+    period: int
+    tree_height: int
+    anchor_batch: int
+    difference_batch: int
+    window: int
+    num_windows: int
+    step_size: float
+    num_directions: int
+    num_anchors: int
+    num_differences: int
+    samples_used: int
+    num_estimates: int
+    failure_prob: float
+    tv_slack: float
+    delta_gaussian: float
+    concentration_radius: float
+    anchor_bound: float
+    difference_bound_max: float
+    anchor_sensitivity: float
+    difference_sensitivity: float
+    loss_evaluations: int
+    gradient_evaluations: int
+    uncapped_evaluations: int | None = optional()
+    uncapped_num_iters: int | None = optional()
+
+    @classmethod
+    def from_mapping(cls, schedule: Mapping[str, Any]) -> GoldsteinSchedule:
+        """The record of a :func:`goldstein_theorem_parameters` dict (every key).
+
+        Raises:
+            TypeError: If a key is not a field (the dict and the record drifted).
+        """
+        return cls(**schedule)
 
 
 def _radius_m(estimator: str, d: int, log_g: float) -> float:

@@ -49,14 +49,21 @@ from dpsample.finders.spider_sosp.finder import (
     spider_sosp,
     stochastic_spider,
 )
-from dpsample.finders.spider_sosp.info import SpiderSOSPInfo, StochasticSpiderInfo
+from dpsample.finders.spider_sosp.info import (
+    BranchCounts,
+    SpiderSOSPInfo,
+    SpiderSOSPSchedule,
+    StochasticSpiderInfo,
+)
 from dpsample.finders.spider_sosp.schedule import PLAN_FIELDS, SPIDER_PRESETS
 
 __all__ = [
+    "BranchCounts",
     "PLAN_FIELDS",
     "SPIDER_PRESETS",
     "SpiderSOSP",
     "SpiderSOSPInfo",
+    "SpiderSOSPSchedule",
     "StochasticSpiderInfo",
     "plan_spider",
     "spider_sosp",

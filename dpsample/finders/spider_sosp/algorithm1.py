@@ -15,7 +15,7 @@ import numpy as np
 from jax import lax
 
 from dpsample._src import precision
-from dpsample.finders.spider_sosp.info import StochasticSpiderInfo
+from dpsample.finders.spider_sosp.info import BranchCounts, StochasticSpiderInfo
 from dpsample.plan import Plan
 from dpsample.problem import Problem
 from dpsample.types import Array, PRNGKey
@@ -193,10 +193,12 @@ def algorithm_1(
         n_o1_kick=int(final.n_o1_kick),
         n_o2=int(final.n_o2),
         cap_hit=bool(final.aborted),
-        branch_counts={
-            name: int(np.sum(codes == c))
-            for c, name in enumerate(("o1_drift", "o2", "kick", "aborted"))
-        },
+        branch_counts=BranchCounts(
+            **{
+                name: int(np.sum(codes == c))
+                for c, name in enumerate(("o1_drift", "o2", "kick", "aborted"))
+            }
+        ),
         samples_used=int(final.ptr) if population else None,
     )
     return xs, info

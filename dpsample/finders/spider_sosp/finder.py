@@ -17,7 +17,7 @@ from dpsample.base import PrivateAlgorithm
 from dpsample.finders import oracles
 from dpsample.finders.accounting import C_SENS
 from dpsample.finders.spider_sosp.algorithm1 import algorithm_1
-from dpsample.finders.spider_sosp.info import SpiderSOSPInfo
+from dpsample.finders.spider_sosp.info import SpiderSOSPInfo, SpiderSOSPSchedule
 from dpsample.finders.spider_sosp.schedule import (
     NEEDED_FOR,
     PLAN_FIELDS,
@@ -401,7 +401,7 @@ class SpiderSOSP(PrivateAlgorithm):
         preset = plan["preset"]
         common = dict(
             algorithm="Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2)",
-            plan={k: plan[k] for k in PLAN_FIELDS},
+            plan=SpiderSOSPSchedule(**{k: plan[k] for k in PLAN_FIELDS}),
             preset_label="paper" if preset == "paper" else "non-paper (practical)",
             n_o1_drift=run.n_o1_drift,
             n_o1_kick=run.n_o1_kick,
