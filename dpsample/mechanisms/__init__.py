@@ -12,6 +12,7 @@ from dpsample.mechanisms.exponential import (
 )
 from dpsample.mechanisms.gaussian import gaussian
 from dpsample.mechanisms.laplace import laplace
+from dpsample.mechanisms.select_sosp import select_sosp_iterate
 
 __all__ = [
     "above_threshold",
@@ -21,4 +22,5 @@ __all__ = [
     "gaussian",
     "gumbel_max",
     "laplace",
+    "select_sosp_iterate",
 ]
