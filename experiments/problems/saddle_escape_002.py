@@ -42,6 +42,22 @@ The run starts at the exact saddle ``x0 = 0`` (the centre of the ball).
   from the saddle over the same ``T`` and ``eta``, on the same data (``grad F_D(0) =
   mean z`` is 0 up to rounding; ``T + 1`` if it never escapes).
 
+Procedure 3′ (spec 002 §2.4), the **private** selection of an ``alpha``-SOSP among the
+released iterates ``x_1..x_T`` (:func:`dpsample.mechanisms.select_sosp_iterate`, ``k =
+SELECTION_CANDIDATES`` candidates, ``beta = SELECTION_FAILURE_PROB``, the declared
+``C = G``, ``L_c = M``, ``rho``), with its own budget ``epsilon_sel = epsilon`` (spec
+002 §3.6: the paper's ``Lap(./(n eps))`` uses the training ``epsilon``), so the total
+is ``(2 epsilon, delta)`` by basic composition (``selection_total_epsilon``). Run at
+the theorem's ``alpha`` (``sel_theory_*``) and at ``ALPHA_FIXED`` (``sel_fixed_*``):
+``*_failed`` (1 when it returned FAIL: public), ``*_grad_threshold`` /
+``*_eig_threshold`` (``tau_g``, ``tau_h``: public), and the non-private diagnostics
+``*_true_sosp`` (1 when it returned a point that is truly an ``alpha``-SOSP, closed
+form), ``*_false_sosp`` (1 when it returned a point that is not one) and
+``*_candidate_sosp_fraction`` (the fraction of its ``k`` candidates that are
+``alpha``-SOSPs) and ``*_escaped`` (1 when it returned a point with ``|w_d| >=
+sqrt(gamma)/2``, off the saddle: at the theorem's ``alpha`` the saddle is itself an
+``alpha``-SOSP).
+
 The iterates are dropped from the stored cell after they are measured.
 """
 
@@ -55,11 +71,24 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision
+from dpsample.mechanisms import select_sosp_iterate
 
-__all__ = ["ALPHA_FIXED", "constants", "loss", "make", "measure"]
+__all__ = [
+    "ALPHA_FIXED",
+    "SELECTION_CANDIDATES",
+    "SELECTION_FAILURE_PROB",
+    "constants",
+    "loss",
+    "make",
+    "measure",
+]
 
 #: The fixed SOSP accuracy: below ``gamma^2/rho`` (1/12 at the spec's settings).
 ALPHA_FIXED = 0.05
+#: Procedure 3′'s number of candidates ``k`` (fixed in advance, not tuned).
+SELECTION_CANDIDATES = 20
+#: Procedure 3′'s failure probability ``beta``.
+SELECTION_FAILURE_PROB = 0.05
 
 
 def _curvatures(d: int, gamma: float) -> np.ndarray:
@@ -206,6 +235,39 @@ def measure(execution: Any) -> dict[str, float]:
     for t in range(num_steps):
         w = gd[t]
         gd[t + 1] = w - eta * (h * w + w**3 + zbar)
+    # Procedure 3' on the released iterates x_1..x_T, epsilon_sel = epsilon
+    # The selection's key: from the cell's data seed (the run's [job] seed is not
+    # kept in the config), so that the cell is reproducible; like the run's seed it
+    # must be kept secret for the guarantee to hold.
+    sel_key = jax.random.fold_in(jax.random.key(int(cfg["data"].get("seed", 0))), 3)
+    selection: dict[str, float] = {
+        "selection_epsilon": eps,
+        "selection_total_epsilon": eps + eps,
+    }
+    for tag, alpha in (("theory", alpha_theory), ("fixed", ALPHA_FIXED)):
+        res = select_sosp_iterate(
+            jax.random.fold_in(sel_key, 0 if tag == "theory" else 1),
+            execution.problem,
+            xs,
+            alpha=alpha,
+            epsilon=eps,
+            num_candidates=SELECTION_CANDIDATES,
+            failure_prob=SELECTION_FAILURE_PROB,
+        )
+        ok = sosp(alpha)[1:]  # non-private diagnostic: which iterates qualify
+        returned = not res.info.failed
+        true = returned and bool(ok[res.info.selected])
+        selection[f"sel_{tag}_failed"] = float(res.info.failed)
+        selection[f"sel_{tag}_true_sosp"] = float(true)
+        selection[f"sel_{tag}_false_sosp"] = float(returned and not true)
+        selection[f"sel_{tag}_escaped"] = float(
+            returned and abs(ws[1 + res.info.selected, -1]) >= math.sqrt(gamma) / 2.0
+        )
+        selection[f"sel_{tag}_candidate_sosp_fraction"] = float(
+            np.mean(ok[np.asarray(res.info.candidates)])
+        )
+        selection[f"sel_{tag}_grad_threshold"] = res.info.grad_threshold
+        selection[f"sel_{tag}_eig_threshold"] = res.info.eig_threshold
     # The iterates were measured; the stored cell keeps the released point only.
     execution.report["info"].pop("iterates", None)
     minimum = np.zeros(d)
@@ -227,6 +289,7 @@ def measure(execution: Any) -> dict[str, float]:
         "gd_final_norm": float(np.linalg.norm(gd[-1])),
         "mean_z_norm": float(np.linalg.norm(zbar)),
         "noise_std": float(info.noise_std),
+        **selection,
     }
 
 

@@ -83,3 +83,10 @@ def test_saddle_escape_002_smoke(tmp_path):
     assert v["saddle_is_sosp_fixed"] == 0.0  # alpha = 0.05 excludes the saddle
     assert 0.0 <= v["sosp_fraction_theory"] <= 1.0
     assert {"escape_step", "gd_escape_step"} <= set(summary["prediction"])
+    # Procedure 3': epsilon_sel = epsilon, total 2 epsilon; one outcome per alpha
+    assert v["selection_total_epsilon"] == 2 * v["selection_epsilon"]
+    for tag in ("theory", "fixed"):
+        outcomes = [v[f"sel_{tag}_{o}"] for o in ("failed", "true_sosp", "false_sosp")]
+        assert sorted(outcomes) == [0.0, 0.0, 1.0]
+    assert v["sel_fixed_grad_threshold"] < 0  # alpha = 0.05 cannot be certified
+    assert v["sel_fixed_failed"] == 1.0
