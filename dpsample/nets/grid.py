@@ -10,6 +10,7 @@ only on public values (the ball and the spacing).
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import jax
@@ -22,6 +23,8 @@ from dpsample.nets.ball import ball_center, require_ball
 from dpsample.types import Array, ArrayLike
 
 __all__ = ["GridNet", "grid_net", "grid_net_size_bound"]
+
+_LOG_FLOAT_MAX = math.log(sys.float_info.max)
 
 _MAX_ROWS = 1 << 24  # largest row table of a GridNet (rows of the enumeration)
 _BUILD_BLOCK = 1 << 13  # rows per block while building the row table
@@ -413,12 +416,14 @@ def grid_net_size_bound(dim: int, radius: float, spacing: float) -> float:
         spacing: ``h``.
 
     Returns:
-        The bound (float).
+        The bound (float; ``inf`` beyond the float range).
 
     Examples:
         >>> import dpsample
         >>> from dpsample.domains import Ball
         >>> from dpsample.nets import grid_net, grid_net_size_bound
+        >>> grid_net_size_bound(400, 1.0, 0.1)  # (2m + 1)^d is past 1e308
+        inf
         >>> grid_net(Ball(1.0, dim=2), spacing=0.1).size() <= grid_net_size_bound(
         ...     2, 1.0, 0.1)
         True
@@ -427,9 +432,12 @@ def grid_net_size_bound(dim: int, radius: float, spacing: float) -> float:
     r = validation.positive("radius", radius)
     h = validation.positive("spacing", spacing)
     log_vd = 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d + 1.0)
-    vol = math.exp(min(log_vd + d * math.log(r / h + math.sqrt(d)), 700.0))
+    log_vol = log_vd + d * math.log(r / h + math.sqrt(d))
     m = math.floor(r / h + math.sqrt(d) / 2.0)
-    return float(min(vol, float(2 * m + 1) ** d))
+    log_bound = min(log_vol, d * math.log(2 * m + 1))
+    # In log space: (2m + 1)^d overflows a float from d of a few hundred; a bound
+    # beyond the float range is infinite (no net that size can be built).
+    return math.exp(log_bound) if log_bound < _LOG_FLOAT_MAX else math.inf
 
 
 precision.scope_public(globals())

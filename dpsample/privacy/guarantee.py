@@ -14,6 +14,12 @@ reported:
   (pessimistic discretisation, so the reported epsilon is an upper bound).
 * ``"zcdp"``: the seed 000 Lemma A.4 conversion ``rho + 2 sqrt(rho log(1/delta))``, a
   cross-check only (it is never tighter than the RDP route on the same rho).
+* ``"split"``, only where none of the above covers every component (a zCDP-only
+  component, such as a Gibbs sampler's LSI guarantee, composed with a subsampled event
+  that has no zCDP or RDP form, such as a truncated Poisson-subsampled Gaussian): the
+  zCDP components and the rest are accounted apart and added by basic composition
+  (Dwork and Roth 2014, Thm 3.16), ``epsilon_1(f delta) + epsilon_2((1 - f) delta)``
+  minimised over a fixed grid of ``f`` (each ``f`` gives a valid bound).
 
 What ran and how it is accounted stay apart (dp_accounting's design): components built
 from ``dp_accounting.DpEvent`` objects use dp_accounting's RDP and PLD accountants; the
@@ -84,6 +90,8 @@ RDP_ORDERS: tuple[float, ...] = tuple(
 #: a coarser pessimistic discretisation is still a valid upper bound.
 PLD_DISCRETIZATION = 1e-4
 PLD_MAX_POINTS = 2_000_000
+#: The split route's grid of shares ``f`` of delta (epsilon) for the zCDP group.
+_SPLIT_FRACTIONS = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
 
 
 # --------------------------------------------------------------------------------------
@@ -893,6 +901,43 @@ class PrivacyGuarantee:
         dlt = math.fsum(c.delta * k for c, k in self.components)
         return eps, dlt
 
+    def _split(self) -> tuple[PrivacyGuarantee, PrivacyGuarantee] | None:
+        """The zCDP components and the rest, as two guarantees (``None``: one group)."""
+        if "split" not in self._cache:
+            zcdp = tuple((c, k) for c, k in self.components if c.kind == "zcdp")
+            rest = tuple((c, k) for c, k in self.components if c.kind != "zcdp")
+            self._cache["split"] = (
+                (
+                    PrivacyGuarantee(zcdp, self.relation),
+                    PrivacyGuarantee(rest, self.relation),
+                )
+                if zcdp and rest
+                else None
+            )
+        return self._cache["split"]
+
+    def _split_epsilon(self, delta: float) -> float | None:
+        """Basic composition of the two groups' epsilons, the delta split searched."""
+        groups = self._split()
+        if groups is None or not delta > 0:
+            return None
+        a, b = groups
+        return min(
+            a.epsilon(f * delta) + b.epsilon((1.0 - f) * delta)
+            for f in _SPLIT_FRACTIONS
+        )
+
+    def _split_delta(self, epsilon: float) -> float | None:
+        """Basic composition of the two groups' deltas, the epsilon split searched."""
+        groups = self._split()
+        if groups is None:
+            return None
+        a, b = groups
+        return min(
+            min(1.0, a.delta(f * epsilon) + b.delta((1.0 - f) * epsilon))
+            for f in _SPLIT_FRACTIONS
+        )
+
     def _exact_epsilons(self, delta: float) -> dict[str, float]:
         """Epsilon of the exact mechanism (no TV slack) by every valid route."""
         if not self.components:
@@ -919,6 +964,10 @@ class PrivacyGuarantee:
             rho = self.zcdp_rho()
             if rho is not None:
                 routes["zcdp"] = zcdp_to_epsilon(rho, delta)
+        if not any(math.isfinite(v) for v in routes.values()):
+            split = self._split_epsilon(delta)
+            if split is not None:
+                routes["split"] = split
         return routes
 
     def _exact_deltas(self, epsilon: float) -> dict[str, float]:
@@ -944,6 +993,10 @@ class PrivacyGuarantee:
         rho = self.zcdp_rho()
         if rho is not None:
             routes["zcdp"] = zcdp_to_delta(rho, epsilon)
+        if not any(v < 1.0 for v in routes.values()):
+            split = self._split_delta(epsilon)
+            if split is not None:
+                routes["split"] = split
         return routes
 
     def delta(self, epsilon: float) -> float:
