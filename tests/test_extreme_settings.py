@@ -289,6 +289,8 @@ EXPECTED_REFUSALS = {
     # the theorem's failure probability sqrt(d) / (eps n) of the population
     # pipeline's warm start exceeds 1 where eps n < sqrt(d)
     ("warm_start", 0.01, 10): "failure_prob",
+    # the JL method's inner warm start, in the projected dimension: the same rule
+    ("jl_glm", 0.01, 10): "failure_prob",
 }
 
 

@@ -19,7 +19,11 @@ reported:
   that has no zCDP or RDP form, such as a truncated Poisson-subsampled Gaussian): the
   zCDP components and the rest are accounted apart and added by basic composition
   (Dwork and Roth 2014, Thm 3.16), ``epsilon_1(f delta) + epsilon_2((1 - f) delta)``
-  minimised over a fixed grid of ``f`` (each ``f`` gives a valid bound).
+  minimised over a fixed grid of ``f`` (each ``f`` gives a valid bound). Each group is
+  an interactive mechanism that is ``(epsilon_g, delta_g)``-DP by its own route; where
+  the groups interleave, the concurrent composition of two such mechanisms is still
+  ``(epsilon_1 + epsilon_2, delta_1 + delta_2)``-DP (Vadhan and Wang 2021; Lyu 2022),
+  and a warm start runs them one after the other anyway.
 
 What ran and how it is accounted stay apart (dp_accounting's design): components built
 from ``dp_accounting.DpEvent`` objects use dp_accounting's RDP and PLD accountants; the
