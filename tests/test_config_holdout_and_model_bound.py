@@ -63,6 +63,7 @@ def test_config_without_the_new_keys_is_unchanged():
     assert "lipschitz" not in cfg["model"]
 
 
+@pytest.mark.slow  # 9-20 s: keeps the fast suite under 5 minutes
 def test_holdout_trains_on_the_training_rows():
     cfg = resolve_config(_raw(data={"holdout": 0.2, "holdout_seed": 0}))
     spec, _ = build_spec(cfg)
@@ -86,6 +87,7 @@ def test_bad_holdout_is_refused(data, match):
         resolve_config(_raw(data=data))
 
 
+@pytest.mark.slow  # 9-20 s: keeps the fast suite under 5 minutes
 def test_declared_bound_runs_algorithm_2():
     cfg = resolve_config(_raw(model={"lipschitz": 5.0}, options={}))
     spec, facts = build_spec(cfg)

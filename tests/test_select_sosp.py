@@ -128,6 +128,7 @@ def test_fail_when_no_iterate_qualifies(xs):
     assert rate >= 1 - BETA - 3 * binomial_se(BETA, m)
 
 
+@pytest.mark.slow  # 9-20 s: keeps the fast suite under 5 minutes
 def test_selects_a_true_sosp_when_half_qualify():
     xs = jnp.array([[0.0, 0.0], [0.0, SQRT2]] * 4)  # half saddles, half minima
     m = 60
