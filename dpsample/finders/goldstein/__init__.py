@@ -139,7 +139,9 @@ Two phases (``docs/architecture.md``): :class:`GoldsteinZeroOrder` and
 :func:`goldstein_theorem_parameters`,
 the noise and guarantee :func:`goldstein_guarantee`, the cost :func:`evaluations`)
 and run one module-level jitted ``lax.scan`` (:func:`o2nc_run`), compiled once per
-loss, structure (sizes and flags) and data shapes; real-valued parameters are traced.
+loss, structure (sizes and flags), data shapes and whether a progress bar is drawn
+(:mod:`dpsample.progress`, read on the host at each run; the same result either way);
+real-valued parameters are traced.
 :func:`goldstein_zero_order` and :func:`goldstein_first_order` are their plain
 functions.
 

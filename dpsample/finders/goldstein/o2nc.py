@@ -4,7 +4,9 @@ One module-level jitted core, :func:`o2nc_run`, runs a whole planned schedule (a
 ``lax.scan`` over ``T`` steps). Its static arguments are the loss function and the
 :class:`O2NCStructure` (sizes and flags); every real-valued parameter (``alpha``,
 ``L``, ``eta``, ``D``, the bounds, the noise scales) is a traced operand, so a second
-run with the same shapes and structure does not recompile. The estimators
+run with the same shapes and structure does not recompile. Whether a progress bar is
+drawn (:mod:`dpsample.progress`, read on the host at each run) is a static argument
+too: each setting compiles once, and the iterates are the same. The estimators
 (:func:`zo_estimate`, :func:`fo_estimate`) and the tree noise (:func:`tree_noise`)
 are the building blocks, public for tests and benchmarks.
 """
@@ -19,6 +21,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from dpsample import progress
 from dpsample._src import clipping, precision
 from dpsample.types import Array, PRNGKey
 
@@ -303,7 +306,7 @@ def scalars_of(
     )
 
 
-@functools.partial(jax.jit, static_argnames=("loss_fn", "structure"))
+@functools.partial(jax.jit, static_argnames=("loss_fn", "structure", "show_progress"))
 def _o2nc(
     loss_fn: Callable[..., Any],
     structure: O2NCStructure,
@@ -311,7 +314,9 @@ def _o2nc(
     data: Any,
     x0: Array,
     s: O2NCScalars,
+    show_progress: bool = False,
 ) -> O2NCOutput:
+    """The core; ``show_progress``: a progress bar (:mod:`dpsample.progress`)."""
     st = structure
     d, big_t, sig, h = st.dim, st.num_iters, st.period, st.height
     b1, b2, m = st.anchor_batch, st.difference_batch, st.num_directions
@@ -405,7 +410,10 @@ def _o2nc(
 
     zeros = jnp.zeros(d, dtype=x0.dtype)
     init = (zeros, x0, x0, zeros, jnp.int32(0), jnp.int32(0), jnp.int32(0))
-    scanned: tuple[Any, Array] = jax.lax.scan(step, init, jnp.arange(1, big_t + 1))
+    label = "goldstein_zero_order" if st.zero_order else "goldstein_first_order"
+    scanned: tuple[Any, Array] = progress.scan(
+        step, init, jnp.arange(1, big_t + 1), label=label, show=show_progress
+    )
     final, zs = scanned
     big_m = st.window
     k_win = big_t // big_m
@@ -424,6 +432,10 @@ def o2nc_run(
 ) -> O2NCOutput:
     """Run O2NC for a planned structure (jitted once per loss, structure, shapes).
 
+    A progress bar (label ``goldstein_zero_order`` or ``goldstein_first_order``) is
+    drawn when :func:`dpsample.progress.is_enabled` (read here, at each call); the
+    result is the same either way, and each setting compiles once.
+
     Keys: ``rng_key`` is split into the loop, tree and output keys (in that order);
     step ``t`` uses ``fold_in(loop_key, t)``, period ``p`` the tree key
     ``fold_in(tree_key, p)``.
@@ -432,7 +444,13 @@ def o2nc_run(
         :class:`O2NCOutput`.
     """
     return _o2nc(
-        loss_fn, structure, rng_key, data, jnp.asarray(x0, jnp.float64), scalars
+        loss_fn,
+        structure,
+        rng_key,
+        data,
+        jnp.asarray(x0, jnp.float64),
+        scalars,
+        show_progress=progress.is_enabled(),
     )
 
 

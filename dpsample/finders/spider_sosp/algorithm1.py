@@ -1,7 +1,10 @@
 r"""Stochastic Spider SOSP: Algorithm 1 (seed 000), one jitted ``lax.scan``.
 
 The drift-controlled Spider loop of a
-:class:`~dpsample.finders.spider_sosp.SpiderSOSP` plan, with its typed info.
+:class:`~dpsample.finders.spider_sosp.SpiderSOSP` plan, with its typed info. The loop
+draws a progress bar (label ``stochastic_spider``) when
+:func:`dpsample.progress.is_enabled` (read on the host at each run, passed to the
+jitted core as a static argument: each setting compiles once, same iterates).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from dpsample import progress
 from dpsample._src import precision
 from dpsample.finders.spider_sosp.info import BranchCounts, StochasticSpiderInfo
 from dpsample.plan import Plan
@@ -39,7 +43,14 @@ class _SpiderState(NamedTuple):
 
 @functools.partial(
     jax.jit,
-    static_argnames=("o1_fn", "o2_fn", "num_iters", "kick_mode", "batches"),
+    static_argnames=(
+        "o1_fn",
+        "o2_fn",
+        "num_iters",
+        "kick_mode",
+        "batches",
+        "show_progress",
+    ),
 )
 def _spider_scan(
     rng_key: PRNGKey,
@@ -54,6 +65,7 @@ def _spider_scan(
     num_iters: int,
     kick_mode: str,
     batches: tuple[int, int] | None,
+    show_progress: bool = False,
 ) -> tuple[_SpiderState, Array, Array]:
     # The oracles enter as (static structure, traced operands) pairs
     # (``oracle.functional()``): the data and the noise scales are arguments, so
@@ -135,7 +147,13 @@ def _spider_scan(
         ptr=jnp.asarray(0, jnp.int32),
         aborted=jnp.asarray(False),
     )
-    final, (xs, codes) = lax.scan(step, init, jax.random.split(rng_key, num_iters))
+    final, (xs, codes) = progress.scan(
+        step,
+        init,
+        jax.random.split(rng_key, num_iters),
+        label="stochastic_spider",
+        show=show_progress,
+    )
     return final, xs, codes
 
 
@@ -185,6 +203,7 @@ def algorithm_1(
         num_iters=plan["num_iters"],
         kick_mode=plan["kick_mode"],
         batches=batches,
+        show_progress=progress.is_enabled(),
     )
     codes = np.asarray(codes)
     info = StochasticSpiderInfo(
