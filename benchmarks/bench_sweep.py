@@ -29,6 +29,7 @@ results also go to ``benchmarks/results/sweep.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -106,12 +107,24 @@ def _loop(cells: int) -> dict:
     def run(cfg: dict) -> None:  # what `dpsample run` does, diagnostics on
         execute({**cfg, "output": {}}, diagnostics=True)
 
-    run(_warm_cell())
-    configs = [c.config for c in load_spec(_spec(cells)).cells()]
-    start, cpu = time.perf_counter(), _cpu()
-    for cfg in configs:
-        run(cfg)
-    return {"seconds": time.perf_counter() - start, "cpu_seconds": _cpu() - cpu}
+    # One core, like an engine worker (pin_to_one_core): XLA sizes its thread pool
+    # from the affinity mask, not from XLA_FLAGS.
+    from dpsample.validation.engine import pin_to_one_core
+
+    allowed = os.sched_getaffinity(0)
+    pin_to_one_core(0)
+    try:
+        run(_warm_cell())
+        configs = [c.config for c in load_spec(_spec(cells)).cells()]
+        start, cpu = time.perf_counter(), _cpu()
+        for cfg in configs:
+            run(cfg)
+        out = {"seconds": time.perf_counter() - start, "cpu_seconds": _cpu() - cpu}
+    finally:
+        for tid in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(int(tid), allowed)
+    return out
 
 
 def _engine(cells: int, workers: int) -> dict:

@@ -47,6 +47,7 @@ __all__ = [
     "describe_cell",
     "failed_summary",
     "local_client",
+    "pin_to_one_core",
     "plan_sweep",
     "run_sweep",
     "sweep",
@@ -366,6 +367,43 @@ def _scoped_environ(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def pin_to_one_core(index: int) -> int | None:
+    """Pin every thread of this process to one of its allowed cores (Linux).
+
+    The core is ``sorted(allowed)[index % len(allowed)]``. Threads started later
+    inherit it. XLA:CPU sizes its thread pool from the process's affinity, and
+    jaxlib 0.10 ignores ``--xla_cpu_multi_thread_eigen=false
+    intra_op_parallelism_threads=1`` (measured: a jitted matmul-and-exp loop kept 1.9
+    cores busy with them set, 1.0 under ``taskset``), so one core per worker is what
+    makes a worker single-threaded. Returns the core, or ``None`` where the platform
+    has no affinity calls.
+
+    Examples:
+        >>> import os
+        >>> from dpsample.validation.engine import pin_to_one_core
+        >>> before = os.sched_getaffinity(0)
+        >>> pin_to_one_core(0) in before
+        True
+        >>> for tid in os.listdir("/proc/self/task"):  # undo for the caller
+        ...     os.sched_setaffinity(int(tid), before)
+    """
+    if not (hasattr(os, "sched_getaffinity") and hasattr(os, "sched_setaffinity")):
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+    core = cores[index % len(cores)]
+    for tid in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError):  # a thread that has just ended
+            os.sched_setaffinity(int(tid), {core})
+    os.sched_setaffinity(0, {core})
+    return core
+
+
+def _pin_worker(dask_worker: Any = None) -> int | None:
+    """In a local worker: one core, by the worker's index (LocalCluster names 0..)."""
+    name = getattr(dask_worker, "name", 0)
+    return pin_to_one_core(name if isinstance(name, int) else 0)
+
+
 def _ignore_sigint(dask_worker: Any = None) -> None:
     """In a local worker: leave Ctrl-C to the client, which stops the cluster.
 
@@ -388,7 +426,10 @@ def local_client(workers: int | None = None) -> Iterator[Any]:
     (default one per core), each started with :func:`worker_environment`. The
     multiprocessing method and the environment are set for the cluster's lifetime
     only (``dask.config.set`` in scope; ``os.environ``, into which the nanny exports
-    the variables before spawning, is restored afterwards).
+    the variables before spawning, is restored afterwards). Each worker is then
+    pinned to one core (:func:`pin_to_one_core`, worker ``i`` on allowed core ``i``
+    modulo their number): XLA:CPU sizes its thread pool from the affinity mask, and
+    the ``XLA_FLAGS`` thread settings alone no longer keep it to one thread.
 
     Args:
         workers: Number of worker processes.
@@ -427,6 +468,7 @@ def local_client(workers: int | None = None) -> Iterator[Any]:
         try:
             with Client(cluster) as client:
                 client.run(_ignore_sigint)
+                client.run(_pin_worker)  # one core each: see pin_to_one_core
                 yield client
         finally:
             cluster.close()

@@ -45,6 +45,13 @@ def worker_facts(execution):
             "--xla_cpu_multi_thread_eigen=false" in os.environ.get("XLA_FLAGS", "")
         ),
         "jax_on_cpu": float(os.environ.get("JAX_PLATFORMS") == "cpu"),
+        # XLA sizes its thread pool from the affinity mask: every thread on one core
+        "one_core": float(
+            all(
+                len(os.sched_getaffinity(int(tid))) == 1
+                for tid in os.listdir("/proc/self/task")
+            )
+        ),
         # Dask's default MALLOC_TRIM_THRESHOLD_ doubles JAX cells' CPU time
         "malloc_trim_unset": float("MALLOC_TRIM_THRESHOLD_" not in os.environ),
         # a forked worker would inherit the test process's modules, pytest included

@@ -167,6 +167,7 @@ def test_on_a_local_cluster_cells_run_in_spawned_single_threaded_workers(tmp_pat
         facts = rec["measurements"]["values"]
         assert facts["pid"] != os.getpid() and rec["pid"] == facts["pid"]
         assert facts["xla_single_thread"] == 1.0 and facts["jax_on_cpu"] == 1.0
+        assert facts["one_core"] == 1.0  # pinned: XLA's pool follows the affinity
         assert facts["pytest_imported"] == 0.0  # spawned, not forked
         assert facts["malloc_trim_unset"] == float(
             "MALLOC_TRIM_THRESHOLD_" not in environ
