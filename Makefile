@@ -17,11 +17,13 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/dpsample quickstart
 
+# --reruns 1: a test whose worker crashed (an intermittent XLA:CPU segfault while
+# compiling, see pyproject.toml) runs once more; fixed keys make real failures repeat.
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --durations=15
+	$(PY) -m pytest -n 2 --reruns 1 --durations=15
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -m "not slow"
+	$(PY) -m pytest -n 2 --reruns 1 -m "not slow"
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet "torch==2.13.0" || true
