@@ -27,6 +27,7 @@ from dpsample._src import precision, validation
 
 __all__ = [
     "GibbsWarmStartBound",
+    "default_failure_prob",
     "QuasarWarmStartBound",
     "Theorem58Bound",
     "UniformDeviationBound",
@@ -851,6 +852,24 @@ def quasar_sgd_warm_start_bound(
 def stationarity_abar(dim: int, n: int, epsilon: float, delta: float) -> float:
     """``abar = sqrt(d ln(1/delta)) / (eps n)``, the privacy term of Theorem 3.2."""
     return math.sqrt(dim * math.log(1.0 / delta)) / (epsilon * n)
+
+
+def default_failure_prob(dim: int, epsilon: float, n: int) -> float | None:
+    """The warm start's default failure probability ``zeta = sqrt(d) / (eps n)``.
+
+    Theorem 3.2's choice (seed 003), used by every warm-start sampler's ``psi``.
+
+    Returns:
+        ``zeta``, or ``None`` when it is ``>= 1`` (no useful default: ``eps n`` is
+        too small).
+
+    Examples:
+        >>> from dpsample.bounds import default_failure_prob
+        >>> default_failure_prob(4, 1.0, 100), default_failure_prob(4, 0.01, 100)
+        (0.02, None)
+    """
+    zeta = math.sqrt(dim) / (epsilon * n)
+    return zeta if zeta < 1.0 else None
 
 
 def theorem_3_2_stationarity_bound(

@@ -167,12 +167,6 @@ class NetInfo(AlgorithmInfo):
     diagnostics: None = None
 
 
-def _default_failure_prob(dim: int, epsilon: float, n: int) -> float | None:
-    """The warm start's default ``zeta = sqrt(d) / (eps n)`` (``None`` if ``>= 1``)."""
-    zeta = math.sqrt(dim) / (epsilon * n)
-    return zeta if zeta < 1.0 else None
-
-
 class NetExponentialMechanism(PrivateAlgorithm):
     """The exponential mechanism over a net of ``K`` (Theorem 5.8), plan then run.
 
@@ -392,7 +386,7 @@ class NetExponentialMechanism(PrivateAlgorithm):
                 b.total, "theorem", "Thm 5.8: E excess <= G r + (log N + 1)/k"
             )
             if zeta is None:
-                zeta = _default_failure_prob(dim, epsilon, n)
+                zeta = bounds.default_failure_prob(dim, epsilon, n)
                 zeta_source = ("default", "sqrt(d)/(eps n)")
             else:
                 zeta_source = ("user", "")

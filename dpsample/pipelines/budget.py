@@ -13,9 +13,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from dpsample._src import precision
+from dpsample._src import precision, validation
 from dpsample.base import PrivateAlgorithm
-from dpsample.plan import Budget, Plan
+from dpsample.bounds import default_failure_prob
+from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import PrivacyGuarantee
 from dpsample.problem import ProblemSpec
 
@@ -24,6 +25,7 @@ __all__ = [
     "SPEND_RTOL",
     "SPEND_RULES",
     "finder_for_the_rest",
+    "resolve_failure_prob",
     "stage_budgets",
 ]
 
@@ -43,6 +45,49 @@ SPEND_RTOL = 0.015
 ``1 - SPEND_RTOL`` of epsilon, and then aims at spending at least that much."""
 
 _SPEND_STEPS = 8  # the most finder plans the search makes
+
+
+def resolve_failure_prob(
+    failure_prob: float | None,
+    *,
+    dim: int,
+    epsilon: float,
+    n: int,
+    hint: str = "",
+) -> Param:
+    """A warm start's ``zeta``: the caller's in ``(0, 1)``, else ``sqrt(d)/(eps n)``.
+
+    Args:
+        failure_prob: The caller's value, or ``None`` for the default
+            (:func:`~dpsample.bounds.default_failure_prob`).
+        dim: ``d``.
+        epsilon: The epsilon the default is computed at.
+        n: Number of examples.
+        hint: Added to the refusal when the default is ``>= 1``.
+
+    Returns:
+        The :class:`~dpsample.plan.Param` (source ``"default"`` or ``"user"``).
+
+    Raises:
+        ValueError: A ``failure_prob`` outside ``(0, 1)``, or a default ``>= 1``.
+
+    Examples:
+        >>> from dpsample.pipelines.budget import resolve_failure_prob
+        >>> resolve_failure_prob(None, dim=4, epsilon=1.0, n=100).value
+        0.02
+    """
+    if failure_prob is None:
+        zeta = default_failure_prob(dim, epsilon, n)
+        if zeta is None:
+            raise ValueError(
+                "The default failure_prob sqrt(d)/(eps n) = "
+                f"{math.sqrt(dim) / (epsilon * n):.4g} >= 1; pass failure_prob={hint}"
+            )
+        return Param(zeta, "default", "sqrt(d)/(eps n)")
+    zeta = validation.probability("failure_prob", failure_prob, open_left=True)
+    if not zeta < 1.0:
+        raise ValueError(f"Expected failure_prob={zeta!r} < 1")
+    return Param(zeta, "user")
 
 
 def stage_budgets(

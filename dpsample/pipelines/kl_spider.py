@@ -112,6 +112,7 @@ from dpsample._src import clipping, precision, validation
 from dpsample.base import AlgorithmInfo, NonPrivateDiagnostics, PrivateAlgorithm
 from dpsample.bounds import WarmStartBound
 from dpsample.domains import Ball, project_with, projection_operands
+from dpsample.pipelines.budget import resolve_failure_prob
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -615,17 +616,8 @@ class KLSpider(PrivateAlgorithm):
             "smoothness", spec.smoothness, needed_for="KL-Spider (step and variations)"
         )
         n, d = spec.n, spec.dim
-        if failure_prob is None:
-            fail = math.sqrt(d) / (epsilon * n)
-            if not fail < 1.0:
-                raise ValueError(
-                    f"The default failure_prob sqrt(d)/(eps n) = {fail:.4g} >= 1; "
-                    "pass failure_prob="
-                )
-            fail_param = Param(fail, "default", "sqrt(d)/(eps n)")
-        else:
-            fail = validation.delta_in_open_unit(failure_prob, name="failure_prob")
-            fail_param = Param(fail, "user")
+        fail_param = resolve_failure_prob(failure_prob, dim=d, epsilon=epsilon, n=n)
+        fail = fail_param.value
         if initial_gap is None:
             f0 = (big_l * gamma) ** kappa
             f0_param = Param(f0, "default", "(L gamma)^kappa (KL* at x0, spec A2)")

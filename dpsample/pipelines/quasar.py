@@ -67,6 +67,7 @@ from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.finders.dp_sgd import DPSGD
 from dpsample.mechanisms import exponential_logits, gumbel_max
+from dpsample.pipelines.budget import resolve_failure_prob
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
 from dpsample.problem import Problem, ProblemSpec
@@ -305,19 +306,8 @@ class QuasarSGD(PrivateAlgorithm):
         if q > 1.0:
             raise ValueError(f"Expected quasar_convexity={q!r} in (0, 1]")
         n, d = spec.n, spec.dim
-        if failure_prob is None:
-            zeta = math.sqrt(d) / (epsilon * n)
-            if not zeta < 1.0:
-                raise ValueError(
-                    f"The default failure_prob sqrt(d)/(eps n) = {zeta:.4g} >= 1; "
-                    "pass failure_prob="
-                )
-            zeta_param = Param(zeta, "default", "sqrt(d)/(eps n)")
-        else:
-            zeta = validation.probability("failure_prob", failure_prob, open_left=True)
-            if zeta >= 1.0:
-                raise ValueError(f"Expected failure_prob={zeta!r} < 1")
-            zeta_param = Param(zeta, "user")
+        zeta_param = resolve_failure_prob(failure_prob, dim=d, epsilon=epsilon, n=n)
+        zeta = zeta_param.value
         gap = validation.nonnegative("minimizer_gap", minimizer_gap)
         domain = spec.domain
         if not isinstance(domain, Ball):

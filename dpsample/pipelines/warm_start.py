@@ -39,7 +39,6 @@ References:
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,6 +64,7 @@ from dpsample.pipelines.budget import (
     SPEND_RTOL,
     SPEND_RULES,
     finder_for_the_rest,
+    resolve_failure_prob,
     stage_budgets,
 )
 from dpsample.pipelines.choice import (
@@ -413,17 +413,13 @@ class WarmStart(PrivateAlgorithm):
         big_l = validation.require_constant(
             "lipschitz", spec.lipschitz, needed_for="the warm start's bound psi"
         )
-        if failure_prob is None:
-            zeta = math.sqrt(d) / (epsilon * n)
-            if not zeta < 1.0:
-                raise ValueError(
-                    f"The default failure_prob sqrt(d)/(eps n) = {zeta:.4g} >= 1; pass "
-                    "failure_prob= (or run the finder alone: eps n is too small)"
-                )
-        else:
-            zeta = validation.probability("failure_prob", failure_prob, open_left=True)
-            if not zeta < 1.0:
-                raise ValueError(f"Expected failure_prob={zeta!r} < 1")
+        zeta = resolve_failure_prob(
+            failure_prob,
+            dim=d,
+            epsilon=epsilon,
+            n=n,
+            hint=" (or run the finder alone: eps n is too small)",
+        ).value
         spec_a, spec_b = data_split.specs(spec, ball)
 
         # ---- stage A: the sampler (given, or chosen by cost) ---------------------

@@ -161,12 +161,6 @@ def _source(given: bool, otherwise: str = "default") -> str:
     return "user" if given else otherwise
 
 
-def _default_failure_prob(dim: int, epsilon: float, n: int) -> float | None:
-    """The warm start's default ``zeta = sqrt(d) / (eps n)`` (``None`` if ``>= 1``)."""
-    zeta = math.sqrt(dim) / (epsilon * n)
-    return zeta if zeta < 1.0 else None
-
-
 class Gibbs(PrivateAlgorithm):
     """One private sample of the regularised Gibbs target: plan, then run.
 
@@ -530,7 +524,7 @@ class Gibbs(PrivateAlgorithm):
         warm = None
         if method != "langevin" and spec.lipschitz is not None:
             if zeta is None:
-                zeta = _default_failure_prob(spec.dim, target_eps, spec.n)
+                zeta = bounds.default_failure_prob(spec.dim, target_eps, spec.n)
                 zeta_param = Param(zeta, "default", "sqrt(d)/(eps n)")
             else:
                 zeta_param = Param(zeta, "user")
