@@ -29,7 +29,6 @@ results also go to ``benchmarks/results/sweep.json``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import json
 import os
@@ -109,7 +108,7 @@ def _loop(cells: int) -> dict:
 
     # One core, like an engine worker (pin_to_one_core): XLA sizes its thread pool
     # from the affinity mask, not from XLA_FLAGS.
-    from dpsample.validation.engine import pin_to_one_core
+    from dpsample.validation.engine import pin_to_one_core, set_thread_affinity
 
     allowed = os.sched_getaffinity(0)
     pin_to_one_core(0)
@@ -121,9 +120,7 @@ def _loop(cells: int) -> dict:
             run(cfg)
         out = {"seconds": time.perf_counter() - start, "cpu_seconds": _cpu() - cpu}
     finally:
-        for tid in os.listdir("/proc/self/task"):
-            with contextlib.suppress(OSError):
-                os.sched_setaffinity(int(tid), allowed)
+        set_thread_affinity(allowed)
     return out
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "failed_summary",
     "local_client",
     "pin_to_one_core",
+    "set_thread_affinity",
     "plan_sweep",
     "run_sweep",
     "sweep",
@@ -367,6 +368,27 @@ def _scoped_environ(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def set_thread_affinity(cores: Iterable[int]) -> None:
+    """Set the CPU affinity of every thread of this process (Linux) to ``cores``.
+
+    ``os.sched_setaffinity(0, ...)`` changes the calling thread only; threads that
+    already run (XLA's pool among them) keep theirs unless each is set.
+
+    Examples:
+        >>> import os
+        >>> from dpsample.validation.engine import set_thread_affinity
+        >>> allowed = os.sched_getaffinity(0)
+        >>> set_thread_affinity(allowed)
+        >>> os.sched_getaffinity(0) == allowed
+        True
+    """
+    cores = set(cores)
+    for tid in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError):  # a thread that has just ended
+            os.sched_setaffinity(int(tid), cores)
+    os.sched_setaffinity(0, cores)
+
+
 def pin_to_one_core(index: int) -> int | None:
     """Pin every thread of this process to one of its allowed cores (Linux).
 
@@ -380,21 +402,17 @@ def pin_to_one_core(index: int) -> int | None:
 
     Examples:
         >>> import os
-        >>> from dpsample.validation.engine import pin_to_one_core
+        >>> from dpsample.validation.engine import pin_to_one_core, set_thread_affinity
         >>> before = os.sched_getaffinity(0)
         >>> pin_to_one_core(0) in before
         True
-        >>> for tid in os.listdir("/proc/self/task"):  # undo for the caller
-        ...     os.sched_setaffinity(int(tid), before)
+        >>> set_thread_affinity(before)  # undo for the caller
     """
     if not (hasattr(os, "sched_getaffinity") and hasattr(os, "sched_setaffinity")):
         return None
     cores = sorted(os.sched_getaffinity(0))
     core = cores[index % len(cores)]
-    for tid in os.listdir("/proc/self/task"):
-        with contextlib.suppress(OSError):  # a thread that has just ended
-            os.sched_setaffinity(int(tid), {core})
-    os.sched_setaffinity(0, {core})
+    set_thread_affinity({core})
     return core
 
 
