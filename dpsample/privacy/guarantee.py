@@ -48,24 +48,44 @@ accountant of some versions ignores its repeat count; see STYLE.md); an event ty
 dpsample does not know gets no route (epsilon ``inf``), never dp_accounting's
 unchecked number. Events are read in dp_accounting's convention and the relation is
 applied where dp_accounting does not (see :meth:`PrivacyGuarantee.from_event`).
+
+Layout: the closed forms (randomised response's Renyi curve, the zCDP conversions)
+are in :mod:`dpsample.privacy.conversions`, the components and their per-event
+routes in :mod:`dpsample.privacy.components`; this module composes them, with the
+``"split"`` route and the TV-slack conversion. Every name is importable from here
+(and from :mod:`dpsample.privacy`) as before.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import dp_accounting
 import numpy as np
-from dp_accounting import dp_event
-from dp_accounting import pld as dp_pld
 from dp_accounting import rdp as dp_rdp
 
 from dpsample._src import precision, validation
 from dpsample.errors import RelationMismatchError
+from dpsample.privacy.components import (
+    ADD_OR_REMOVE_ONE,  # noqa: F401  (re-exported, as before the split)
+    NON_PRIVATE,
+    RDP_ORDERS,
+    REPLACE_ONE,
+    Component,
+    NeighboringRelation,
+)
+from dpsample.privacy.components import (  # noqa: F401  (tests read this name)
+    leaf_pld as _leaf_pld,
+)
+from dpsample.privacy.conversions import (
+    epsilon_to_zcdp,
+    randomized_response_rdp,
+    zcdp_to_delta,
+    zcdp_to_epsilon,
+)
 
 __all__ = [
     "NeighboringRelation",
@@ -77,18 +97,6 @@ __all__ = [
     "RDP_ORDERS",
 ]
 
-NeighboringRelation = dp_accounting.NeighboringRelation
-REPLACE_ONE = NeighboringRelation.REPLACE_ONE
-
-#: Renyi orders used by every RDP computation (dp_accounting's defaults plus a few
-#: large orders that matter for pure-DP components at small delta).
-RDP_ORDERS: tuple[float, ...] = tuple(
-    sorted(
-        set(float(a) for a in dp_rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS)
-        | {1.5, 1.75, 2.5, 3.5, 4.5, 1024.0, 2048.0, 4096.0}
-    )
-)
-
 #: Finest PLD discretisation interval (dp_accounting's default). A coarser interval is
 #: chosen when the composed privacy loss would need more than ``PLD_MAX_POINTS`` points;
 #: a coarser pessimistic discretisation is still a valid upper bound.
@@ -96,436 +104,6 @@ PLD_DISCRETIZATION = 1e-4
 PLD_MAX_POINTS = 2_000_000
 #: The split route's grid of shares ``f`` of delta (epsilon) for the zCDP group.
 _SPLIT_FRACTIONS = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
-
-
-# --------------------------------------------------------------------------------------
-# closed forms dp_accounting lacks
-
-
-def randomized_response_rdp(
-    epsilon: float, orders: Sequence[float] | np.ndarray
-) -> np.ndarray:
-    r"""Renyi divergence of binary randomised response with parameter epsilon.
-
-    .. math::
-        D_\alpha = \frac{1}{\alpha - 1}\log\big(p^\alpha q^{1-\alpha}
-        + q^\alpha p^{1-\alpha}\big),\qquad p = \frac{e^\epsilon}{1 + e^\epsilon},
-        \; q = 1 - p.
-
-    Every epsilon-DP pair of distributions is a post-processing of this pair, so by the
-    data-processing inequality this curve bounds the Renyi DP of *any* epsilon-DP
-    mechanism. Computed in log space; the limit alpha -> 1 (KL) is handled.
-
-    Args:
-        epsilon: the pure-DP parameter (> 0, finite).
-        orders: Renyi orders (> 1).
-
-    Returns:
-        The Renyi DP curve at ``orders`` (float64 array), each value <= epsilon.
-
-    Examples:
-        >>> from dpsample.privacy.guarantee import randomized_response_rdp
-        >>> float(randomized_response_rdp(1.0, [2.0])[0]) < 1.0
-        True
-    """
-    eps = float(epsilon)
-    log_p = -math.log1p(math.exp(-eps))  # log(e^eps / (1 + e^eps))
-    log_q = log_p - eps  # log(1 / (1 + e^eps)), no overflow at large eps
-    out = []
-    for a in orders:
-        a = float(a)
-        if abs(a - 1.0) < 1e-9:
-            out.append((math.exp(log_p) - math.exp(log_q)) * eps)
-            continue
-        t1 = a * log_p + (1 - a) * log_q
-        t2 = a * log_q + (1 - a) * log_p
-        m = max(t1, t2)
-        log_sum = m + math.log(math.exp(t1 - m) + math.exp(t2 - m))
-        out.append(min(log_sum / (a - 1.0), eps))
-    return np.asarray(out, dtype=np.float64)
-
-
-def zcdp_to_epsilon(rho: float, delta: float) -> float:
-    """Seed 000 Lemma A.4: rho-zCDP implies (rho + 2 sqrt(rho log(1/delta)), delta)-DP.
-
-    Examples:
-        >>> round(zcdp_to_epsilon(0.5, 1e-5), 4)
-        5.2985
-    """
-    if delta <= 0:
-        return math.inf if rho > 0 else 0.0
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
-
-
-def epsilon_to_zcdp(epsilon: float, delta: float) -> float:
-    r"""Inverse of :func:`zcdp_to_epsilon`: the largest rho it maps to ``epsilon``.
-
-    .. math::
-
-        \rho = \big(\sqrt{\varepsilon + \ln(1/\delta)} - \sqrt{\ln(1/\delta)}\big)^2,
-        \qquad \rho + 2\sqrt{\rho \ln(1/\delta)} = \varepsilon
-
-    (the exact solution, not the small-epsilon ``eps^2/(4 ln(1/delta))``).
-
-    Examples:
-        >>> rho = epsilon_to_zcdp(1.0, 1e-5)
-        >>> round(zcdp_to_epsilon(rho, 1e-5), 12)
-        1.0
-    """
-    ell = math.log(1.0 / delta)
-    return (math.sqrt(epsilon + ell) - math.sqrt(ell)) ** 2
-
-
-def zcdp_to_delta(rho: float, epsilon: float) -> float:
-    """Inverse of :func:`zcdp_to_epsilon`: delta = exp(-(eps - rho)^2 / (4 rho)).
-
-    Examples:
-        >>> abs(zcdp_to_delta(0.5, zcdp_to_epsilon(0.5, 1e-5)) - 1e-5) < 1e-12
-        True
-    """
-    if rho == 0:
-        return 0.0
-    if epsilon <= rho:
-        return 1.0
-    return min(1.0, math.exp(-((epsilon - rho) ** 2) / (4.0 * rho)))
-
-
-# --------------------------------------------------------------------------------------
-# components
-
-ADD_OR_REMOVE_ONE = NeighboringRelation.ADD_OR_REMOVE_ONE
-
-#: The relations :meth:`PrivacyGuarantee.from_event` can account; an event under any
-#: other relation gets no route (epsilon ``inf``).
-_EVENT_RELATIONS = (REPLACE_ONE, ADD_OR_REMOVE_ONE)
-
-#: Additive-noise events whose dp_accounting analysis is for sensitivity 1 (one
-#: example's contribution bound ``C``). Under REPLACE_ONE the sensitivity is ``2 C``.
-_SHIFT_EVENTS = (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)
-
-#: Events whose dp_accounting RDP analysis states the relation itself (it refuses a
-#: relation it does not analyse). ``SampledWithoutReplacementDpEvent`` reads its inner
-#: noise multiplier relative to the replace-one sensitivity (Wang, Balle and
-#: Kasiviswanathan 2019, as documented by dp_accounting), so it is kept as is.
-_RDP_SELF_RELATED = (
-    dp_accounting.PoissonSampledDpEvent,
-    dp_accounting.SampledWithoutReplacementDpEvent,
-    dp_accounting.RandomizedResponseDpEvent,
-)
-
-#: Events whose dp_accounting PLD analysis takes the relation into account (it doubles
-#: a shift for REPLACE_ONE, or refuses a relation it does not analyse).
-_PLD_SELF_RELATED = (
-    dp_accounting.GaussianDpEvent,
-    dp_accounting.LaplaceDpEvent,
-    dp_event.DiscreteLaplaceDpEvent,
-    dp_event.MixtureOfGaussiansDpEvent,
-    dp_accounting.PoissonSampledDpEvent,
-    dp_accounting.TruncatedSubsampledGaussianDpEvent,
-    dp_accounting.RandomizedResponseDpEvent,
-)
-
-
-class _NonPrivate:
-    """Marker of a PLD route that met a non-private event (epsilon ``inf``)."""
-
-
-_NON_PRIVATE = _NonPrivate()
-
-
-def _halved(event: Any) -> Any:
-    """The same shift mechanism with half the noise multiplier (twice the shift)."""
-    return type(event)(event.noise_multiplier / 2.0)
-
-
-def _rdp_event(event: Any, relation: Any) -> Any | None:
-    """An event whose dp_accounting RDP analysis under ``relation`` is ``event``'s.
-
-    dp_accounting's RDP accountant analyses a bare Gaussian or Laplace event with unit
-    sensitivity whatever the relation; under REPLACE_ONE the sensitivity of a shift
-    mechanism is twice one example's contribution, i.e. the same event with half the
-    noise multiplier. Events the accountant analyses for the relation themselves are
-    kept; unknown event types (including dp_accounting's
-    ``ExponentialMechanismDpEvent``, whose repeat count some RDP versions ignore) give
-    ``None``: no route rather than a wrong number.
-    """
-    if relation not in _EVENT_RELATIONS:
-        return None
-    if isinstance(event, _SHIFT_EVENTS):
-        if not event.noise_multiplier > 0:  # no noise: dp_accounting would divide by 0
-            return dp_accounting.NonPrivateDpEvent()
-        return _halved(event) if relation == REPLACE_ONE else event
-    if isinstance(
-        event,
-        (
-            dp_accounting.NoOpDpEvent,
-            dp_accounting.NonPrivateDpEvent,
-            dp_accounting.ZCDpEvent,  # an RDP curve: no sensitivity to convert
-            *_RDP_SELF_RELATED,
-        ),
-    ):
-        return event
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        inner = _rdp_event(event.event, relation)
-        return (
-            None
-            if inner is None
-            else dp_accounting.SelfComposedDpEvent(inner, event.count)
-        )
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        parts = [_rdp_event(e, relation) for e in event.events]
-        return (
-            None
-            if any(p is None for p in parts)
-            else (dp_accounting.ComposedDpEvent(parts))
-        )
-    if isinstance(event, dp_event.RepeatAndSelectDpEvent):
-        inner = _rdp_event(event.event, relation)
-        return (
-            None
-            if inner is None
-            else dp_event.RepeatAndSelectDpEvent(inner, event.mean, event.shape)
-        )
-    return None
-
-
-def _event_pld(
-    event: Any, relation: Any, interval: float, count: int = 1
-) -> Any | None:
-    """dp_accounting's PLD of ``count`` runs of ``event`` under ``relation``.
-
-    ``None`` where no correct analysis is available, :data:`_NON_PRIVATE` for a
-    non-private event. dp_accounting's PLD accountant handles the relation of the
-    events in :data:`_PLD_SELF_RELATED` (it refuses Laplace under REPLACE_ONE, which
-    is then accounted as add/remove Laplace with half the noise multiplier, i.e. the
-    doubled shift); compositions are composed here.
-
-    Repetitions go to the accountant as its own ``compose(event, count)`` (one
-    self-composition of the event's PLD; a repeated composition repeats each of its
-    parts), never as a self-composition of an already composed PLD: each
-    self-composition moves up to ``1e-15`` of truncated tail to the infinite loss,
-    so composing twice turned ``k`` releases into ``k 1e-15`` of infinite loss,
-    which is above ``delta = 1e-12`` from ``k = 1000`` on and made every noise
-    level fail (issue 15: DP-SGD's default plan at ``epsilon = 0.01, delta =
-    1e-12, n = 1e7``).
-    """
-    if relation not in _EVENT_RELATIONS:
-        return None
-    if isinstance(event, dp_accounting.NoOpDpEvent):
-        return dp_pld.privacy_loss_distribution.identity(interval)
-    if isinstance(event, dp_accounting.NonPrivateDpEvent):
-        return _NON_PRIVATE
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return _event_pld(event.event, relation, interval, count * event.count)
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        total = dp_pld.privacy_loss_distribution.identity(interval)
-        for e in event.events:  # count x (A then B) = (count x A) then (count x B)
-            part = _event_pld(e, relation, interval, count)
-            if part is None or part is _NON_PRIVATE:
-                return part
-            total = total.compose(part)
-        return total
-    if isinstance(event, dp_accounting.LaplaceDpEvent) and relation == REPLACE_ONE:
-        event, relation = _halved(event), ADD_OR_REMOVE_ONE
-    if not isinstance(event, _PLD_SELF_RELATED):
-        return None
-    try:
-        hash(event)
-    except TypeError:  # an event with list fields (a mixture of Gaussians)
-        return _build_leaf_pld(event, relation, interval, count)
-    return _leaf_pld(event, relation, interval, count)
-
-
-@functools.lru_cache(maxsize=256)
-def _leaf_pld(event: Any, relation: Any, interval: float, count: int = 1) -> Any | None:
-    """dp_accounting's PLD of ``count`` runs of one leaf event (Gaussian, ...).
-
-    Cached: a pure function of public, hashable arguments (dp_accounting's events
-    are frozen attrs classes; the few with list fields are not hashable and go to
-    :func:`_build_leaf_pld` directly), and building a Gaussian PLD is the bulk of
-    a pipeline's planning time (every plan of a pipeline composes the same few
-    events again; the audits call a pipeline thousands of times). The returned
-    PLD is shared: dp_accounting's ``compose`` and ``self_compose`` return new
-    objects and never change their operands.
-    """
-    return _build_leaf_pld(event, relation, interval, count)
-
-
-def _build_leaf_pld(event: Any, relation: Any, interval: float, count: int) -> Any:
-    """The uncached :func:`_leaf_pld`."""
-    accountant = dp_pld.PLDAccountant(
-        neighboring_relation=relation, value_discretization_interval=interval
-    )
-    if not accountant.supports(event):
-        return None
-    accountant.compose(event, count)
-    # dp_accounting keeps the composed PLD in `_pld` and its non-private flag in
-    # `_contains_non_dp_event` (zero noise); there are no public getters.
-    if accountant._contains_non_dp_event:  # noqa: SLF001
-        return _NON_PRIVATE
-    return accountant._pld  # noqa: SLF001
-
-
-def _event_pure_epsilon(event: Any, relation: Any) -> float:
-    """Pure epsilon of ``event`` under ``relation`` (``inf`` when none is known).
-
-    A Laplace event with noise multiplier ``b`` (scale over one example's L1
-    contribution) is ``1/b``-DP under add/remove and ``2/b``-DP under replace-one.
-    """
-    if relation not in _EVENT_RELATIONS:
-        return math.inf
-    if isinstance(event, dp_accounting.LaplaceDpEvent):
-        if not event.noise_multiplier > 0:
-            return math.inf
-        return (2.0 if relation == REPLACE_ONE else 1.0) / event.noise_multiplier
-    if isinstance(event, dp_accounting.NoOpDpEvent):
-        return 0.0
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return event.count * _event_pure_epsilon(event.event, relation)
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        return sum(_event_pure_epsilon(e, relation) for e in event.events)
-    return math.inf
-
-
-def _event_zcdp(event: Any) -> float | None:
-    """The zCDP rho of an event *already rewritten by* :func:`_rdp_event`."""
-    if isinstance(event, dp_accounting.GaussianDpEvent):
-        nm = event.noise_multiplier
-        return 0.5 / nm**2 if nm > 0 else math.inf
-    if isinstance(event, dp_accounting.ZCDpEvent):
-        return float(event.rho) if event.xi == 0 else None
-    if isinstance(event, dp_accounting.NoOpDpEvent):
-        return 0.0
-    if isinstance(event, dp_accounting.NonPrivateDpEvent):
-        return math.inf
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        inner = _event_zcdp(event.event)
-        return None if inner is None else event.count * inner
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        parts = [_event_zcdp(e) for e in event.events]
-        known = [p for p in parts if p is not None]
-        return None if len(known) < len(parts) else sum(known)
-    return None
-
-
-@dataclasses.dataclass(frozen=True)
-class _Component:
-    """One kind of mechanism that ran, with its parameters (hashable)."""
-
-    kind: str  # "event" | "pure" | "expmech" | "zcdp" | "approx"
-    # True for gaussian()/laplace(): the noise multiplier is relative to the L2 (L1)
-    # sensitivity under the guarantee's own relation, so dp_accounting is queried with
-    # its unit-sensitivity convention (ADD_OR_REMOVE_ONE) whatever the relation is.
-    unit_sensitivity: bool = False
-    epsilon: float = math.inf
-    delta: float = 0.0
-    rho: float = math.inf
-    event: Any = None
-
-    def describe(self) -> str:
-        if self.kind == "event":
-            return repr(self.event)
-        if self.kind == "pure":
-            return f"pure(epsilon={self.epsilon:g})"
-        if self.kind == "expmech":
-            return f"exponential_mechanism(epsilon={self.epsilon:g})"
-        if self.kind == "zcdp":
-            return f"zcdp(rho={self.rho:g})"
-        return f"approx(epsilon={self.epsilon:g}, delta={self.delta:g})"
-
-    def event_relation(self, relation: Any) -> Any:
-        """The relation dp_accounting reads the event under (``unit_sensitivity``)."""
-        return ADD_OR_REMOVE_ONE if self.unit_sensitivity else relation
-
-    def pure_epsilon(self, relation: Any) -> float:
-        if self.kind in ("pure", "expmech"):
-            return self.epsilon
-        if self.kind == "approx":
-            return self.epsilon if self.delta == 0 else math.inf
-        if self.kind == "event":
-            return _event_pure_epsilon(self.event, self.event_relation(relation))
-        return math.inf
-
-    def zcdp(self, relation: Any) -> float | None:
-        if self.kind == "pure":
-            return self.epsilon**2 / 2.0  # Bun & Steinke 2016, Prop. 3.3
-        if self.kind == "expmech":
-            return self.epsilon**2 / 8.0  # bounded range (Cesar & Rogers 2021)
-        if self.kind == "zcdp":
-            return self.rho
-        if self.kind == "approx":
-            return self.epsilon**2 / 2.0 if self.delta == 0 else None
-        event = _rdp_event(self.event, self.event_relation(relation))
-        return None if event is None else _event_zcdp(event)
-
-    def rdp(self, relation: Any) -> np.ndarray | None:
-        orders = np.asarray(RDP_ORDERS)
-        if self.kind == "pure" or (self.kind == "approx" and self.delta == 0):
-            return randomized_response_rdp(self.epsilon, orders)
-        if self.kind == "expmech":
-            return np.minimum(
-                randomized_response_rdp(self.epsilon, orders),
-                orders * self.epsilon**2 / 8.0,
-            )
-        if self.kind == "zcdp":
-            with np.errstate(
-                over="ignore"
-            ):  # a vacuous huge rho gives inf, not a warning
-                return orders * self.rho
-        if self.kind == "approx":
-            return None
-        relation = self.event_relation(relation)
-        event = _rdp_event(self.event, relation)
-        if event is None:
-            return None
-        accountant = dp_rdp.RdpAccountant(
-            list(RDP_ORDERS), neighboring_relation=relation
-        )
-        if not accountant.supports(event):
-            return None
-        accountant.compose(event)
-        curve = np.asarray(accountant.rdp, dtype=np.float64)
-        if np.any(curve < 0):
-            # A Renyi divergence is >= 0: a negative one is dp_accounting's
-            # cancellation at extreme events (tiny sampling rates, huge noise), and
-            # its conversion then returns epsilon 0 (issue 15). The curve is not
-            # trusted: no RDP route for this component (the PLD route remains).
-            return None
-        return curve
-
-    def pld_width(self, count: int, relation: Any) -> float:
-        """Rough width of the k-fold privacy-loss support (to size the PLD grid)."""
-        if self.kind in ("pure", "expmech", "approx"):
-            e = self.epsilon
-            return 2.0 * (count * e * math.tanh(e / 2) + 10 * math.sqrt(count) * e + e)
-        if self.kind == "event" and isinstance(self.event, _SHIFT_EVENTS):
-            nm = self.event.noise_multiplier
-            if self.event_relation(relation) == REPLACE_ONE:
-                nm /= 2.0  # the shift is twice the contribution bound
-            if not nm > 0:
-                return 0.0
-            mean = (
-                0.5 / nm**2
-                if isinstance(self.event, dp_accounting.GaussianDpEvent)
-                else 1 / nm
-            )
-            std = 2.0 / nm
-            return 2.0 * (count * mean + 10 * math.sqrt(count) * std + 10 * std)
-        return 0.0  # unknown (subsampled events): dp_accounting's own sizing
-
-    def pld(self, relation: Any, interval: float, count: int = 1) -> Any | None:
-        """PLD of ``count`` runs, ``None`` (no PLD route) or :data:`_NON_PRIVATE`."""
-        if self.kind in ("pure", "expmech", "approx"):
-            params = dp_pld.common.DifferentialPrivacyParameters(
-                self.epsilon, self.delta if self.kind == "approx" else 0.0
-            )
-            pld = dp_pld.privacy_loss_distribution.from_privacy_parameters(
-                params, value_discretization_interval=interval
-            )
-            return pld if count == 1 else pld.self_compose(count)
-        if self.kind == "zcdp":
-            return None
-        return _event_pld(self.event, self.event_relation(relation), interval, count)
 
 
 # --------------------------------------------------------------------------------------
@@ -558,7 +136,7 @@ class PrivacyGuarantee:
         inf
     """
 
-    components: tuple[tuple[_Component, int], ...] = ()
+    components: tuple[tuple[Component, int], ...] = ()
     relation: Any = REPLACE_ONE
     tv_slack: float = 0.0
     #: Conditions the guarantee rests on that dpsample does not prove or enforce
@@ -595,7 +173,7 @@ class PrivacyGuarantee:
             3.0
         """
         eps = validation.positive("epsilon", epsilon)
-        return cls(((_Component("pure", epsilon=eps), 1),), relation)
+        return cls(((Component("pure", epsilon=eps), 1),), relation)
 
     @classmethod
     def exponential_mechanism(
@@ -616,7 +194,7 @@ class PrivacyGuarantee:
             0.125
         """
         eps = validation.positive("epsilon", epsilon)
-        return cls(((_Component("expmech", epsilon=eps), 1),), relation)
+        return cls(((Component("expmech", epsilon=eps), 1),), relation)
 
     @classmethod
     def zcdp(cls, rho: float, *, relation: Any = REPLACE_ONE) -> PrivacyGuarantee:
@@ -628,7 +206,7 @@ class PrivacyGuarantee:
             4.729
         """
         r = validation.positive("rho", rho)
-        return cls(((_Component("zcdp", rho=r), 1),), relation)
+        return cls(((Component("zcdp", rho=r), 1),), relation)
 
     @classmethod
     def gaussian(
@@ -660,7 +238,7 @@ class PrivacyGuarantee:
         nm = validation.positive("noise_to_sensitivity", noise_to_sensitivity)
         event = dp_accounting.GaussianDpEvent(nm)
         return cls(
-            ((_Component("event", unit_sensitivity=True, event=event), 1),), relation
+            ((Component("event", unit_sensitivity=True, event=event), 1),), relation
         )
 
     @classmethod
@@ -689,7 +267,7 @@ class PrivacyGuarantee:
         nm = validation.positive("noise_to_sensitivity", noise_to_sensitivity)
         event = dp_accounting.LaplaceDpEvent(nm)
         return cls(
-            ((_Component("event", unit_sensitivity=True, event=event), 1),), relation
+            ((Component("event", unit_sensitivity=True, event=event), 1),), relation
         )
 
     @classmethod
@@ -708,7 +286,7 @@ class PrivacyGuarantee:
         dlt = validation.probability("delta", delta)
         if dlt >= 1.0:
             raise ValueError(f"Expected delta={dlt!r} < 1")
-        return cls(((_Component("approx", epsilon=eps, delta=dlt), 1),), relation)
+        return cls(((Component("approx", epsilon=eps, delta=dlt), 1),), relation)
 
     @classmethod
     def from_event(
@@ -766,7 +344,7 @@ class PrivacyGuarantee:
         """
         if not isinstance(event, dp_accounting.DpEvent):
             raise TypeError(f"Expected a dp_accounting.DpEvent, got {event!r}")
-        return cls(((_Component("event", event=event), 1),), relation)
+        return cls(((Component("event", event=event), 1),), relation)
 
     # ----------------------------------------------------------------- combinators
     def compose(self, other: PrivacyGuarantee) -> PrivacyGuarantee:
@@ -778,7 +356,7 @@ class PrivacyGuarantee:
                 f"Cannot compose a guarantee for {self.relation.name} with one for "
                 f"{other.relation.name}"
             )
-        counts: dict[_Component, int] = {}
+        counts: dict[Component, int] = {}
         for comp, k in self.components + other.components:
             counts[comp] = counts.get(comp, 0) + k
         return PrivacyGuarantee(
@@ -890,7 +468,7 @@ class PrivacyGuarantee:
             composed: Any = None
             for c, k in self.components:
                 pld = c.pld(self.relation, interval, k)
-                if pld is None or pld is _NON_PRIVATE:
+                if pld is None or pld is NON_PRIVATE:
                     composed = pld
                     break
                 composed = pld if composed is None else composed.compose(pld)
@@ -961,7 +539,7 @@ class PrivacyGuarantee:
                 )
                 routes["rdp"] = float(eps)
             pld = self._pld()
-            if pld is _NON_PRIVATE:
+            if pld is NON_PRIVATE:
                 routes["pld"] = math.inf
             elif pld is not None:
                 routes["pld"] = float(pld.get_epsilon_for_delta(delta))
@@ -990,7 +568,7 @@ class PrivacyGuarantee:
             )
             routes["rdp"] = float(d)
         pld = self._pld()
-        if pld is _NON_PRIVATE:
+        if pld is NON_PRIVATE:
             routes["pld"] = 1.0
         elif pld is not None:
             routes["pld"] = float(pld.get_delta_for_epsilon(epsilon))
