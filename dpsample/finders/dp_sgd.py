@@ -122,6 +122,7 @@ from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
 from dpsample.domains import Ball, project_with, projection_operands
 from dpsample.finders import accounting
 from dpsample.finders.oracles import FirstKindOracle, first_kind
+from dpsample.finders.planning import start_param
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.privacy.guarantee import REPLACE_ONE
@@ -556,12 +557,7 @@ class DPSGD(PrivateAlgorithm):
         gradient_dtype: str = "float64",
     ) -> Plan:
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
-        if x0 is None:
-            x0_param = Param(
-                spec.domain.center_point, "default", "the centre of the domain"
-            )
-        else:
-            x0_param = Param(spec.check_start(x0, "x0"), "user")
+        x0_param = start_param(spec, x0, "the centre of the domain")
         project = spec.check_projection(
             project, clipped=clip_norm is not None, name="dp_sgd"
         )

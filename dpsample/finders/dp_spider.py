@@ -87,6 +87,7 @@ from dpsample.finders.oracles import (
     first_kind,
     second_kind,
 )
+from dpsample.finders.planning import start_param
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -532,12 +533,7 @@ class DPSpider(PrivateAlgorithm):
         return_iterates: bool = False,
     ) -> Plan:
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
-        if x0 is None:
-            x0_param = Param(
-                spec.domain.center_point, "default", "the centre of the domain"
-            )
-        else:
-            x0_param = Param(spec.check_start(x0, "x0"), "user")
+        x0_param = start_param(spec, x0, "the centre of the domain")
         project = spec.check_projection(project, clipped=bool(clip), name="dp_spider")
         if sampling not in ("poisson", "without_replacement"):
             raise ValueError(

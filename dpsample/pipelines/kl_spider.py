@@ -112,6 +112,7 @@ from dpsample._src import clipping, precision, validation
 from dpsample.base import AlgorithmInfo, NonPrivateDiagnostics, PrivateAlgorithm
 from dpsample.bounds import WarmStartBound
 from dpsample.domains import Ball, project_with, projection_operands
+from dpsample.finders.planning import start_param
 from dpsample.pipelines.budget import resolve_failure_prob
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
@@ -625,13 +626,7 @@ class KLSpider(PrivateAlgorithm):
             f0 = validation.positive("initial_gap", initial_gap)
             f0_param = Param(f0, "user", "declared public F0")
         gap = validation.nonnegative("minimizer_gap", minimizer_gap)
-        if x0 is None:
-            x_start = domain.center_point
-            x0_param = Param(x_start, "default", "the centre of K")
-        else:
-            x_start = spec.check_start(x0)
-            x0_param = Param(x_start, "user")
-        x_start = jnp.broadcast_to(jnp.asarray(x_start, jnp.float64), (d,))
+        x0_param = start_param(spec, x0, "the centre of K")
         if num_rounds is not None:
             num_rounds = validation.positive_int("num_rounds", num_rounds)
 

@@ -30,6 +30,7 @@ from dpsample.finders.goldstein.schedule import (
     default_alpha,
     goldstein_theorem_parameters,
 )
+from dpsample.finders.planning import start_param
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -137,10 +138,7 @@ def _goldstein_plan(
         enforce = opts.get("sizing", "practical") == "practical"
     return_iterates = opts.pop("return_iterates")
     epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
-    if x0 is None:
-        x0_param = Param(spec.domain.center_point, "default", "the centre of K")
-    else:
-        x0_param = Param(spec.check_start(x0), "user")
+    x0_param = start_param(spec, x0, "the centre of K")
     big_l = spec.require("lipschitz", needed_for=f"{name} (sensitivity and step sizes)")
     phi, gap_source = spec.initial_gap(initial_gap, needed_for=name)
     if not isinstance(enforce, bool):

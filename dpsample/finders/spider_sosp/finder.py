@@ -16,6 +16,7 @@ from dpsample._src import precision, validation
 from dpsample.base import PrivateAlgorithm
 from dpsample.finders import oracles
 from dpsample.finders.accounting import C_SENS
+from dpsample.finders.planning import start_param
 from dpsample.finders.spider_sosp.algorithm1 import algorithm_1
 from dpsample.finders.spider_sosp.info import SpiderSOSPInfo, SpiderSOSPSchedule
 from dpsample.finders.spider_sosp.schedule import (
@@ -185,10 +186,7 @@ class SpiderSOSP(PrivateAlgorithm):
                 f"Expected selection_share in (0, 1), got {selection_share!r}"
             )
         check_unconstrained_domain(spec.domain, spec.dim)
-        if x0 is None:
-            x0_param = Param(spec.domain.center_point, "default", "the origin")
-        else:
-            x0_param = Param(spec.check_start(x0), "user")
+        x0_param = start_param(spec, x0, "the origin")
         omega = validation.delta_in_open_unit(failure_prob, name="failure_prob")
         if variant not in ("empirical", "population"):
             raise ValueError(

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from dpsample._src import precision, validation
 from dpsample.domains import Unconstrained
+from dpsample.finders.planning import start_param
 from dpsample.plan import Param
 from dpsample.privacy import epsilon_to_zcdp
 from dpsample.problem import ProblemSpec
@@ -309,9 +310,7 @@ def tr_hessian_rank(spec: ProblemSpec, hessian_rank: Any) -> tuple[int, Param]:
 
 def tr_start(spec: ProblemSpec, x0: Any) -> Param:
     """The start ``x0``: the origin by default, else the caller's (checked)."""
-    if x0 is None:
-        return Param(spec.domain.center_point, "default", "the origin")
-    return Param(spec.check_start(x0), "user")
+    return start_param(spec, x0, "the origin")
 
 
 def tr_constants(spec: ProblemSpec, name: str) -> tuple[float, float]:
