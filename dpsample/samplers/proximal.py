@@ -47,11 +47,11 @@ import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 from blackjax.base import SamplingAlgorithm
 
 from dpsample._src import precision, validation
+from dpsample._src.random_words import NORMAL_WORDS, WordStream
 from dpsample.domains import Ball
 from dpsample.samplers import restricted_gaussian, rgo
 from dpsample.samplers.target import (
@@ -312,17 +312,23 @@ def build_kernel(
         target: GibbsTarget,
         step_size: ArrayLike,
     ) -> tuple[ProximalState, ProximalInfo]:
-        noise_key, rgo_key = jax.random.split(rng_key)
         x = state.position
-        y = x + jnp.sqrt(step_size) * jax.random.normal(noise_key, x.shape, x.dtype)
-        new_x, info = rgo.sample_oracle(
-            rgo_key,
+        dim = x.shape[0]
+        # One PRNG call for the step's words: the Gaussian step, then the oracle's.
+        words = NORMAL_WORDS * dim + rgo.oracle_words(
+            num_trials, num_levels, target.problem.n, dim
+        )
+        stream = WordStream.draw(rng_key, words)
+        y = x + jnp.sqrt(step_size) * stream.normal((dim,))
+        new_x, info = rgo.oracle_from_stream(
+            stream,
             target,
             y,
             step_size,
             num_trials=num_trials,
             num_levels=num_levels,
         )
+        stream.check_used()
         return ProximalState(new_x), ProximalInfo(
             num_trials=info.num_trials,
             num_loss_evaluations=info.num_loss_evaluations,

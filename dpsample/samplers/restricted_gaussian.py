@@ -78,12 +78,15 @@ import numpy as np
 import scipy.stats
 
 from dpsample._src import precision, validation
+from dpsample._src.random_words import NORMAL_WORDS, UNIFORM_WORDS, WordStream
 from dpsample.domains import Ball
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
     "sample",
     "sample_unchecked",
+    "draws_from_stream",
+    "words_needed",
     "axial_logdensity",
     "num_candidates",
     "tv_bound",
@@ -333,7 +336,7 @@ def _tail_offset(u: Array, rate: Array, length: Array) -> Array:
     return jnp.minimum(-jnp.log1p(u * jnp.expm1(-lam * length)) / lam, length)
 
 
-def _draw_pooled(rng_key: PRNGKey, env: _Envelope, h_fn, num: int) -> Array:
+def _draw_pooled(stream: WordStream, env: _Envelope, h_fn, num: int) -> Array:
     """``num`` i.i.d. exact draws from ``exp(h)`` on ``[lo, hi]``, fixed budget.
 
     ``num_candidates(num)`` candidates from the envelope (two uniforms each: one picks
@@ -356,8 +359,7 @@ def _draw_pooled(rng_key: PRNGKey, env: _Envelope, h_fn, num: int) -> Array:
     )
     probs = jnp.exp(log_m - jax.nn.logsumexp(log_m))
     p_left, p_mid = probs[0], probs[1]
-    pos_key, acc_key = jax.random.split(rng_key)
-    u = jax.random.uniform(pos_key, (size,), jnp.float64)
+    u = stream.uniform((size,))
     in_left = u < p_left
     in_mid = (~in_left) & (u < p_left + p_mid)
     # The fraction of u inside its piece is again uniform on [0, 1].
@@ -375,7 +377,7 @@ def _draw_pooled(rng_key: PRNGKey, env: _Envelope, h_fn, num: int) -> Array:
         env.h_left + slope_l * (t - env.t_left),
         jnp.where(in_mid, top, env.h_right + slope_r * (t - env.t_right)),
     )
-    log_u = jnp.log(jax.random.uniform(acc_key, (size,), jnp.float64))
+    log_u = jnp.log(stream.uniform((size,)))
     accepted = log_u <= h_fn(t) - log_env
     rank = jax.lax.associative_scan(jnp.add, accepted.astype(jnp.int32)) - 1
     slot = jnp.where(accepted & (rank < num), rank, num)
@@ -399,16 +401,16 @@ def _axial_envelope(a: Array, s: Array, radius: float, dim: int) -> _Envelope:
     return _envelope(h_fn, -r, r, mode)
 
 
-def _draw_radial(rng_key: PRNGKey, t: Array, s: Array, radius: float, dim: int):
+def _draw_radial(u: Array, t: Array, s: Array, radius: float, dim: int):
     """``|z|`` given ``t``: ``|z|^2/s^2 ~ chi^2_{d-1}`` truncated to ``(R^2-t^2)/s^2``.
 
     By inversion of ``P(k, .)``, ``k = (d-1)/2``: in closed form for ``d = 2``
     (``P = erf(sqrt(v))``) and ``d = 3`` (``P = 1 - e^-v``), by bisection in float64
-    otherwise (JAX has no ``gammaincinv``). One uniform per draw.
+    otherwise (JAX has no ``gammaincinv``). One uniform ``u`` in ``[1e-300, 1)`` per
+    draw.
     """
     k = 0.5 * (dim - 1)
     v_max = jnp.maximum((radius**2 - t**2) / (2.0 * s**2), 0.0)
-    u = jax.random.uniform(rng_key, (), jnp.float64, minval=1e-300)
     if dim == 2:
         root = jax.scipy.special.erfinv(u * jax.scipy.special.erf(jnp.sqrt(v_max)))
         v = jnp.minimum(root**2, v_max)
@@ -426,9 +428,68 @@ def _draw_radial(rng_key: PRNGKey, t: Array, s: Array, radius: float, dim: int):
     return jnp.sqrt(2.0 * v) * s
 
 
-@functools.partial(jax.jit, static_argnums=(3, 4))
-def _draws(rng_key: PRNGKey, mean: Array, std: Array, ball: Ball, num: int) -> Array:
-    """``num`` draws sharing one axial law, shape ``(num, d)`` (compiled per ball)."""
+def words_needed(num: int, dim: int) -> int:
+    """Random 32-bit words one call of ``num`` draws in dimension ``dim`` uses.
+
+    Two uniforms per envelope candidate (``num_candidates(num)`` of them) and, for
+    ``d >= 2``, one uniform for each radius and ``d`` normals for each direction
+    (:mod:`dpsample._src.random_words`).
+
+    Args:
+        num: Number of draws ``>= 1``.
+        dim: The dimension ``d >= 1``.
+
+    Returns:
+        The number of words.
+
+    Examples:
+        >>> from dpsample.samplers.restricted_gaussian import words_needed
+        >>> words_needed(100, 2)
+        2140
+    """
+    num = validation.positive_int("num", num)
+    dim = validation.positive_int("dim", dim)
+    words = 2 * num_candidates(num) * UNIFORM_WORDS
+    if dim > 1:
+        words += num * UNIFORM_WORDS + num * dim * NORMAL_WORDS
+    return words
+
+
+def draws_from_stream(
+    stream: WordStream, mean: Array, std: Array, ball: Ball, num: int
+) -> Array:
+    """The draws of :func:`sample_unchecked` from the next words of a stream.
+
+    For callers that draw the random words of a whole step at once (the restricted
+    Gaussian oracle). ``sample_unchecked(key, ...)`` is this function on
+    ``WordStream.draw(key, words_needed(num, d))``.
+
+    Args:
+        stream: A :class:`~dpsample._src.random_words.WordStream` with at least
+            ``words_needed(num, d)`` unused words.
+        mean: The Gaussian's mean, a float64 array of shape ``(d,)``.
+        std: The standard deviation ``s > 0``, a float64 scalar array.
+        ball: The :class:`~dpsample.domains.Ball` (static).
+        num: Number of draws ``>= 1`` (static).
+
+    Returns:
+        ``num`` draws of shape ``(num, d)``.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from dpsample._src import precision
+        >>> from dpsample._src.random_words import WordStream
+        >>> from dpsample.domains import Ball
+        >>> from dpsample.samplers import restricted_gaussian as rg
+        >>> ball, mean, std = Ball(1.0, dim=3), jnp.zeros(3), jnp.asarray(0.5)
+        >>> key = jax.random.key(0)
+        >>> with precision.float64():
+        ...     stream = WordStream.draw(key, rg.words_needed(2, 3))
+        ...     xs = rg.draws_from_stream(stream, mean, std, ball, 2)
+        >>> ys = rg.sample_unchecked(key, mean, std, ball, 2)  # compiled: same draws
+        >>> bool(jnp.allclose(xs, ys, rtol=1e-12, atol=1e-15))
+        True
+    """
     dim = mean.shape[-1]
     radius = ball.radius
     center = (
@@ -439,18 +500,25 @@ def _draws(rng_key: PRNGKey, mean: Array, std: Array, ball: Ball, num: int) -> A
     e1 = jnp.zeros((dim,), jnp.float64).at[0].set(1.0)
     axis = jnp.where(a > 0, offset / jnp.where(a > 0, a, 1.0), e1)
     env = _axial_envelope(a, std, radius, dim)
-    axial_key, radial_key, dir_key = jax.random.split(rng_key, 3)
-    t = _draw_pooled(axial_key, env, lambda t: _axial_h(t, a, std, radius, dim), num)
+    t = _draw_pooled(stream, env, lambda t: _axial_h(t, a, std, radius, dim), num)
     x = t[:, None] * axis
     if dim > 1:
-        r = jax.vmap(lambda k, ti: _draw_radial(k, ti, std, radius, dim))(
-            jax.random.split(radial_key, num), t
-        )
-        g = jax.random.normal(dir_key, (num, dim), jnp.float64)
+        u = stream.uniform((num,), minval=1e-300)
+        r = jax.vmap(lambda ui, ti: _draw_radial(ui, ti, std, radius, dim))(u, t)
+        g = stream.normal((num, dim))
         g = g - (g @ axis)[:, None] * axis
         w = g / jnp.maximum(jnp.linalg.norm(g, axis=1, keepdims=True), 1e-300)
         x = x + r[:, None] * w
     return center + x
+
+
+@functools.partial(jax.jit, static_argnums=(3, 4))
+def _draws(rng_key: PRNGKey, mean: Array, std: Array, ball: Ball, num: int) -> Array:
+    """``num`` draws sharing one axial law, shape ``(num, d)`` (compiled per ball)."""
+    stream = WordStream.draw(rng_key, words_needed(num, mean.shape[-1]))
+    out = draws_from_stream(stream, mean, std, ball, num)
+    stream.check_used()
+    return out
 
 
 def _check(mean: ArrayLike, std: ArrayLike, ball: Ball) -> tuple[Array, Array]:

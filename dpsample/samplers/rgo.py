@@ -22,7 +22,8 @@ One trial:
 
 **Fixed budget** (seed 000 erratum E27). The number of trials the sequential algorithm
 needs depends on the data, a timing side channel. Here every call runs
-``num_trials`` trials with all randomness drawn in one batch: the depths ``A_i``
+``num_trials`` trials with all randomness drawn in one batch (one PRNG call for
+every random word of the call, :func:`oracle_words`): the depths ``A_i``
 (data-independent) fix how many series terms each trial needs,
 ``c(A) = A(A+1)/2``; the terms of all trials are laid out back to back in a pool of
 :func:`pool_size` slots (static), all ``2 x pool`` per-example losses are evaluated,
@@ -58,8 +59,11 @@ Couple the two on the same randomness; the outputs can differ only if
    gives ``E e^{tD} <= 2 e^{t^2/8}`` at ``eta <= 1/(8 beta^2 G^2)``, hence
    ``E[D e^D] <= min_s 2 e^{(1+s)^2/8}/(s e) = 1.071`` and the constant ``2.65``,
    rounded up to 3 (the losses themselves are taken as computed);
-6. a series index is not uniform: ``jax.random.randint`` reduces 128 random bits
-   modulo ``n < 2^63``, TV ``<= n 2^-130 <= 2^-67`` per index, ``pool`` indices;
+6. a series index is not uniform: a uniform 128-bit integer reduced modulo ``n``
+   (exactly, by :meth:`WordStream.index <dpsample._src.random_words.WordStream.index>`,
+   ``n <= 2^32``), TV
+   ``r (n - r)/(n 2^128) <= 2^-67`` per index with ``r = 2^128 mod n``, ``pool``
+   indices;
 7. the proposals depart from ``Q``: one restricted-Gaussian call of ``2N`` draws,
    :func:`restricted_gaussian.tv_bound
    <dpsample.samplers.restricted_gaussian.tv_bound>` (its shortfall
@@ -93,6 +97,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision, validation
+from dpsample._src.random_words import (
+    INDEX_WORDS,
+    MAX_INDEX_RANGE,
+    UNIFORM_WORDS,
+    WordStream,
+)
 from dpsample.domains import Ball
 from dpsample.samplers import restricted_gaussian
 from dpsample.samplers.target import GibbsTarget
@@ -101,7 +111,9 @@ from dpsample.types import Array, ArrayLike, PRNGKey
 __all__ = [
     "RGOInfo",
     "sample_oracle",
+    "oracle_from_stream",
     "pool_size",
+    "oracle_words",
     "budget_tv",
     "budget_tv_terms",
     "proposal",
@@ -316,6 +328,33 @@ def proposal(
     return y * shrink, jnp.sqrt(step_size * shrink)
 
 
+def oracle_words(num_trials: int, num_levels: int, n: int, dim: int) -> int:
+    """Random 32-bit words one :func:`sample_oracle` call draws (in one PRNG call).
+
+    The ``2 num_trials`` proposals (:func:`restricted_gaussian.words_needed
+    <dpsample.samplers.restricted_gaussian.words_needed>`), one uniform per depth
+    and per acceptance test, and four words per series index (a 128-bit integer
+    reduced modulo ``n``).
+
+    Args:
+        num_trials: Trials per call.
+        num_levels: Series cap.
+        n: Number of examples.
+        dim: The dimension ``d``.
+
+    Returns:
+        The number of words.
+
+    Examples:
+        >>> from dpsample.samplers.rgo import oracle_words
+        >>> oracle_words(50, 20, 1000, 2)
+        3772
+    """
+    pool, _ = _pool(num_trials, num_levels)
+    words = restricted_gaussian.words_needed(2 * num_trials, dim)
+    return words + 2 * num_trials * UNIFORM_WORDS + pool * INDEX_WORDS
+
+
 def _check(target: GibbsTarget, y: Array, num_trials: int, num_levels: int):
     if not isinstance(target, GibbsTarget):
         raise TypeError(f"Expected a GibbsTarget, got {type(target).__name__}")
@@ -324,6 +363,11 @@ def _check(target: GibbsTarget, y: Array, num_trials: int, num_levels: int):
     dim = target.problem.dim
     if y.shape != (dim,):
         raise ValueError(f"Expected y of shape ({dim},), got shape {y.shape}")
+    if target.problem.n > MAX_INDEX_RANGE:
+        raise ValueError(
+            f"the oracle draws example indices for n <= 2^32, got n = "
+            f"{target.problem.n}"
+        )
 
 
 def sample_oracle(
@@ -390,17 +434,77 @@ def sample_oracle(
     """
     y = jnp.asarray(y, jnp.float64)
     _check(target, y, num_trials, num_levels)
+    stream = WordStream.draw(
+        rng_key, oracle_words(num_trials, num_levels, target.problem.n, y.shape[0])
+    )
+    out = oracle_from_stream(
+        stream, target, y, step_size, num_trials=num_trials, num_levels=num_levels
+    )
+    stream.check_used()
+    return out
+
+
+def oracle_from_stream(
+    stream: WordStream,
+    target: GibbsTarget,
+    y: ArrayLike,
+    step_size: ArrayLike,
+    *,
+    num_trials: int = DEFAULT_NUM_TRIALS,
+    num_levels: int = DEFAULT_NUM_LEVELS,
+) -> tuple[Array, RGOInfo]:
+    """:func:`sample_oracle` on the next :func:`oracle_words` words of a stream.
+
+    For a caller that draws every random word of its step at once (the proximal
+    kernel draws its Gaussian step and the oracle's words with one PRNG call: on
+    XLA:CPU each ``jax.random`` call is a loop of its own, the larger part of a
+    step's fixed cost). ``sample_oracle(key, ...)`` is this function on
+    ``WordStream.draw(key, oracle_words(...))``.
+
+    Args:
+        stream: A :class:`~dpsample._src.random_words.WordStream` with at least
+            ``oracle_words(num_trials, num_levels, n, d)`` unused words.
+        target: The :class:`~dpsample.samplers.target.GibbsTarget` (Ball domain).
+        y: The point ``y``, shape ``(d,)``.
+        step_size: ``eta > 0``.
+        num_trials: Trials per call (static). Default 50.
+        num_levels: Series cap (static). Default 20.
+
+    Returns:
+        ``(x, info)`` as :func:`sample_oracle`.
+
+    Raises:
+        As :func:`sample_oracle`; also ``ValueError`` if the stream is too short.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from dpsample import Ball, Problem
+        >>> from dpsample._src import precision
+        >>> from dpsample._src.random_words import WordStream
+        >>> from dpsample.samplers.target import GibbsTarget
+        >>> from dpsample.samplers import rgo
+        >>> pb = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.linspace(-1.0, 1.0, 8),
+        ...              Ball(1.0, dim=1), lipschitz=1.0)
+        >>> target = GibbsTarget.create(pb, beta=4.0, mu=1.0)
+        >>> with precision.float64():
+        ...     stream = WordStream.draw(jax.random.key(0),
+        ...                              rgo.oracle_words(50, 20, 8, 1))
+        ...     x, info = rgo.oracle_from_stream(stream, target, jnp.array([0.3]), 0.01)
+        >>> x.shape, int(info.num_loss_evaluations_budget)
+        ((1,), 716)
+    """
+    y = jnp.asarray(y, jnp.float64)
+    _check(target, y, num_trials, num_levels)
     if not isinstance(step_size, jax.core.Tracer):
         validation.positive("step_size", step_size)
     pool, _ = _pool(num_trials, num_levels)
     problem = target.problem
     n = problem.n
     mean, std = proposal(target, y, step_size)
-    prop_key, depth_key, idx_key, acc_key = jax.random.split(rng_key, 4)
 
     ball = cast(Ball, problem.domain)  # a GibbsTarget checks its domain is a Ball
-    draws = restricted_gaussian.sample_unchecked(
-        prop_key, mean, std, ball, 2 * num_trials
+    draws = restricted_gaussian.draws_from_stream(
+        stream, mean, std, ball, 2 * num_trials
     )
     xs, zs = draws[:num_trials], draws[num_trials:]
 
@@ -408,7 +512,7 @@ def sample_oracle(
     # from one uniform per trial: A = max{a : U < 1/a!}.
     levels = jnp.arange(1, num_levels + 1)
     inv_fact = jnp.asarray([1.0 / math.factorial(a) for a in range(2, num_levels + 1)])
-    u_depth = jax.random.uniform(depth_key, (num_trials, 1), jnp.float64)
+    u_depth = stream.uniform((num_trials, 1))
     depth = 1 + jnp.sum(u_depth < inv_fact, axis=1)
     terms = depth * (depth + 1) // 2
     ends = jnp.cumsum(terms)
@@ -416,12 +520,18 @@ def sample_oracle(
 
     # Lay the terms of all trials out in a static pool of slots.
     slot = jnp.arange(pool)
-    trial = jnp.minimum(jnp.searchsorted(ends, slot, side="right"), num_trials - 1)
+    # compare_all: one fused comparison, not a loop (the sizes are small and static)
+    trial = jnp.minimum(
+        jnp.searchsorted(ends, slot, side="right", method="compare_all"),
+        num_trials - 1,
+    )
     valid = slot < ends[-1]
     offset = slot - starts[trial]
     triangular = jnp.asarray([a * (a + 1) // 2 for a in range(num_levels + 1)])
-    level = jnp.searchsorted(triangular, offset, side="right")  # 1-based
-    index = jax.random.randint(idx_key, (pool,), 0, n)
+    level = jnp.searchsorted(  # 1-based
+        triangular, offset, side="right", method="compare_all"
+    )
+    index = stream.index((pool,), n)
     examples = jax.tree.map(lambda leaf: leaf[index], problem.data)
     losses = jax.vmap(problem.loss_fn)
     diff = target.beta * (losses(zs[trial], examples) - losses(xs[trial], examples))
@@ -433,7 +543,7 @@ def sample_oracle(
     rho = 1.0 + jnp.sum(jnp.where(levels <= depth[:, None], prods, 0.0), axis=1)
 
     complete = ends <= pool
-    u = jax.random.uniform(acc_key, (num_trials,), jnp.float64)
+    u = stream.uniform((num_trials,))
     accepted = complete & (2.0 * u < jnp.clip(rho, 0.0, 2.0))
     any_accepted = jnp.any(accepted)
     first = jnp.argmax(accepted)
