@@ -5,14 +5,20 @@ non-smooth, 1-Lipschitz absolute-error loss ``|<x, a_i> - b_i|`` (``|a_i| <= 1``
 ``beta = 4``, ``mu = 1``. It reports, in one run,
 
 (a) mean per-example loss evaluations per proximal step (the count the sequential
-    algorithm needs) for n = 1e3, 1e4, 1e5, 1e6 (expected flat, about 11);
+    algorithm needs) for n = 1e3 ... 1e7 (expected flat, about 12);
 (b) wall time per step of the proximal sampler (fixed budget, ``jit``, one chain,
     median of repeats) against BlackJAX MALA with full gradients on the same target,
-    and their ratio, at the same n;
-(c) time to a KS accuracy on the 2-D target with n = 1e5 (reference by quadrature): 500
-    chains of each sampler run for increasing numbers of steps; the first wall time at
-    which the KS distance of the first coordinate to the quadrature marginal is below
-    0.08 (the 1e-3 critical value at 500 draws is about 0.087);
+    and their ratio, at the same n (1e3 ... 1e7);
+(b2) the same per chain-step with ``CHAINS`` chains under ``vmap`` (how samplers are
+    run: the fixed per-call cost of the compiled step is shared), n = 1e3 ... 1e6;
+(c) time to a KS accuracy on the 2-D target with n = 1e4, 1e5, 1e6 (reference by
+    quadrature): 500 chains of each sampler run for increasing numbers of steps; the
+    first wall time at which the KS distance of the first coordinate to the quadrature
+    marginal is below 0.08 (the 1e-3 critical value at 500 draws is about 0.087). MALA's
+    step size is tuned first (a pilot picks, from a grid, the step whose acceptance is
+    closest to 0.574); the proximal sampler runs at its practical step
+    ``0.1/beta^2`` (about 0.8 of the largest step its TV accounting allows,
+    ``1/(8 beta^2 G^2)``);
 (d) the step constant measurement behind ``C_STEP_PRACTICAL``: RGO acceptance rate
     and KS accuracy against quadrature (1-D, ``eta = c/(beta^2 G^2 log(1/delta))``,
     ``delta = 1e-8``) for a range of ``c``.
@@ -38,6 +44,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 RESULTS = pathlib.Path(__file__).resolve().parent / "results" / "proximal.json"
 BETA, MU, DIM = 4.0, 1.0, 2
+CHAINS = 32
+MALA_STEPS = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8)
 
 
 def make_problem(n, seed=0):
@@ -75,7 +83,7 @@ def mala_for(target, step_size):
     return blackjax.mala(target.logdensity, step_size)
 
 
-def part_ab(sizes, steps, repeats):
+def part_ab(sizes, steps, repeats, chains=1):
     import jax
     import jax.numpy as jnp
 
@@ -92,27 +100,36 @@ def part_ab(sizes, steps, repeats):
         def run(algo, n_steps):
             @jax.jit
             def go(rng, algo=algo, n_steps=n_steps):
-                state = algo.init(jnp.zeros(DIM))
+                def chain(k):
+                    state = algo.init(jnp.zeros(DIM))
 
-                def body(s, k):
-                    s, info = algo.step(k, s)
-                    return s, info
+                    def body(s, kk):
+                        s, info = algo.step(kk, s)
+                        return s, info
 
-                return jax.lax.scan(body, state, jax.random.split(rng, n_steps))
+                    return jax.lax.scan(body, state, jax.random.split(k, n_steps))
+
+                if chains == 1:
+                    return chain(rng)
+                return jax.vmap(chain)(jax.random.split(rng, chains))
 
             return go
 
+        # MALA touches all n examples per step: fewer steps at large n
+        mala_steps = max(10, min(steps, steps * 100_000 // (n * chains)))
         prox_run = run(algo, steps)
-        mala_run = run(mala, steps)
+        mala_run = run(mala, mala_steps)
         key = jax.random.key(0)
         _, info = prox_run(key)
         evals = float(np.mean(np.asarray(info.num_loss_evaluations)))
-        budget = int(np.asarray(info.num_loss_evaluations_budget)[0])
-        t_prox = timed(lambda f=prox_run, k=key: f(k), repeats) / steps
-        t_mala = timed(lambda f=mala_run, k=key: f(k), repeats) / steps
+        budget = int(np.asarray(info.num_loss_evaluations_budget).ravel()[0])
+        per = steps * chains
+        t_prox = timed(lambda f=prox_run, k=key: f(k), repeats) / per
+        t_mala = timed(lambda f=mala_run, k=key: f(k), repeats) / (mala_steps * chains)
         rows.append(
             {
                 "n": n,
+                "chains": chains,
                 "evals_per_step": evals,
                 "evals_budget_per_step": budget,
                 "proximal_us_per_step": 1e6 * t_prox,
@@ -121,8 +138,8 @@ def part_ab(sizes, steps, repeats):
             }
         )
         print(
-            f"n={n:>8d}  evals/step={evals:6.2f} (budget {budget})  "
-            f"proximal={1e6 * t_prox:9.1f} us  MALA={1e6 * t_mala:9.1f} us  "
+            f"n={n:>8d}  chains={chains:3d}  evals/step={evals:6.2f} (budget {budget})"
+            f"  proximal={1e6 * t_prox:9.1f} us  MALA={1e6 * t_mala:9.1f} us  "
             f"MALA/proximal={t_mala / t_prox:7.2f}",
             flush=True,
         )
@@ -144,7 +161,38 @@ def reference_marginal(problem):
     return lambda x: np.interp(x, g1 + h / 2, cdf)
 
 
-def part_c(num_chains, step_grid, threshold, n):
+def tune_mala(target, num_chains=100, n_steps=100):
+    """The MALA step from ``MALA_STEPS`` whose mean acceptance is closest to 0.574."""
+    import jax
+
+    from dpsample.samplers import proximal
+
+    best = None
+    for h in MALA_STEPS:
+        algo = mala_for(target, h)
+
+        @jax.jit
+        def go(key, algo=algo):
+            k0, k1 = jax.random.split(key)
+            x0 = proximal.initial_position(k0, target, num_chains)
+
+            def chain(k, x):
+                def body(s, kk):
+                    s, info = algo.step(kk, s)
+                    return s, info.acceptance_rate
+
+                return jax.lax.scan(body, algo.init(x), jax.random.split(k, n_steps))[1]
+
+            return jax.vmap(chain)(jax.random.split(k1, num_chains), x0)
+
+        acc = float(np.mean(np.asarray(go(jax.random.key(5)))))
+        print(f"  MALA pilot: step={h:5.2f}  acceptance={acc:.3f}", flush=True)
+        if best is None or abs(acc - 0.574) < abs(best[1] - 0.574):
+            best = (h, acc)
+    return best
+
+
+def part_c(num_chains, step_grids, threshold, n, mala_step=None):
     import jax
     import scipy.stats
 
@@ -154,14 +202,16 @@ def part_c(num_chains, step_grid, threshold, n):
     problem = make_problem(n, seed=1)
     target = GibbsTarget.create(problem, beta=BETA, mu=MU)
     cdf = reference_marginal(problem)
+    if mala_step is None:
+        mala_step, _ = tune_mala(target)
     algos = {
         "proximal": proximal.as_top_level_api(target, 0.1 / BETA**2),
-        "mala": mala_for(target, 0.1),
+        "mala": mala_for(target, mala_step),
     }
-    out = {}
+    out = {"n": n, "mala_step": mala_step, "proximal_step": 0.1 / BETA**2}
     for name, algo in algos.items():
         curve = []
-        for n_steps in step_grid:
+        for n_steps in step_grids[name]:
 
             @jax.jit
             def go(key, algo=algo, n_steps=n_steps):
@@ -180,12 +230,15 @@ def part_c(num_chains, step_grid, threshold, n):
                 return jax.vmap(chain)(jax.random.split(k1, num_chains), x0)
 
             key = jax.random.key(7)
-            seconds = timed(lambda go=go, key=key: go(key), 1)
-            xs = np.asarray(go(key))
+            compiled = go.lower(key).compile()  # compile outside the timing
+            start = time.perf_counter()
+            xs = np.asarray(jax.block_until_ready(compiled(key)))
+            seconds = time.perf_counter() - start
             ks = float(scipy.stats.kstest(xs[:, 0], cdf).statistic)
             curve.append({"steps": n_steps, "seconds": seconds, "ks": ks})
             print(
-                f"{name:9s} steps={n_steps:5d}  time={seconds:7.3f} s  KS={ks:.4f}",
+                f"n={n:>8d} {name:9s} steps={n_steps:5d}  time={seconds:7.3f} s  "
+                f"KS={ks:.4f}",
                 flush=True,
             )
         reached = [c["seconds"] for c in curve if c["ks"] < threshold]
@@ -266,9 +319,14 @@ def main(argv):
     args = parser.parse_args(argv)
     import jax
 
-    import dpsample  # noqa: F401  (x64)
-
     print(f"jax {jax.__version__}, backend {jax.default_backend()}")
+    # Both samplers in float64 (the proximal kernel computes in float64 whatever the
+    # caller's mode; MALA is run in it too, so the two do the same arithmetic).
+    with jax.enable_x64(True):
+        return _main(args)
+
+
+def _main(args):
     c_grid = (
         [2.0**-8, 0.125, 0.5, 2.0]
         if args.quick
@@ -281,18 +339,35 @@ def main(argv):
         RESULTS.write_text(json.dumps(results, indent=2))
         print(f"wrote {RESULTS}")
         return 0
-    sizes = (
-        [1_000, 10_000, 100_000] if args.quick else [1_000, 10_000, 100_000, 1_000_000]
-    )
+    sizes = [1_000, 10_000, 100_000] if args.quick else [10**k for k in range(3, 8)]
+    grids = {
+        "proximal": [10, 30, 100] if args.quick else [10, 30, 60, 100, 200, 300],
+        "mala": [1, 3, 10] if args.quick else [1, 2, 3, 5, 10, 30],
+    }
+    c_sizes = [1_000] if args.quick else [10_000, 100_000, 1_000_000]
+    # F_D is an average, so the target's shape does not depend on n: MALA's step is
+    # tuned once, on the smallest n of part (c), and used at every n.
+    from dpsample.samplers.target import GibbsTarget
+
+    pilot = GibbsTarget.create(make_problem(c_sizes[0], seed=1), beta=BETA, mu=MU)
+    mala_step, mala_acceptance = tune_mala(pilot)
     results = {
         "target": {"beta": BETA, "mu": MU, "dim": DIM, "loss": "|<x,a>-b|"},
         "a_b": part_ab(sizes, steps=50 if args.quick else 200, repeats=3),
-        "c": part_c(
-            num_chains=200 if args.quick else 500,
-            step_grid=[10, 30, 100] if args.quick else [10, 30, 100, 300],
-            threshold=0.08,
-            n=1_000 if args.quick else 100_000,
+        "b2": part_ab(
+            sizes[:4], steps=20 if args.quick else 100, repeats=3, chains=CHAINS
         ),
+        "c_by_n": [
+            part_c(
+                num_chains=200 if args.quick else 500,
+                step_grids=grids,
+                threshold=0.08,
+                n=c_n,
+                mala_step=mala_step,
+            )
+            for c_n in c_sizes
+        ],
+        "mala_tuning": {"step": mala_step, "acceptance": mala_acceptance},
         "d": part_d(num_draws=draws, c_grid=c_grid),
         "quick": args.quick,
     }
