@@ -1,0 +1,536 @@
+"""The steps of :class:`~dpsample.pipelines.warm_start.WarmStart`'s public plan.
+
+``WarmStart._plan`` composes them, in this order: the public checks
+(:func:`check_public`), stage A (:func:`plan_sampler`), the bound psi
+(:func:`psi_bound`), stage B (:func:`plan_finder`), the rates and the dispatcher
+(:func:`stationarity_bounds`, :func:`dispatcher_decision`), the parameter table
+(:func:`params_table`) and the plan's internal record (:func:`plan_internal`).
+Host-side functions of public inputs only (the spec, the budget and the caller's
+options): no data is read here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from dpsample import registry
+from dpsample._src import precision, validation
+from dpsample.base import PrivateAlgorithm
+from dpsample.domains import Ball
+from dpsample.pipelines.budget import (
+    DEFAULT_SPLIT,
+    SPEND_RTOL,
+    SPEND_RULES,
+    finder_for_the_rest,
+    resolve_failure_prob,
+    stage_budgets,
+)
+from dpsample.pipelines.choice import (
+    DEFAULT_MAX_EVALUATIONS,
+    choose_sampler,
+    should_warm_start,
+)
+from dpsample.pipelines.data_split import VARIANTS, DataSplit, HalfDeviations
+from dpsample.plan import Budget, Param, Plan
+from dpsample.privacy import PrivacyGuarantee
+from dpsample.problem import ProblemSpec
+
+__all__ = [
+    "CheckedInputs",
+    "FinderStage",
+    "PsiBound",
+    "SamplerStage",
+    "check_public",
+    "dispatcher_decision",
+    "params_table",
+    "plan_finder",
+    "plan_internal",
+    "plan_sampler",
+    "psi_bound",
+    "stage_algorithm",
+    "stationarity_bounds",
+]
+
+
+# ---------------------------------------------------------------- the composition
+# Options of the stages that the pipeline sets (never taken from *_options).
+_SAMPLER_RESERVED = ("failure_prob", "minimizer_gap")
+_FINDER_RESERVED = ("x0", "initial_gap")
+
+
+def stage_algorithm(algorithm: Any, kind: str) -> PrivateAlgorithm:
+    """A stage object from a registry name or an algorithm object."""
+    if isinstance(algorithm, PrivateAlgorithm):
+        if algorithm.kind != kind:
+            raise ValueError(
+                f"Expected a {kind}, got the {algorithm.kind} {algorithm!r}"
+            )
+        return algorithm
+    if not isinstance(algorithm, str):
+        raise TypeError(f"Expected a {kind} name or object, got {algorithm!r}")
+    return registry.create(algorithm, kind)
+
+
+def _stage_options(
+    algorithm: PrivateAlgorithm,
+    options: Mapping[str, Any] | None,
+    reserved: tuple[str, ...],
+    what: str,
+) -> dict[str, Any]:
+    """Checked options of a stage (``ValueError`` naming the valid ones)."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"Expected {what}_options to be a mapping, got {options!r}")
+    valid = sorted(set(algorithm.option_parameters()) - set(reserved))
+    for key in options:
+        if key in reserved:
+            raise ValueError(
+                f"{what}_options may not set {key!r}: the pipeline sets it (the "
+                "stage budgets, the warm start and initial_gap = psi)"
+            )
+        if key not in valid:
+            raise ValueError(
+                f"{algorithm.name} has no option {key!r}; valid options: "
+                f"{', '.join(valid)}"
+            )
+    return dict(options)
+
+
+def _sampler_ball(spec: ProblemSpec, sampler_domain: Ball | None) -> Ball:
+    """The public compact ``K`` the warm start searches."""
+    if sampler_domain is not None:
+        if not isinstance(sampler_domain, Ball):
+            raise TypeError(
+                f"Expected sampler_domain to be a Ball, got {sampler_domain!r}"
+            )
+        if isinstance(spec.domain, Ball):
+            raise ValueError(
+                "sampler_domain is for problems on Unconstrained (e.g. with "
+                "finder='spider_sosp'); a Ball problem's own domain is K"
+            )
+        domain = sampler_domain
+    else:
+        if not isinstance(spec.domain, Ball):
+            raise ValueError(
+                "the warm start needs a public compact K: the problem is on "
+                f"{type(spec.domain).__name__}, so pass sampler_domain=Ball(...) (the "
+                "declared constants must hold on it, and minimizer_gap must bound "
+                "min_K F - inf F)"
+            )
+        domain = spec.domain
+    if domain.dim is None:
+        domain = domain.with_dim(spec.dim)
+    if domain.dim != spec.dim:
+        raise ValueError(
+            f"domain dimension {domain.dim} != problem dimension {spec.dim}"
+        )
+    return domain
+
+
+# ---------------------------------------------------------------- the plan's steps
+# ``WarmStart._plan`` composes these, in this order (so that the same check fails
+# first for bad input): the public checks, stage A, psi, stage B, the rates and the
+# dispatcher, the parameter table.
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckedInputs:
+    """What the public checks return: validated public inputs every step reads."""
+
+    epsilon: float
+    delta: float
+    data_split: DataSplit
+    variant: str
+    spend: str
+    split: float
+    delta_split: float | None
+    minimizer_gap: float
+    finder: PrivateAlgorithm
+    finder_options: dict[str, Any]
+    ball: Ball
+    lipschitz: float
+    zeta: float
+    spec_a: ProblemSpec
+    spec_b: ProblemSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplerStage:
+    """Stage A's plan, how its sampler was chosen and the two stages' budgets."""
+
+    sampler: PrivateAlgorithm
+    choice: str
+    pure: bool
+    budget_a: Budget
+    budget_b: Budget
+    plan: Plan
+
+
+@dataclasses.dataclass(frozen=True)
+class PsiBound:
+    """The public bound psi (after the data split's widening) and its provenance."""
+
+    value: float
+    failure_prob: float
+    source: str
+    terms: Any
+    finder_gap: float
+    deviation: HalfDeviations | None
+
+
+@dataclasses.dataclass(frozen=True)
+class FinderStage:
+    """Stage B's plan, the composed guarantee and the finder's epsilon target."""
+
+    plan: Plan
+    guarantee: PrivacyGuarantee
+    target: float
+
+
+def _data_split(variant: str | DataSplit) -> tuple[DataSplit, str]:
+    """The data split object and its name (``ValueError`` for an unknown name)."""
+    if isinstance(variant, DataSplit):
+        return variant, variant.name
+    if variant in VARIANTS:
+        return VARIANTS[variant], variant
+    raise ValueError(
+        f"Expected variant in {tuple(VARIANTS)} or a DataSplit, got {variant!r}"
+    )
+
+
+def _finder_stage(
+    finder: PrivateAlgorithm | str,
+    finder_options: Mapping[str, Any] | None,
+    variant: str,
+) -> tuple[PrivateAlgorithm, dict[str, Any]]:
+    """Stage B's object and checked options (with its variant's, if it has any)."""
+    finder_obj = stage_algorithm(finder, "finder")
+    f_options = _stage_options(finder_obj, finder_options, _FINDER_RESERVED, "finder")
+    if "initial_gap" not in finder_obj.option_parameters():
+        raise ValueError(f"{finder_obj.name} has no initial_gap: it cannot use psi")
+    variant_options = getattr(finder_obj, "pipeline_variant_options", None)
+    if variant_options is not None:
+        if "variant" in f_options:
+            raise ValueError(f"{finder_obj.name}'s variant is the pipeline's")
+        f_options.update(variant_options[variant])
+    return finder_obj, f_options
+
+
+def check_public(
+    spec: ProblemSpec,
+    budget: Budget,
+    *,
+    finder: PrivateAlgorithm | str,
+    split: float,
+    variant: str | DataSplit,
+    delta_split: float | None,
+    failure_prob: float | None,
+    minimizer_gap: float,
+    finder_options: Mapping[str, Any] | None,
+    sampler_domain: Ball | None,
+    spend: str,
+) -> CheckedInputs:
+    """The public checks, before any private computation (in the plan's order)."""
+    epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
+    data_split, variant_name = _data_split(variant)
+    if spend not in SPEND_RULES:
+        raise ValueError(f"Expected spend in {SPEND_RULES}, got {spend!r}")
+    split = validation.positive("split", split)
+    if not split < 1.0:
+        raise ValueError(f"Expected split={split!r} in (0, 1)")
+    if delta_split is not None:
+        delta_split = validation.delta_in_open_unit(delta_split, name="delta_split")
+    gap_w = validation.nonnegative("minimizer_gap", minimizer_gap)
+    finder_obj, f_options = _finder_stage(finder, finder_options, variant_name)
+    ball = _sampler_ball(spec, sampler_domain)
+    big_l = validation.require_constant(
+        "lipschitz", spec.lipschitz, needed_for="the warm start's bound psi"
+    )
+    zeta = resolve_failure_prob(
+        failure_prob,
+        dim=spec.dim,
+        epsilon=epsilon,
+        n=spec.n,
+        hint=" (or run the finder alone: eps n is too small)",
+    ).value
+    spec_a, spec_b = data_split.specs(spec, ball)
+    return CheckedInputs(
+        epsilon=epsilon,
+        delta=delta,
+        data_split=data_split,
+        variant=variant_name,
+        spend=spend,
+        split=split,
+        delta_split=delta_split,
+        minimizer_gap=gap_w,
+        finder=finder_obj,
+        finder_options=f_options,
+        ball=ball,
+        lipschitz=big_l,
+        zeta=zeta,
+        spec_a=spec_a,
+        spec_b=spec_b,
+    )
+
+
+def plan_sampler(
+    c: CheckedInputs,
+    budget: Budget,
+    sampler: PrivateAlgorithm | str | None,
+    sampler_options: Mapping[str, Any] | None,
+) -> SamplerStage:
+    """Stage A: the given sampler (or the one chosen by cost), planned on its share."""
+    zeta_a = c.data_split.sampler_failure_prob(c.zeta)
+    if sampler is None:
+        if sampler_options:
+            raise ValueError(
+                "sampler_options need an explicit sampler (the default one is "
+                "chosen by cost)"
+            )
+        cap = budget.max_evaluations
+        sampler_obj, choice = choose_sampler(
+            c.spec_a,
+            budget,
+            split=c.split,
+            delta_split=0.5 if c.delta_split is None else c.delta_split,
+            max_evaluations=(
+                DEFAULT_MAX_EVALUATIONS if cap is None else max(1, int(cap * c.split))
+            ),
+            minimizer_gap=c.minimizer_gap,
+        )
+        s_options: dict[str, Any] = {}
+    else:
+        sampler_obj, choice = stage_algorithm(sampler, "sampler"), "given"
+        s_options = _stage_options(
+            sampler_obj, sampler_options, _SAMPLER_RESERVED, "sampler"
+        )
+    pure = bool(getattr(sampler_obj, "pure_dp", False))
+    if pure and c.delta_split is not None:
+        raise ValueError(f"delta_split does not apply to the pure {sampler_obj.name}")
+    budget_a, budget_b = stage_budgets(
+        budget, c.split, 0.0 if pure else (c.delta_split or 0.5)
+    )
+    zeta_a *= getattr(sampler_obj, "psi_failure_share", 1.0)
+    plan_a = sampler_obj.plan(
+        c.spec_a,
+        budget_a,
+        failure_prob=zeta_a,
+        minimizer_gap=c.minimizer_gap,
+        **s_options,
+    )
+    return SamplerStage(sampler_obj, choice, pure, budget_a, budget_b, plan_a)
+
+
+def psi_bound(
+    c: CheckedInputs,
+    spec: ProblemSpec,
+    a: SamplerStage,
+    *,
+    chosen_by_cost: bool,
+    declared_psi: float | None,
+    declared_psi_failure_prob: float | None,
+) -> PsiBound:
+    """psi: declared, derived (the sampler's plan) or loss_range; then widened."""
+    bound = a.plan.warm_start
+    if declared_psi is not None:
+        psi = validation.positive("declared_psi", declared_psi)
+        psi_fail = (
+            c.zeta
+            if declared_psi_failure_prob is None
+            else validation.probability(
+                "declared_psi_failure_prob", declared_psi_failure_prob
+            )
+        )
+        source, bound = "declared", None
+    elif bound is not None:
+        psi, psi_fail, source = bound.psi, bound.failure_prob, "derived"
+    elif chosen_by_cost and spec.loss_range is not None:
+        psi, psi_fail, source = spec.loss_range, 0.0, "loss_range"
+    else:
+        raise ValueError(
+            f"the {a.sampler.name} plan has no warm-start bound psi "
+            f"({'; '.join(a.plan.notes) or 'none derived'}): pass declared_psi= "
+            "(a public bound you vouch for) or use another sampler"
+        )
+    if source == "declared":  # a declared psi is the caller's
+        return PsiBound(psi, psi_fail, source, bound, psi, None)
+    widened = c.data_split.widen(
+        psi, psi_fail, spec=spec, ball=c.ball, zeta=c.zeta, lipschitz=c.lipschitz
+    )
+    return PsiBound(
+        widened.psi,
+        widened.failure_prob,
+        source,
+        bound,
+        widened.finder_initial_gap,
+        widened.deviation,
+    )
+
+
+def _check_spent(spent: float, c: CheckedInputs) -> None:
+    """``RuntimeError`` if the stages' composition spends more than the epsilon."""
+    if not spent <= c.epsilon * (1.0 + 1e-9):
+        raise RuntimeError("internal error: the stages overspend the budget")
+
+
+def plan_finder(c: CheckedInputs, a: SamplerStage, finder_gap: float) -> FinderStage:
+    """Stage B from psi only; with ``spend="all"`` its target takes what is left."""
+    finder_obj, budget_b = c.finder, a.budget_b
+    plan_b = finder_obj.plan(
+        c.spec_b, budget_b, initial_gap=finder_gap, **c.finder_options
+    )
+    guarantee = a.plan.guarantee.compose(plan_b.guarantee)
+    spent = guarantee.epsilon(c.delta)
+    _check_spent(spent, c)
+    if c.spend == "all" and spent < (1.0 - SPEND_RTOL) * c.epsilon:
+        plan_b = finder_for_the_rest(
+            finder_obj,
+            c.spec_b,
+            budget_b,
+            a.plan.guarantee,
+            Budget(c.epsilon, c.delta),
+            initial_gap=finder_gap,
+            options=c.finder_options,
+            fallback=plan_b,
+            fallback_epsilon=spent,
+        )
+        guarantee = a.plan.guarantee.compose(plan_b.guarantee)
+    _check_spent(guarantee.epsilon(c.delta), c)
+    target = plan_b.budget.epsilon
+    if "initial_gap" in plan_b.params:  # set by this pipeline, not by the user
+        plan_b = plan_b.with_params(
+            initial_gap=Param(finder_gap, "pipeline", "the warm start's psi")
+        )
+    return FinderStage(plan_b, guarantee, target)
+
+
+def stationarity_bounds(
+    c: CheckedInputs, spec: ProblemSpec, a: SamplerStage, psi: PsiBound, target: float
+) -> tuple[float | None, float | None]:
+    """The finder's rate at psi (warm) and at ``loss_range`` (cold), if it has one."""
+    rate = getattr(c.finder, "stationarity_rate", None)
+    if rate is None or spec.smoothness is None:
+        return None, None
+    stationarity = rate(
+        lipschitz=c.lipschitz,
+        smoothness=spec.smoothness,
+        initial_gap=psi.finder_gap,
+        dim=spec.dim,
+        n=c.spec_b.n,
+        epsilon=target,
+        delta=a.budget_b.delta,
+        failure_prob=min(psi.failure_prob, 1.0),
+    )
+    cold = None
+    if spec.loss_range is not None:
+        cold = rate(
+            lipschitz=c.lipschitz,
+            smoothness=spec.smoothness,
+            initial_gap=spec.loss_range,
+            dim=spec.dim,
+            n=spec.n,
+            epsilon=c.epsilon,
+            delta=c.delta,
+        )
+    return stationarity, cold
+
+
+def dispatcher_decision(c: CheckedInputs, spec: ProblemSpec) -> tuple[bool, str]:
+    """:func:`should_warm_start` on the public spec and budget."""
+    return should_warm_start(
+        n=spec.n,
+        dim=spec.dim,
+        epsilon=c.epsilon,
+        delta=c.delta,
+        lipschitz=c.lipschitz,
+        smoothness=spec.smoothness,
+        diameter=c.ball.diameter,
+        default_gap=spec.loss_range,
+    )
+
+
+def params_table(
+    c: CheckedInputs,
+    a: SamplerStage,
+    psi: PsiBound,
+    target: float,
+    *,
+    sampler_given: bool,
+    finder: PrivateAlgorithm | str,
+    failure_prob: float | None,
+) -> dict[str, Param]:
+    """The plan's parameters: each value with its source and note."""
+    given = failure_prob is not None
+    params = {
+        "sampler": Param(
+            a.sampler.name, "user" if sampler_given else "default", a.choice
+        ),
+        "finder": Param(c.finder.name, "user" if finder != "dp_spider" else "default"),
+        "variant": Param(c.variant, "user" if c.variant != "erm" else "default"),
+        "split": Param(c.split, "user" if c.split != DEFAULT_SPLIT else "default"),
+        "epsilon_split": Param(
+            (a.budget_a.epsilon, target),
+            "derived",
+            "(split eps, rest)"
+            if target == a.budget_b.epsilon
+            else "(split eps, the finder's target calibrated so that the "
+            "composition with the sampler's planned guarantee meets eps)",
+        ),
+        "spend": Param(c.spend, "user" if c.spend != "all" else "default"),
+        "delta_split": Param(
+            (a.budget_a.delta, a.budget_b.delta),
+            "derived",
+            "pure sampler: (0, delta)" if a.pure else "delta_split (default 1/2)",
+        ),
+        "failure_prob": Param(
+            c.zeta,
+            "user" if given else "default",
+            "" if given else "sqrt(d)/(eps n) (Theorem 3.2)",
+        ),
+        "psi": Param(
+            psi.value,
+            "derived" if psi.source != "declared" else "user",
+            f"warm-start bound ({psi.source})",
+        ),
+        "psi_failure_prob": Param(psi.failure_prob, "derived"),
+        "finder_initial_gap": Param(psi.finder_gap, "derived", "psi (+ 2 U(|D_2|))"),
+        "minimizer_gap": Param(
+            c.minimizer_gap, "user" if c.minimizer_gap else "default"
+        ),
+    }
+    params.update(c.data_split.params(c.spec_a, c.spec_b))
+    return params
+
+
+def plan_internal(
+    c: CheckedInputs,
+    a: SamplerStage,
+    psi: PsiBound,
+    *,
+    stationarity: tuple[float | None, float | None],
+    dispatcher: tuple[bool, str],
+    diagnostics: bool,
+) -> dict[str, Any]:
+    """The plan's internal record: what the run and its info read (not printed)."""
+    paper = getattr(a.sampler, "paper_psi", None)
+    return {
+        # whether the run also computes the (labelled) non-private
+        # diagnostics: a switch, kept out of the printed parameters
+        "diagnostics": bool(diagnostics),
+        "sampler": a.sampler,
+        "finder": c.finder,
+        "data_split": c.data_split,
+        "ball": c.ball,
+        "psi_terms": psi.terms,
+        "psi_source": psi.source,
+        "deviation": psi.deviation,
+        "stationarity": stationarity,
+        "dispatcher": dispatcher,
+        "paper_psi": None if paper is None else paper(c.spec_a, a.budget_a.epsilon),
+    }
+
+
+precision.scope_public(globals())
