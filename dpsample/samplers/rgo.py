@@ -424,7 +424,8 @@ def sample_oracle(
         ...              lipschitz=1.0)
         >>> target = GibbsTarget.create(pb, beta=4.0, mu=1.0)
         >>> y = jnp.array([0.3])
-        >>> x, info = rgo.sample_oracle(jax.random.key(0), target, y, 0.01)
+        >>> draw = jax.jit(lambda key: rgo.sample_oracle(key, target, y, 0.01))
+        >>> x, info = draw(jax.random.key(0))
         >>> x.shape, bool(info.is_accepted), int(info.num_loss_evaluations_budget)
         ((1,), True, 716)
 
@@ -486,10 +487,12 @@ def oracle_from_stream(
         >>> pb = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.linspace(-1.0, 1.0, 8),
         ...              Ball(1.0, dim=1), lipschitz=1.0)
         >>> target = GibbsTarget.create(pb, beta=4.0, mu=1.0)
+        >>> @jax.jit
+        ... def draw(key):
+        ...     stream = WordStream.draw(key, rgo.oracle_words(50, 20, 8, 1))
+        ...     return rgo.oracle_from_stream(stream, target, jnp.array([0.3]), 0.01)
         >>> with precision.float64():
-        ...     stream = WordStream.draw(jax.random.key(0),
-        ...                              rgo.oracle_words(50, 20, 8, 1))
-        ...     x, info = rgo.oracle_from_stream(stream, target, jnp.array([0.3]), 0.01)
+        ...     x, info = draw(jax.random.key(0))
         >>> x.shape, int(info.num_loss_evaluations_budget)
         ((1,), 716)
     """

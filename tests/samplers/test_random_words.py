@@ -141,7 +141,9 @@ def test_word_counts_are_what_the_calls_use():
     )
     assert bool(info.is_accepted)
     kernel = proximal.build_kernel()
-    state, _ = kernel(key, proximal.init(jnp.zeros(1), target), target, 0.01)
+    state, _ = jax.jit(lambda k, s: kernel(k, s, target, 0.01))(
+        key, proximal.init(jnp.zeros(1), target)
+    )
     assert state.position.shape == (1,)
     assert rgo.oracle_words(50, 20, 8, 1) == (
         restricted_gaussian.words_needed(100, 1)
