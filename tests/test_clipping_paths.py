@@ -253,6 +253,7 @@ def test_goldstein_zero_order_estimate_never_exceeds_d_l(scale):
             assert _sq(est) <= (Fraction(d) * Fraction(big_l)) ** 2, (num, est)
 
 
+@pytest.mark.slow  # over 7 s in the fast suite (make test-fast --durations)
 @pytest.mark.parametrize("estimator", ["zero_order", "first_order"])
 def test_goldstein_anchor_and_difference_means_use_the_clipping_module(
     monkeypatch, estimator

@@ -73,6 +73,7 @@ _GOLD = {"alpha": 0.2, "num_directions": 2, "enforce_sensitivity": True}
 
 # Each Goldstein core compiles for ~3 s (twice: on and off): the first-order finder
 # is in the slow suite (the bare runner reuses the zero-order test's compilations).
+@pytest.mark.slow  # over 7 s in the fast suite (make test-fast --durations)
 @pytest.mark.parametrize(
     "order", ["zero", pytest.param("first", marks=pytest.mark.slow)]
 )
@@ -111,6 +112,7 @@ def test_goldstein_runner_same_output_with_progress_on_and_off(reports):
 
 
 # ------------------------------------------------------------ Stochastic Spider
+@pytest.mark.slow  # over 7 s in the fast suite (make test-fast --durations)
 def test_stochastic_spider_same_iterates_with_progress_on_and_off(reports):
     plan = plan_spider(
         PROBLEM, epsilon=8.0, delta=DELTA, x0=X0, num_iters=40, alpha=2.0

@@ -99,6 +99,7 @@ def test_spider_sosp_compiles_once(variant):
     assert_no_retrace(run, power_check=variant == "empirical")
 
 
+@pytest.mark.slow  # over 7 s in the fast suite (make test-fast --durations)
 def test_spider_sosp_other_epsilon_reuses_the_compilation():
     # With T fixed, epsilon changes only traced values (noise scales, thresholds).
     loss = CountingLoss()

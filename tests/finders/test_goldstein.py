@@ -647,6 +647,7 @@ def test_compute_budget_shrinks_t_and_refuses_a_fixed_schedule(passes):
 
 
 # ------------------------------------------------------------ budget spent (issue 16)
+@pytest.mark.slow  # over 7 s in the fast suite (make test-fast --durations)
 @pytest.mark.parametrize(
     "cls, eps",
     [

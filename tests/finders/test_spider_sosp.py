@@ -71,6 +71,7 @@ def test_escapes_saddle_to_a_minimum(case, variant):
     assert res.privacy.epsilon(DELTA) <= 10.0
 
 
+@pytest.mark.slow  # over 7 s in the fast suite (make test-fast --durations)
 def test_perturb_kicks_make_no_o1_calls(case):
     res = spider_sosp(
         jax.random.key(1),
@@ -326,6 +327,7 @@ def test_population_parallel_composition(case):
     )
 
 
+@pytest.mark.slow  # over 7 s in the fast suite (make test-fast --durations)
 @pytest.mark.parametrize("preset", ["practical", "paper"])
 def test_plans_are_self_consistent(case, preset):
     for variant in ("empirical", "population"):
@@ -368,6 +370,7 @@ def test_deterministic_in_the_key(case):
     np.testing.assert_array_equal(a.value, b.value)
 
 
+@pytest.mark.slow  # over 7 s in the fast suite (make test-fast --durations)
 def test_selection_work_is_constant_per_examined_candidate(case, monkeypatch):
     """Algorithm 2 evaluates both queries for every candidate it examines."""
     # SpiderSOSP runs Algorithm 2 with the queries its module imported

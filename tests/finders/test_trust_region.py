@@ -580,6 +580,7 @@ def test_compute_budget_relaxes_alpha_and_refuses_a_fixed_schedule(case, algo):
 
 
 # ------------------------------------------------------------ budget spent (issue 16)
+@pytest.mark.slow  # over 7 s in the fast suite (make test-fast --durations)
 @pytest.mark.parametrize(
     "algo, eps",
     [
