@@ -58,6 +58,7 @@ from dpsample.samplers.target import (
     GibbsTarget,
     StepSizeWarning,
     check_position,
+    compiled_when_eager,
     scoped_kernel,
 )
 from dpsample.types import Array, ArrayLike, PRNGKey
@@ -336,7 +337,8 @@ def build_kernel(
             num_loss_evaluations_budget=info.num_loss_evaluations_budget,
         )
 
-    return scoped_kernel(kernel)
+    # An eager call is compiled per target (fast); traced calls run the kernel itself.
+    return scoped_kernel(compiled_when_eager(kernel, static_argnums=(2,)))
 
 
 def as_top_level_api(

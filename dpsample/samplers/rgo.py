@@ -105,7 +105,7 @@ from dpsample._src.random_words import (
 )
 from dpsample.domains import Ball
 from dpsample.samplers import restricted_gaussian
-from dpsample.samplers.target import GibbsTarget
+from dpsample.samplers.target import GibbsTarget, compiled_when_eager
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
@@ -435,6 +435,20 @@ def sample_oracle(
     """
     y = jnp.asarray(y, jnp.float64)
     _check(target, y, num_trials, num_levels)
+    if not isinstance(step_size, jax.core.Tracer):
+        validation.positive("step_size", step_size)
+    return _oracle_checked(rng_key, target, y, step_size, num_trials, num_levels)
+
+
+def _oracle_after_checks(
+    rng_key: PRNGKey,
+    target: GibbsTarget,
+    y: Array,
+    step_size: ArrayLike,
+    num_trials: int,
+    num_levels: int,
+) -> tuple[Array, RGOInfo]:
+    """:func:`sample_oracle` after its checks."""
     stream = WordStream.draw(
         rng_key, oracle_words(num_trials, num_levels, target.problem.n, y.shape[0])
     )
@@ -443,6 +457,10 @@ def sample_oracle(
     )
     stream.check_used()
     return out
+
+
+# An eager call is compiled per (target, num_trials, num_levels); traced calls inline.
+_oracle_checked = compiled_when_eager(_oracle_after_checks, static_argnums=(1, 4, 5))
 
 
 def oracle_from_stream(

@@ -30,6 +30,7 @@ __all__ = [
     "StepSizeWarning",
     "TargetStructure",
     "check_position",
+    "compiled_when_eager",
     "scoped_kernel",
 ]
 
@@ -211,6 +212,48 @@ def _under_jaxpr_trace(tree: Any) -> bool:
             inner = getattr(leaf, "val", None)
             leaf = getattr(leaf, "primal", None) if inner is None else inner
     return False
+
+
+def compiled_when_eager(fn: F, static_argnums: tuple[int, ...]) -> F:
+    """``fn``, compiled with ``jax.jit`` when called eagerly.
+
+    A call whose array arguments are all concrete and whose static arguments hash
+    goes through ``jax.jit(fn, static_argnums=static_argnums)`` (compiled once per
+    static value): the fixed-budget oracle is hundreds of small operations, slow one
+    by one. Any other call (inside a caller's ``jit``, ``scan`` or ``vmap``, or with
+    a target whose ``beta`` is traced) runs ``fn`` itself, traced as before. Both give
+    the same results.
+
+    Args:
+        fn: The function (a call with keyword arguments runs it as it is).
+        static_argnums: Positions of the arguments to compile per value.
+
+    Returns:
+        The dispatching function.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample.samplers.target import compiled_when_eager
+        >>> f = compiled_when_eager(lambda x, k: x * k, static_argnums=(1,))
+        >>> float(f(jnp.asarray(2.0), 3))
+        6.0
+    """
+    compiled = jax.jit(fn, static_argnums=static_argnums)
+
+    @functools.wraps(fn)
+    def dispatch(*args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) <= max(static_argnums):  # keywords: run as written
+            return fn(*args, **kwargs)
+        static = [args[i] for i in static_argnums]
+        try:
+            hash(tuple(static))
+        except TypeError:
+            return fn(*args)
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(args)):
+            return fn(*args)
+        return compiled(*args)
+
+    return dispatch  # type: ignore[return-value]
 
 
 def scoped_kernel(fn: F) -> F:
