@@ -324,7 +324,7 @@ def bench_trust_region(prob, iters):
 
     def run(key):
         # stop_threshold < 0: the dual stopping rule never fires (lambda >= 0).
-        return trust_region._tr_loop(
+        return trust_region.step._tr_loop(
             key, prob, w0, stop_threshold=-1.0, batch_sizes=None, **kw
         )
 

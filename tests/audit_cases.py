@@ -1102,7 +1102,7 @@ def _trust_region_case(calibration: str | None = "paper") -> Audit:
     multiplier for the 2T Gaussians; on the "before" checkout, whatever its default
     was), with the claim that plan reports."""
     from dpsample.finders import dp_trust_region
-    from dpsample.finders.trust_region import _noisy_step
+    from dpsample.finders.trust_region.step import _noisy_step
 
     d_plus, d_minus = trust_region_problem(1.0), trust_region_problem(-1.0)
     x0 = jnp.zeros(1)
@@ -1171,7 +1171,7 @@ def _stochastic_trust_region_case() -> Audit:
     noise for the same claim) it was 0.99 at 200k and 1.14 at 600k: 600k runs per
     dataset (about a minute for honest and twin)."""
     from dpsample.finders import dp_stochastic_trust_region
-    from dpsample.finders.trust_region import _noisy_step
+    from dpsample.finders.trust_region.step import _noisy_step
 
     d_plus, d_minus = (
         trust_region_problem(1.0, STR_N),

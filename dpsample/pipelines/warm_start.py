@@ -73,12 +73,12 @@ from dpsample.pipelines.data_split import VARIANTS, DataSplit, HalfDeviations
 from dpsample.pipelines.warm_start_plan import (
     check_public,
     dispatcher_decision,
+    internal_record,
     params_table,
-    plan_finder,
-    plan_internal,
-    plan_sampler,
     psi_bound,
+    stage_a_sampler,
     stage_algorithm,
+    stage_b_finder,
     stationarity_bounds,
 )
 from dpsample.plan import Budget, Param, Plan
@@ -323,7 +323,7 @@ class WarmStart(PrivateAlgorithm):
             sampler_domain=sampler_domain,
             spend=spend,
         )
-        a = plan_sampler(c, budget, sampler, sampler_options)
+        a = stage_a_sampler(c, budget, sampler, sampler_options)
         psi = psi_bound(
             c,
             spec,
@@ -332,7 +332,7 @@ class WarmStart(PrivateAlgorithm):
             declared_psi=declared_psi,
             declared_psi_failure_prob=declared_psi_failure_prob,
         )
-        b = plan_finder(c, a, psi.finder_gap)
+        b = stage_b_finder(c, a, psi.finder_gap)
         stationarity = stationarity_bounds(c, spec, a, psi, b.target)
         dispatcher = dispatcher_decision(c, spec)
         params = params_table(
@@ -356,7 +356,7 @@ class WarmStart(PrivateAlgorithm):
             notes=(f"warm start chosen by cost: {a.choice}",)
             if sampler is None
             else (),
-            internal=plan_internal(
+            internal=internal_record(
                 c,
                 a,
                 psi,

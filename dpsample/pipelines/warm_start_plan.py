@@ -1,10 +1,10 @@
 """The steps of :class:`~dpsample.pipelines.warm_start.WarmStart`'s public plan.
 
 ``WarmStart._plan`` composes them, in this order: the public checks
-(:func:`check_public`), stage A (:func:`plan_sampler`), the bound psi
-(:func:`psi_bound`), stage B (:func:`plan_finder`), the rates and the dispatcher
+(:func:`check_public`), stage A (:func:`stage_a_sampler`), the bound psi
+(:func:`psi_bound`), stage B (:func:`stage_b_finder`), the rates and the dispatcher
 (:func:`stationarity_bounds`, :func:`dispatcher_decision`), the parameter table
-(:func:`params_table`) and the plan's internal record (:func:`plan_internal`).
+(:func:`params_table`) and the plan's internal record (:func:`internal_record`).
 Host-side functions of public inputs only (the spec, the budget and the caller's
 options): no data is read here.
 """
@@ -45,9 +45,9 @@ __all__ = [
     "check_public",
     "dispatcher_decision",
     "params_table",
-    "plan_finder",
-    "plan_internal",
-    "plan_sampler",
+    "stage_b_finder",
+    "internal_record",
+    "stage_a_sampler",
     "psi_bound",
     "stage_algorithm",
     "stationarity_bounds",
@@ -276,7 +276,7 @@ def check_public(
     )
 
 
-def plan_sampler(
+def stage_a_sampler(
     c: CheckedInputs,
     budget: Budget,
     sampler: PrivateAlgorithm | str | None,
@@ -376,7 +376,7 @@ def _check_spent(spent: float, c: CheckedInputs) -> None:
         raise RuntimeError("internal error: the stages overspend the budget")
 
 
-def plan_finder(c: CheckedInputs, a: SamplerStage, finder_gap: float) -> FinderStage:
+def stage_b_finder(c: CheckedInputs, a: SamplerStage, finder_gap: float) -> FinderStage:
     """Stage B from psi only; with ``spend="all"`` its target takes what is left."""
     finder_obj, budget_b = c.finder, a.budget_b
     plan_b = finder_obj.plan(
@@ -505,7 +505,7 @@ def params_table(
     return params
 
 
-def plan_internal(
+def internal_record(
     c: CheckedInputs,
     a: SamplerStage,
     psi: PsiBound,

@@ -50,15 +50,7 @@ from dpsample.finders.trust_region.schedule import (
     tr_theorem_parameters,
     zcdp_budget,
 )
-
-# Private engine names kept importable here with the same behaviour (the same
-# objects): tests/audit_cases.py imports ``_noisy_step`` and
-# benchmarks/bench_finders.py calls ``trust_region._tr_loop``.
-from dpsample.finders.trust_region.step import (  # noqa: F401
-    _noisy_step,
-    _tr_loop,
-    symmetric_noise,
-)
+from dpsample.finders.trust_region.step import symmetric_noise
 
 __all__ = [
     "DEFAULT_ALPHA",
