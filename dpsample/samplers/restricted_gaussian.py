@@ -33,7 +33,11 @@ draw plus a dimension-light 1-D part:
 * Given ``t``, ``|z|^2 / s^2`` is ``chi^2_{d-1}`` truncated to
   ``[0, (R^2 - t^2)/s^2]``, drawn by inversion of ``P`` (closed form for ``d = 2, 3``;
   bisection in float64 otherwise, since JAX has no ``gammaincinv``), and ``z/|z|`` is
-  uniform on the unit sphere of ``u^⊥`` (a projected, normalised Gaussian).
+  uniform on the unit sphere of ``u^⊥`` (a projected, normalised Gaussian). For
+  ``d = 2``, ``u^⊥`` is a line and ``z`` its coordinate, ``N(0, s^2)`` truncated to
+  ``|z| <= sqrt(R^2 - t^2)``: a symmetric law, drawn with its sign by inversion from
+  one uniform on ``[-1, 1)`` (one word pair and one ``erfinv`` per draw, where the
+  general route would spend three word pairs and three ``erfinv``).
 
 Fixed budget. The ``num`` draws of one call share the axial law; the call draws
 ``num_candidates(num)`` envelope candidates in one batch (two uniforms each) and keeps
@@ -309,8 +313,17 @@ def _envelope(h_fn, lo: Array, hi: Array, mode: Array) -> _Envelope:
     def high(t):
         return h_fn(t) >= h_mode - 1.0
 
-    _, t_right = _bisect(high, mode, hi, _BISECTION_STEPS)
-    t_left, _ = _bisect(lambda t: ~high(t), lo, mode, _BISECTION_STEPS)
+    # Both ends in one loop, as a pair: ``t_right`` is the last ``hi`` of the search
+    # on ``[mode, hi]`` for ``high``, ``t_left`` the last ``lo`` of the search on
+    # ``[lo, mode]`` for ``~high`` (elementwise, so each is what its own search gives).
+    flip = jnp.array([False, True])
+    los, his = _bisect(
+        lambda t: high(t) != flip,
+        jnp.stack([mode, jnp.broadcast_to(lo, mode.shape)]),
+        jnp.stack([jnp.broadcast_to(hi, mode.shape), mode]),
+        _BISECTION_STEPS,
+    )
+    t_right, t_left = his[0], los[1]
     return _Envelope(lo, hi, mode, h_mode, t_left, h_fn(t_left), t_right, h_fn(t_right))
 
 
@@ -379,7 +392,7 @@ def _draw_pooled(stream: WordStream, env: _Envelope, h_fn, num: int) -> Array:
     )
     log_u = jnp.log(stream.uniform((size,)))
     accepted = log_u <= h_fn(t) - log_env
-    rank = jax.lax.associative_scan(jnp.add, accepted.astype(jnp.int32)) - 1
+    rank = jnp.cumsum(accepted.astype(jnp.int32)) - 1
     slot = jnp.where(accepted & (rank < num), rank, num)
     out = jnp.full((num + 1,), env.mode, jnp.float64).at[slot].set(t)
     return out[:num]
@@ -428,11 +441,28 @@ def _draw_radial(u: Array, t: Array, s: Array, radius: float, dim: int):
     return jnp.sqrt(2.0 * v) * s
 
 
+def _draw_line(w: Array, t: Array, s: Array, radius: float) -> Array:
+    """``d = 2``: the coordinate along ``u^⊥`` given ``t``, with its sign.
+
+    ``N(0, s^2)`` truncated to ``|z| <= sqrt(R^2 - t^2)``, by inversion of its CDF
+    from one uniform ``w`` on ``[-1, 1)``: ``z = sqrt(2) s erfinv(w erf(c))`` with
+    ``c = sqrt(R^2 - t^2) / (sqrt(2) s)``. Its absolute value has the law
+    :func:`_draw_radial` gives for ``d = 2``, and its sign is uniform and independent.
+    """
+    v_max = jnp.maximum((radius**2 - t**2) / (2.0 * s**2), 0.0)
+    root = jax.scipy.special.erfinv(w * jax.scipy.special.erf(jnp.sqrt(v_max)))
+    v = jnp.minimum(root**2, v_max)
+    # The sign of w, not of root (the same, erfinv being odd): XLA:CPU would otherwise
+    # fuse erfinv's polynomial into each consumer of the draw and recompute it there.
+    return jnp.where(w < 0.0, -1.0, 1.0) * jnp.sqrt(2.0 * v) * s
+
+
 def words_needed(num: int, dim: int) -> int:
     """Random 32-bit words one call of ``num`` draws in dimension ``dim`` uses.
 
     Two uniforms per envelope candidate (``num_candidates(num)`` of them) and, for
-    ``d >= 2``, one uniform for each radius and ``d`` normals for each direction
+    ``d >= 3``, one uniform for each radius and ``d`` normals for each direction;
+    for ``d = 2``, one uniform for each signed coordinate along the line ``u^⊥``
     (:mod:`dpsample._src.random_words`).
 
     Args:
@@ -445,12 +475,14 @@ def words_needed(num: int, dim: int) -> int:
     Examples:
         >>> from dpsample.samplers.restricted_gaussian import words_needed
         >>> words_needed(100, 2)
-        2140
+        1740
     """
     num = validation.positive_int("num", num)
     dim = validation.positive_int("dim", dim)
     words = 2 * num_candidates(num) * UNIFORM_WORDS
-    if dim > 1:
+    if dim == 2:
+        words += num * UNIFORM_WORDS
+    elif dim > 2:
         words += num * UNIFORM_WORDS + num * dim * NORMAL_WORDS
     return words
 
@@ -504,7 +536,11 @@ def draws_from_stream(
     env = _axial_envelope(a, std, radius, dim)
     t = _draw_pooled(stream, env, lambda t: _axial_h(t, a, std, radius, dim), num)
     x = t[:, None] * axis
-    if dim > 1:
+    if dim == 2:
+        w = 2.0 * stream.uniform((num,)) - 1.0  # exact: a multiple of 2^-52
+        z = jax.vmap(lambda wi, ti: _draw_line(wi, ti, std, radius))(w, t)
+        x = x + z[:, None] * jnp.stack([-axis[1], axis[0]])
+    elif dim > 2:
         u = stream.uniform((num,), minval=1e-300)
         r = jax.vmap(lambda ui, ti: _draw_radial(ui, ti, std, radius, dim))(u, t)
         g = stream.normal((num, dim))

@@ -348,7 +348,7 @@ def oracle_words(num_trials: int, num_levels: int, n: int, dim: int) -> int:
     Examples:
         >>> from dpsample.samplers.rgo import oracle_words
         >>> oracle_words(50, 20, 1000, 2)
-        3772
+        3372
     """
     pool, _ = _pool(num_trials, num_levels)
     words = restricted_gaussian.words_needed(2 * num_trials, dim)
