@@ -46,8 +46,8 @@ Examples:
     >>> theta.shape                            # 4*8 + 8 + 8*3 + 3
     (67,)
     >>> batch = {"x": jnp.ones((5, 4)), "y": jnp.array([0, 1, 2, 0, 1])}
-    >>> ghost = net.clipped_gradient_sum(theta, batch, jnp.ones(5), 0.5)
-    >>> g = jax.vmap(jax.grad(net), (None, 0))(theta, batch)
+    >>> ghost = jax.jit(net.clipped_gradient_sum)(theta, batch, jnp.ones(5), 0.5)
+    >>> g = jax.jit(jax.vmap(jax.grad(net), (None, 0)))(theta, batch)
     >>> scale = jnp.minimum(1.0, 0.5 / jnp.linalg.norm(g, axis=1))
     >>> bool(jnp.allclose(ghost, scale @ g))
     True

@@ -148,8 +148,15 @@ def _same_structure(a, b):
             _same_structure(a[k], b[k])
 
 
-# One compilation per run (a jit built per call): the other Goldstein modes are slow.
-_SLOW = ("goldstein_multi_pass_mode_b", "goldstein_first_order_mode_b")
+# One compilation per run (a jit built per call): the other Goldstein modes are slow,
+# and so are the three cases over 5 s in the fast suite (--durations at 118e61a).
+_SLOW = (
+    "goldstein_multi_pass_mode_b",
+    "goldstein_first_order_mode_b",
+    "goldstein_zero_order_mode_b",
+    "spider_sosp",
+    "dp_trust_region",
+)
 
 
 @pytest.mark.parametrize(
@@ -189,6 +196,7 @@ def test_warm_start_spider_sosp_with_a_nan_at_an_iterate():
     assert res_d.privacy.epsilon(DELTA) == res_n.privacy.epsilon(DELTA)
 
 
+@pytest.mark.slow  # 13 s in the fast suite (SpiderSOSP compiles)
 def test_spider_sosp_never_selects_a_candidate_with_non_finite_queries():
     """Every iterate past ``x_1 > 0.05`` has a NaN gradient norm on ``D``."""
     d, _ = _pair(FREE)

@@ -95,6 +95,7 @@ def test_goldstein_same_iterates_with_progress_on_and_off(reports, order):
     _check_reports(seen, f"goldstein_{order}_order", off.info["plan"]["num_iters"])
 
 
+@pytest.mark.slow  # 7 s in the fast suite
 def test_goldstein_runner_same_output_with_progress_on_and_off(reports):
     # The zero-order test's plan and loss: the same structure (and compilations).
     algo = registry.create("goldstein_zero_order")

@@ -114,6 +114,7 @@ def _nonprivate_tr(problem, x0, radius, threshold, num_iters):
     return w, False
 
 
+@pytest.mark.slow  # 10 s in the fast suite
 def test_dp_tr_large_epsilon_is_nonprivate_tr_and_reaches_minimum(case):
     prob = case.problem
     x0 = np.array([0.3, 0.2])

@@ -24,6 +24,7 @@ from experiments.problems import dp_sgd_002 as e1  # noqa: E402
 SPEC = tomllib.loads((REPO / "experiments" / "dp_sgd_002.toml").read_text())
 
 
+@pytest.mark.slow  # 7 s in the fast suite
 def test_nonprivate_step_is_the_poisson_batch_sum_over_b():
     net = MLP((3, 2, 2))
     data = {

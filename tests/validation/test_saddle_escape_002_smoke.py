@@ -31,6 +31,7 @@ def test_data_sum_to_zero_with_norm_sigma():
         e3.make(jax.random.key(0), 5, 2)
 
 
+@pytest.mark.slow  # 9 s in the fast suite
 def test_declared_constants_bound_the_ball():  # 5 s (16 s at load 10)
     cfg = SPEC["config"]
     radius = cfg["domain"]["radius"]

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from sweep_hooks import tiny_spec
 
 from dpsample.validation import run_sweep
@@ -138,6 +139,7 @@ def test_write_figures_names_profiles_after_the_slope_figures(tmp_path):
     assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow  # 12 s in the fast suite (a whole sweep)
 def test_a_sweep_draws_and_links_the_figure_of_a_prediction_without_a_slope(
     tmp_path,
 ):
