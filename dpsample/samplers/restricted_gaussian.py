@@ -537,7 +537,7 @@ def draws_from_stream(
     t = _draw_pooled(stream, env, lambda t: _axial_h(t, a, std, radius, dim), num)
     x = t[:, None] * axis
     if dim == 2:
-        w = 2.0 * stream.uniform((num,)) - 1.0  # exact: a multiple of 2^-52
+        w = 2.0 * stream.uniform((num,)) - 1.0  # exact: a multiple of 2^-51
         z = jax.vmap(lambda wi, ti: _draw_line(wi, ti, std, radius))(w, t)
         x = x + z[:, None] * jnp.stack([-axis[1], axis[0]])
     elif dim > 2:

@@ -54,17 +54,25 @@ def _draw(seed, mean, std, ball, num):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("dim", [2, 3])
-def test_matches_naive_rejection_near_boundary(dim):
+@pytest.mark.parametrize(
+    "mean",
+    # off the axes too: d = 2 draws the coordinate along the line orthogonal to the
+    # mean's direction, with its sign, in a path of its own
+    [(0.9, 0.0), (0.54, -0.72), (0.9, 0.0, 0.0)],
+)
+def test_matches_naive_rejection_near_boundary(mean):
+    dim = len(mean)
     ball = Ball(1.0, dim=dim)
-    mean = np.zeros(dim)
-    mean[0] = 0.9
+    mean = np.asarray(mean)
     xs = _draw(0, mean, 0.3, ball, 20_000)
     ref = _naive(1, mean, 0.3, 1.0, 20_000)
+    perp = np.zeros(dim)
+    perp[:2] = (-mean[1], mean[0])  # orthogonal to the mean
     for stat in (
         lambda x: x[:, 0],
         lambda x: np.linalg.norm(x, axis=1),
         lambda x: x[:, 1],
+        lambda x: x @ perp,
     ):
         assert scipy.stats.ks_2samp(stat(xs), stat(ref)).pvalue > ALPHA
     # Power: a 30% larger std is rejected on the same statistics.
