@@ -417,17 +417,14 @@ def _axial_envelope(a: Array, s: Array, radius: float, dim: int) -> _Envelope:
 def _draw_radial(u: Array, t: Array, s: Array, radius: float, dim: int):
     """``|z|`` given ``t``: ``|z|^2/s^2 ~ chi^2_{d-1}`` truncated to ``(R^2-t^2)/s^2``.
 
-    By inversion of ``P(k, .)``, ``k = (d-1)/2``: in closed form for ``d = 2``
-    (``P = erf(sqrt(v))``) and ``d = 3`` (``P = 1 - e^-v``), by bisection in float64
-    otherwise (JAX has no ``gammaincinv``). One uniform ``u`` in ``[1e-300, 1)`` per
-    draw.
+    By inversion of ``P(k, .)``, ``k = (d-1)/2``: in closed form for ``d = 3``
+    (``P = 1 - e^-v``), by bisection in float64 for ``d > 3`` (JAX has no
+    ``gammaincinv``). One uniform ``u`` in ``[1e-300, 1)`` per draw. ``d = 2`` draws
+    the signed coordinate instead (:func:`_draw_line`).
     """
     k = 0.5 * (dim - 1)
     v_max = jnp.maximum((radius**2 - t**2) / (2.0 * s**2), 0.0)
-    if dim == 2:
-        root = jax.scipy.special.erfinv(u * jax.scipy.special.erf(jnp.sqrt(v_max)))
-        v = jnp.minimum(root**2, v_max)
-    elif dim == 3:
+    if dim == 3:
         v = jnp.minimum(-jnp.log1p(u * jnp.expm1(-v_max)), v_max)
     else:
         target = jnp.log(u) + _log_gammainc(k, v_max)
@@ -446,8 +443,9 @@ def _draw_line(w: Array, t: Array, s: Array, radius: float) -> Array:
 
     ``N(0, s^2)`` truncated to ``|z| <= sqrt(R^2 - t^2)``, by inversion of its CDF
     from one uniform ``w`` on ``[-1, 1)``: ``z = sqrt(2) s erfinv(w erf(c))`` with
-    ``c = sqrt(R^2 - t^2) / (sqrt(2) s)``. Its absolute value has the law
-    :func:`_draw_radial` gives for ``d = 2``, and its sign is uniform and independent.
+    ``c = sqrt(R^2 - t^2) / (sqrt(2) s)``. Its absolute value is the radius ``|z|``
+    (``|z|^2/s^2 ~ chi^2_1`` truncated, ``P(1/2, v) = erf(sqrt(v))``), and its sign is
+    uniform and independent of it.
     """
     v_max = jnp.maximum((radius**2 - t**2) / (2.0 * s**2), 0.0)
     root = jax.scipy.special.erfinv(w * jax.scipy.special.erf(jnp.sqrt(v_max)))
