@@ -452,9 +452,7 @@ def _oracle_after_checks(
     stream = WordStream.draw(
         rng_key, oracle_words(num_trials, num_levels, target.problem.n, y.shape[0])
     )
-    out = oracle_from_stream(
-        stream, target, y, step_size, num_trials=num_trials, num_levels=num_levels
-    )
+    out = _oracle_body(stream, target, y, step_size, num_trials, num_levels)
     stream.check_used()
     return out
 
@@ -518,6 +516,18 @@ def oracle_from_stream(
     _check(target, y, num_trials, num_levels)
     if not isinstance(step_size, jax.core.Tracer):
         validation.positive("step_size", step_size)
+    return _oracle_body(stream, target, y, step_size, num_trials, num_levels)
+
+
+def _oracle_body(
+    stream: WordStream,
+    target: GibbsTarget,
+    y: Array,
+    step_size: ArrayLike,
+    num_trials: int,
+    num_levels: int,
+) -> tuple[Array, RGOInfo]:
+    """:func:`oracle_from_stream` after its checks (``y`` float64)."""
     pool, _ = _pool(num_trials, num_levels)
     problem = target.problem
     n = problem.n
