@@ -156,6 +156,15 @@ def part_ab(sizes, steps, repeats, chains=1, clock=time.perf_counter):
     return rows
 
 
+def per_step_parts(sizes, quick, clock):
+    """Parts (a)/(b) (one chain) and (b2) (``CHAINS`` chains), timed by ``clock``."""
+    one = part_ab(sizes, steps=50 if quick else 200, repeats=3, clock=clock)
+    many = part_ab(
+        sizes[:4], steps=20 if quick else 100, repeats=3, chains=CHAINS, clock=clock
+    )
+    return one, many
+
+
 def reference_marginal(problem):
     import jax.numpy as jnp
 
@@ -351,20 +360,12 @@ def _main(args):
         else [2.0**-8, 0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0]
     )
     draws = 20_000 if args.quick else 200_000
+    sizes = [1_000, 10_000, 100_000] if args.quick else [10**k for k in range(3, 8)]
     if args.pinned:
         results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-        sizes = [1_000, 10_000, 100_000] if args.quick else [10**k for k in range(3, 8)]
-        clock = time.process_time
         print(f"pinned to CPU {sorted(os.sched_getaffinity(0))}, process CPU time")
-        results["a_b_pinned"] = part_ab(
-            sizes, steps=50 if args.quick else 200, repeats=3, clock=clock
-        )
-        results["b2_pinned"] = part_ab(
-            sizes[:4],
-            steps=20 if args.quick else 100,
-            repeats=3,
-            chains=CHAINS,
-            clock=clock,
+        results["a_b_pinned"], results["b2_pinned"] = per_step_parts(
+            sizes, args.quick, time.process_time
         )
         RESULTS.write_text(json.dumps(results, indent=2))
         print(f"wrote {RESULTS}")
@@ -375,7 +376,6 @@ def _main(args):
         RESULTS.write_text(json.dumps(results, indent=2))
         print(f"wrote {RESULTS}")
         return 0
-    sizes = [1_000, 10_000, 100_000] if args.quick else [10**k for k in range(3, 8)]
     grids = {
         "proximal": [10, 30, 100] if args.quick else [10, 30, 60, 100, 200, 300],
         "mala": [1, 3, 10] if args.quick else [1, 2, 3, 5, 10, 30],
@@ -387,12 +387,11 @@ def _main(args):
 
     pilot = GibbsTarget.create(make_problem(c_sizes[0], seed=1), beta=BETA, mu=MU)
     mala_step, mala_acceptance = tune_mala(pilot)
+    a_b, b2 = per_step_parts(sizes, args.quick, time.perf_counter)
     results = {
         "target": {"beta": BETA, "mu": MU, "dim": DIM, "loss": "|<x,a>-b|"},
-        "a_b": part_ab(sizes, steps=50 if args.quick else 200, repeats=3),
-        "b2": part_ab(
-            sizes[:4], steps=20 if args.quick else 100, repeats=3, chains=CHAINS
-        ),
+        "a_b": a_b,
+        "b2": b2,
         "c_by_n": [
             part_c(
                 num_chains=200 if args.quick else 500,
