@@ -44,12 +44,12 @@ __all__ = [
     "SamplerStage",
     "check_public",
     "dispatcher_decision",
-    "params_table",
-    "stage_b_finder",
     "internal_record",
-    "stage_a_sampler",
+    "params_table",
     "psi_bound",
+    "stage_a_sampler",
     "stage_algorithm",
+    "stage_b_finder",
     "stationarity_bounds",
 ]
 
