@@ -35,10 +35,12 @@ from __future__ import annotations
 import abc
 import dataclasses
 import inspect
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from dpsample._src import precision, validation
+from dpsample.errors import PlanRefusal, Search
 from dpsample.plan import Budget, Plan
 from dpsample.privacy.result import NON_PRIVATE_KEY, PrivateResult
 
@@ -282,7 +284,12 @@ class PrivateAlgorithm(abc.ABC):
         self._check_option_names(options)
         merged = {**self.options, **options}
         with precision.float64():
-            plan = self._plan(spec, budget, **merged)
+            try:
+                plan = self._plan(spec, budget, **merged)
+            except PlanRefusal as refusal:
+                if refusal.search is None or refusal.fix is not None:
+                    raise
+                raise _searched(self, spec, budget, merged, refusal) from None
         if not isinstance(plan, Plan) or plan.algorithm != self.name:
             raise TypeError(f"internal error: {self.name}._plan returned {plan!r}")
         return plan
@@ -367,6 +374,105 @@ class PrivateAlgorithm(abc.ABC):
     @abc.abstractmethod
     def _run(self, rng_key: Any, plan: Plan, problem: Any) -> PrivateResult:
         """The private work, on a problem whose data match the plan's spec."""
+
+
+def _plan_summary(plan: Plan) -> str:
+    """What a plan found by a refusal's search gives (public, for the message)."""
+    parts = [f"{plan.cost.evaluations:,} per-example evaluations"]
+    ws = plan.warm_start
+    psi = getattr(ws, "psi", None)
+    if psi is not None:
+        rng = plan.spec.loss_range
+        text = f"warm-start bound psi = {psi:.3g}"
+        if rng is not None:
+            text += f" against loss_range {rng:.3g}"
+            if psi >= rng:
+                text += ": no better than a cold start"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+def _search_values(search: Search) -> Iterator[float]:
+    value = float(search.start)
+    for _ in range(search.max_tries):
+        yield value
+        value = (
+            value * search.factor if search.direction == "up" else value / search.factor
+        )
+
+
+def _as_option(search: Search, value: float) -> Any:
+    """``value`` as offered: 3 significant digits, rounded further along the search."""
+    up = search.direction == "up"
+    if search.integer:
+        return math.ceil(value) if up else max(1, math.floor(value))
+    if not (math.isfinite(value) and value > 0):
+        return value
+    exp = math.floor(math.log10(value)) - 2
+    digits = value / 10.0**exp
+    digits = math.ceil(digits - 1e-9) if up else math.floor(digits + 1e-9)
+    return float(f"{max(digits, 1)}e{exp}")
+
+
+def _searched(
+    algorithm: PrivateAlgorithm,
+    spec: Any,
+    budget: Budget,
+    options: Mapping[str, Any],
+    refusal: PlanRefusal,
+) -> PlanRefusal:
+    """``refusal`` with a value of its searched option at which the plan succeeds.
+
+    Public: every trial is a plan (no data). Values are tried along the search's
+    direction; with ``refine`` the boundary between the last refused and the first
+    working value is bisected in log space. A trial refused for any reason (any
+    ``ValueError``, or arithmetic past the float range) counts as refused.
+    """
+    search = refusal.search
+    assert search is not None
+
+    def attempt(value: float) -> Plan | None:
+        trial = {
+            **options,
+            search.option: _as_option(search, value) if search.integer else value,
+        }
+        try:
+            return algorithm._plan(spec, budget, **trial)
+        except (ValueError, ArithmeticError):  # refused, or past the float range
+            return None
+
+    refused: float | None = None
+    found: tuple[float, Plan] | None = None
+    for value in _search_values(search):
+        plan = attempt(value)
+        if plan is not None:
+            found = (value, plan)
+            break
+        refused = value
+    if found is None:
+        return refusal.resolved(
+            None,
+            why=refusal.why
+            or f"tried {search.max_tries} values from {search.start:.3g} "
+            f"({search.direction})",
+        )
+    if search.refine and refused is not None and not search.integer:
+        lo, hi = math.log(refused), math.log(found[0])
+        for _ in range(8):
+            mid = 0.5 * (lo + hi)
+            plan = attempt(math.exp(mid))
+            if plan is not None:
+                found, hi = (math.exp(mid), plan), mid
+            else:
+                lo = mid
+    value, plan = found
+    shown = _as_option(search, value)
+    checked = attempt(shown)  # the value offered is the one checked
+    if checked is None:  # pragma: no cover - rounding along a monotone search
+        shown = value
+    else:
+        plan = checked
+    return refusal.resolved((search.option, shown, _plan_summary(plan)))
 
 
 precision.scope_public(globals())

@@ -22,11 +22,18 @@ from dpsample.domains import Ball
 from dpsample.nets.ball import ball_center, require_ball
 from dpsample.types import Array, ArrayLike
 
-__all__ = ["GridNet", "grid_net", "grid_net_size_bound"]
+__all__ = [
+    "MAX_ROWS",
+    "GridNet",
+    "grid_net",
+    "grid_net_rows_bound",
+    "grid_net_size_bound",
+]
 
 _LOG_FLOAT_MAX = math.log(sys.float_info.max)
 
-_MAX_ROWS = 1 << 24  # largest row table of a GridNet (rows of the enumeration)
+#: Largest row table of a :class:`GridNet` (rows of its enumeration).
+MAX_ROWS = 1 << 24
 _BUILD_BLOCK = 1 << 13  # rows per block while building the row table
 _SLACK = 1e-12  # relative slack on the lattice threshold (keeps extra points only)
 
@@ -55,7 +62,7 @@ def _row_table(
         flat indices ``[offsets[r], offsets[r + 1])``, ``offsets[0] = 0``.
 
     Raises:
-        ValueError: If there would be more than ``_MAX_ROWS`` rows.
+        ValueError: If there would be more than ``MAX_ROWS`` rows.
     """
     m, t = half_width, threshold
     step = max(1, _BUILD_BLOCK // (2 * m + 1))  # parents per block
@@ -65,9 +72,9 @@ def _row_table(
         widths = np.minimum(_vector_isqrt(t - sq), m)
         ends = np.cumsum(2 * widths + 1)
         total = int(ends[-1])
-        if total > _MAX_ROWS:
+        if total > MAX_ROWS:
             raise ValueError(
-                f"The grid net would need a row table of more than {_MAX_ROWS} rows "
+                f"The grid net would need a row table of more than {MAX_ROWS} rows "
                 f"(half-width {m} in dimension {dim}); increase spacing"
             )
         new_prefixes = np.empty((total, k + 1), np.int64)
@@ -383,7 +390,7 @@ def grid_net(ball: Ball, *, spacing: float) -> GridNet:
     h = validation.positive("spacing", spacing)
     d = ball.dim
     assert d is not None
-    reach = (ball.radius + h * math.sqrt(d) / 2.0) / h  # in lattice units
+    reach = _reach(ball.radius, h, d)
     if reach > 2.0**31:
         raise ValueError(
             f"spacing={h!r} is too small for a ball of radius {ball.radius!r}: "
@@ -393,6 +400,42 @@ def grid_net(ball: Ball, *, spacing: float) -> GridNet:
     half_width = math.isqrt(threshold)
     center = tuple(float(v) for v in ball_center(ball))
     return GridNet(center, float(ball.radius), h, half_width, threshold)
+
+
+def _reach(radius: float, spacing: float, dim: int) -> float:
+    """Largest ``||j||`` (lattice units) a kept point may have: ``R/h + sqrt(d)/2``."""
+    return (radius + spacing * math.sqrt(dim) / 2.0) / spacing
+
+
+def grid_net_rows_bound(dim: int, radius: float, spacing: float) -> float:
+    """Upper bound ``(2m + 1)^(d - 1)`` on the rows of :func:`grid_net`'s row table.
+
+    With ``m`` the net's half-width (the largest ``|j_k|``); a net whose bound is at
+    most :data:`MAX_ROWS` can be built.
+
+    Args:
+        dim: ``d``.
+        radius: ``R``.
+        spacing: ``h``.
+
+    Returns:
+        The bound (float; ``inf`` beyond the float range).
+
+    Examples:
+        >>> from dpsample.domains import Ball
+        >>> from dpsample.nets import grid_net
+        >>> from dpsample.nets.grid import grid_net_rows_bound
+        >>> net = grid_net(Ball(1.0, dim=3), spacing=0.25)
+        >>> net.num_rows <= grid_net_rows_bound(3, 1.0, 0.25)
+        True
+    """
+    d = validation.positive_int("dim", dim)
+    reach = _reach(validation.positive("radius", radius), spacing, d)
+    if reach > 2.0**31:
+        return math.inf
+    m = math.isqrt(math.floor(reach * reach * (1.0 + _SLACK)))
+    log_rows = (d - 1) * math.log(2 * m + 1)
+    return math.exp(log_rows) if log_rows < _LOG_FLOAT_MAX else math.inf
 
 
 def grid_net_size_bound(dim: int, radius: float, spacing: float) -> float:

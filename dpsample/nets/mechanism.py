@@ -96,8 +96,14 @@ import jax.numpy as jnp
 from dpsample import bounds, progress
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm
+from dpsample.errors import PlanRefusal, Search
 from dpsample.nets.ball import problem_ball, theorem_radius
-from dpsample.nets.grid import GridNet, grid_net_size_bound
+from dpsample.nets.grid import (
+    MAX_ROWS,
+    GridNet,
+    grid_net_rows_bound,
+    grid_net_size_bound,
+)
 from dpsample.nets.points import PointNet
 from dpsample.nets.resolve import resolve_net
 from dpsample.nets.stream import jit_net, resolve_chunk_size, stream_argmax
@@ -289,29 +295,51 @@ class NetExponentialMechanism(PrivateAlgorithm):
             if capped:
                 spacing = h
         while True:
-            the_net = resolve_net(
-                ball,
-                n,
-                net=net,
-                spacing=spacing,
-                epsilon=epsilon,
-                max_points=max_points,
-                what="exponential_mechanism",
-            )
+            try:
+                the_net = resolve_net(
+                    ball,
+                    n,
+                    net=net,
+                    spacing=spacing,
+                    epsilon=epsilon,
+                    max_points=max_points,
+                    what="exponential_mechanism",
+                )
+            except ValueError:
+                if net_given or not r_theorem:
+                    raise
+                h = spacing or 2.0 * r_theorem / math.sqrt(dim)
+                raise _too_large(ball, h, max_points) from None
             chunk = resolve_chunk_size(chunk_size, n, the_net.num_candidates)
             num_chunks = -(-the_net.num_candidates // chunk)
             rows = num_chunks * chunk
             if cap is None or rows * n <= cap:
                 break
             if net_given or spacing_given or not r_theorem or the_net.size() <= 1:
-                raise ValueError(
+                reason = (
                     f"the net needs {rows * n:,} loss evaluations ({rows:,} rows x "
-                    f"n={n:,}), more than max_evaluations={cap:,}: "
-                    + (
-                        "coarsen the net (spacing=) or raise the cap"
-                        if net_given or spacing_given
-                        else "the cap is below one chunk of the coarsest net"
+                    f"n={n:,}), more than max_evaluations={cap:,}"
+                )
+                if spacing_given and the_net.size() > 1:
+                    raise PlanRefusal(
+                        reason,
+                        search=Search(
+                            "spacing",
+                            spacing * 1.05,
+                            factor=1.05,
+                            max_tries=400,
+                            refine=False,
+                        ),
+                        alternatives=(({}, "raise max_evaluations"),),
                     )
+                raise PlanRefusal(
+                    reason,
+                    why=(
+                        "coarsen the net (spacing=) or raise max_evaluations"
+                        if net_given
+                        else "the cap is below one chunk of the coarsest net: raise "
+                        f"max_evaluations to at least {rows * n:,}"
+                    ),
                 )
             spacing = (spacing or 2.0 * r_theorem / math.sqrt(dim)) * 1.05
             capped = True
@@ -534,6 +562,51 @@ def exponential_mechanism(
         net=net,
         chunk_size=chunk_size,
         max_points=max_points,
+    )
+
+
+def _fitting_spacing(ball, spacing: float, max_points: int) -> float:
+    """The first spacing ``spacing * 1.05^k`` whose net provably fits.
+
+    Public bounds only: :func:`~dpsample.nets.grid.grid_net_rows_bound` on the row
+    table and :func:`~dpsample.nets.grid.grid_net_size_bound` on the points.
+    """
+    d, radius, h = ball.dim, ball.radius, spacing
+    for _ in range(2000):
+        if (
+            grid_net_rows_bound(d, radius, h) <= MAX_ROWS
+            and grid_net_size_bound(d, radius, h) <= max_points
+        ):
+            break
+        h *= 1.05
+    return h
+
+
+def _too_large(ball, spacing: float, max_points: int) -> PlanRefusal:
+    """The refusal of a net too large to enumerate, searching a coarser spacing."""
+    d, radius = ball.dim, ball.radius
+    points = grid_net_size_bound(d, radius, spacing)
+    rows = grid_net_rows_bound(d, radius, spacing)
+    return PlanRefusal(
+        f"the grid net of spacing {spacing:.3g} (covering radius "
+        f"{spacing * math.sqrt(d) / 2:.3g}) on the radius-{radius:.3g} ball in "
+        f"dimension {d} is too large: up to {points:.3g} points (max_points="
+        f"{max_points:,}) and a row table of up to {rows:.3g} rows (at most "
+        f"{MAX_ROWS:,})",
+        search=Search(
+            "spacing",
+            _fitting_spacing(ball, spacing, max_points),
+            factor=1.05,
+            max_tries=400,
+            refine=False,
+        ),
+        alternatives=(
+            (
+                {},
+                "cap the compute with max_evaluations= (the theorem's net is then "
+                "coarsened to fit it)",
+            ),
+        ),
     )
 
 

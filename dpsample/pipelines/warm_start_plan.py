@@ -19,6 +19,7 @@ from dpsample import registry
 from dpsample._src import precision, validation
 from dpsample.base import PrivateAlgorithm
 from dpsample.domains import Ball
+from dpsample.errors import PlanRefusal
 from dpsample.pipelines.budget import (
     DEFAULT_SPLIT,
     SPEND_RTOL,
@@ -314,13 +315,17 @@ def stage_a_sampler(
         budget, c.split, 0.0 if pure else (c.delta_split or 0.5)
     )
     zeta_a *= getattr(sampler_obj, "psi_failure_share", 1.0)
-    plan_a = sampler_obj.plan(
-        c.spec_a,
-        budget_a,
-        failure_prob=zeta_a,
-        minimizer_gap=c.minimizer_gap,
-        **s_options,
-    )
+    try:
+        plan_a = sampler_obj.plan(
+            c.spec_a,
+            budget_a,
+            failure_prob=zeta_a,
+            minimizer_gap=c.minimizer_gap,
+            **s_options,
+        )
+    except PlanRefusal as refusal:
+        chosen = "" if choice == "given" else f"sampler={sampler_obj.name!r}"
+        raise refusal.within("sampler_options", together_with=chosen) from None
     return SamplerStage(sampler_obj, choice, pure, budget_a, budget_b, plan_a)
 
 
@@ -379,9 +384,12 @@ def _check_spent(spent: float, c: CheckedInputs) -> None:
 def stage_b_finder(c: CheckedInputs, a: SamplerStage, finder_gap: float) -> FinderStage:
     """Stage B from psi only; with ``spend="all"`` its target takes what is left."""
     finder_obj, budget_b = c.finder, a.budget_b
-    plan_b = finder_obj.plan(
-        c.spec_b, budget_b, initial_gap=finder_gap, **c.finder_options
-    )
+    try:
+        plan_b = finder_obj.plan(
+            c.spec_b, budget_b, initial_gap=finder_gap, **c.finder_options
+        )
+    except PlanRefusal as refusal:
+        raise refusal.within("finder_options") from None
     guarantee = a.plan.guarantee.compose(plan_b.guarantee)
     spent = guarantee.epsilon(c.delta)
     _check_spent(spent, c)

@@ -33,6 +33,7 @@ import numpy as np
 from dpsample import bounds
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
+from dpsample.errors import Code, PlanRefusal, Search
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy.result import PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -55,6 +56,7 @@ from dpsample.samplers.gibbs_privacy import (
     oscillation_bound,
     target_privacy,
 )
+from dpsample.samplers.proximal import ProximalScheduleError
 from dpsample.samplers.target import GibbsTarget
 from dpsample.types import PRNGKey
 
@@ -332,23 +334,32 @@ class Gibbs(PrivateAlgorithm):
                     "the proximal route takes step_size/num_steps from its schedule "
                     "(its TV bound depends on them); tune it through proximal options"
                 )
-            sched = proximal.schedule(
-                target,
-                tv_target=tau,
-                lsi_constant=report.lsi_constant[1],
-                convex=convex,
-                **proximal_options,
-            )
-            h, steps = sched.step_size, sched.num_steps
             max_prox = validation.positive_int("max_proximal_steps", max_proximal_steps)
+            lower_beta = Search("beta", beta_v / 2.0, direction="down")
+            try:
+                sched = proximal.schedule(
+                    target,
+                    tv_target=tau,
+                    lsi_constant=report.lsi_constant[1],
+                    convex=convex,
+                    **proximal_options,
+                )
+            except ProximalScheduleError as exc:
+                raise PlanRefusal(
+                    f"the proximal route at beta = {beta_v:.3g} cannot meet its TV "
+                    f"target {tau:.3g} (tv_fraction delta/(1 + e^eps)): {exc.fact}",
+                    search=lower_beta,
+                    alternatives=_proximal_alternatives(convex, None),
+                ) from None
+            h, steps = sched.step_size, sched.num_steps
             if steps > max_prox:
-                raise ValueError(
-                    f"the proximal schedule needs {steps} steps (step size {h:.3g}, "
-                    f"LSI constant {report.lsi_constant[1]:.3g}) for TV {tau:.3g}, "
-                    f"more than max_proximal_steps={max_prox}: lower beta, declare "
-                    "convex=True if the losses are convex, use "
-                    "c_step=proximal.C_STEP_PRACTICAL with "
-                    "allow_unproven_schedule=True, or raise max_proximal_steps"
+                raise PlanRefusal(
+                    f"the proximal schedule at beta = {beta_v:.3g} needs {steps:,} "
+                    f"steps (step size {h:.3g}, LSI constant "
+                    f"{report.lsi_constant[1]:.3g}) for TV {tau:.3g}, more than "
+                    f"max_proximal_steps={max_prox:,}",
+                    search=lower_beta,
+                    alternatives=_proximal_alternatives(convex, steps),
                 )
             if not sched.proven:
                 if not allow_unproven_schedule:
@@ -514,12 +525,24 @@ class Gibbs(PrivateAlgorithm):
             # The proximal schedule is fixed by its TV target (fewer steps would
             # void the TV slack the guarantee carries) and MALA's declared tv_bound
             # is for the steps asked: neither can be shrunk, so the plan refuses.
-            raise ValueError(
-                f"the {method} route needs {cost.evaluations:,} per-example "
-                f"evaluations ({int(steps):,} steps), more than "
-                f"max_evaluations={cap:,}; its schedule cannot be shrunk without "
-                "changing its TV bound: raise max_evaluations, lower beta, or use "
-                "method='langevin' (its steps are capped by the budget)"
+            raise PlanRefusal(
+                f"the {method} route at beta = {beta_v:.3g} needs "
+                f"{cost.evaluations:,} per-example evaluations ({int(steps):,} "
+                f"steps), more than max_evaluations={cap:,}; its schedule cannot be "
+                "shrunk without changing its TV bound",
+                search=(
+                    Search("beta", beta_v / 2.0, direction="down")
+                    if method == "proximal"
+                    else None
+                ),
+                why="" if method == "proximal" else "lower beta",
+                alternatives=(
+                    ({}, f"raise max_evaluations to {cost.evaluations:,}"),
+                    (
+                        {"method": "langevin"},
+                        "its steps are capped by the budget; no warm-start bound psi",
+                    ),
+                ),
             )
         warm = None
         if method != "langevin" and spec.lipschitz is not None:
@@ -753,6 +776,33 @@ def gibbs(
         max_proximal_steps=max_proximal_steps,
         **proximal_options,
     )
+
+
+def _proximal_alternatives(
+    convex: bool, steps: int | None
+) -> tuple[tuple[dict[str, Any], str], ...]:
+    """Other remedies of a refused proximal schedule, as the caller names them."""
+    out: list[tuple[dict[str, Any], str]] = []
+    if steps is not None:
+        out.append(({"max_proximal_steps": steps}, ""))
+    if not convex:
+        out.append(({"convex": True}, "if every loss is convex: a better LSI constant"))
+    out.append(
+        (
+            {
+                "c_step": Code("proximal.C_STEP_PRACTICAL"),
+                "allow_unproven_schedule": True,
+            },
+            "the guarantee is then conditional on a nominal TV bound",
+        )
+    )
+    out.append(
+        (
+            {"method": "langevin"},
+            "its guarantee is the trajectory's; no warm-start bound psi",
+        )
+    )
+    return tuple(out)
 
 
 precision.scope_public(globals())

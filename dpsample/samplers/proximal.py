@@ -67,6 +67,7 @@ __all__ = [
     "ProximalState",
     "ProximalInfo",
     "ProximalSchedule",
+    "ProximalScheduleError",
     "init",
     "build_kernel",
     "as_top_level_api",
@@ -442,6 +443,18 @@ def _default_kl_init(target: GibbsTarget, g: float) -> float:
     return target.beta * osc
 
 
+class ProximalScheduleError(ValueError):
+    """No proven proximal schedule reaches the TV target (public facts only).
+
+    Attributes:
+        fact: What fails, without the remedy (for callers that name their own).
+    """
+
+    def __init__(self, fact: str, remedy: str) -> None:
+        self.fact = fact
+        super().__init__(f"{fact}; {remedy}")
+
+
 def schedule(
     target: GibbsTarget,
     *,
@@ -574,8 +587,9 @@ def schedule(
 
     tv_init = _initial_tv(target)
     if tv_init > 0.25 * tau:
-        raise ValueError(
-            f"tv_target={tau!r} is below 4x the initial draw's TV {tv_init:.3g}"
+        raise ProximalScheduleError(
+            f"tv_target={tau!r} is below 4x the initial draw's TV {tv_init:.3g}",
+            "raise tv_target",
         )
     trials = num_trials
     while True:
@@ -585,11 +599,11 @@ def schedule(
         floor = math.fsum(terms.values()) - terms["trials_exhausted"]
         floor -= terms["pool_overflow"]
         if floor >= 0.5 * delta_inner or trials > 10_000:
-            raise ValueError(
+            raise ProximalScheduleError(
                 f"tv_target={tau!r} is too small for T={num_steps} steps (step size "
                 f"{eta:.3g}): the per-step budget delta_inner={delta_inner:.3g} is "
-                "below what float64 RGO budgets reach (rgo.budget_tv_terms); lower "
-                "beta, raise c_step or tv_target"
+                "below what float64 RGO budgets reach (rgo.budget_tv_terms)",
+                "lower beta, raise c_step or tv_target",
             )
         if rgo.budget_tv(trials, num_levels) <= 0.5 * delta_inner:
             break
