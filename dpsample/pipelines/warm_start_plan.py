@@ -12,6 +12,7 @@ options): no data is read here.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -338,7 +339,11 @@ def psi_bound(
     declared_psi: float | None,
     declared_psi_failure_prob: float | None,
 ) -> PsiBound:
-    """psi: declared, derived (the sampler's plan) or loss_range; then widened."""
+    """psi: declared, derived (the sampler's plan) or loss_range; then widened.
+
+    Never above the declared loss range (the trivial bound on any excess risk): a
+    larger psi, declared or derived, is replaced by it (source ``"loss_range"``).
+    """
     bound = a.plan.warm_start
     if declared_psi is not None:
         psi = validation.positive("declared_psi", declared_psi)
@@ -360,17 +365,24 @@ def psi_bound(
             f"({'; '.join(a.plan.notes) or 'none derived'}): pass declared_psi= "
             "(a public bound you vouch for) or use another sampler"
         )
+    # The excess risk of any point is at most the loss range (every F lies in an
+    # interval of that width), so a larger psi says nothing: it is capped, and the
+    # cap holds with probability 1.
+    rng = spec.loss_range
+    if rng is not None and psi >= rng:
+        psi, psi_fail, source = float(rng), 0.0, "loss_range"
     if source == "declared":  # a declared psi is the caller's
         return PsiBound(psi, psi_fail, source, bound, psi, None)
     widened = c.data_split.widen(
         psi, psi_fail, spec=spec, ball=c.ball, zeta=c.zeta, lipschitz=c.lipschitz
     )
+    cap = math.inf if rng is None else float(rng)
     return PsiBound(
-        widened.psi,
+        min(widened.psi, cap),
         widened.failure_prob,
         source,
         bound,
-        widened.finder_initial_gap,
+        min(widened.finder_initial_gap, cap),
         widened.deviation,
     )
 
