@@ -81,6 +81,11 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "symmetric_noise), whose Gaussian mechanism the guarantee accounts; the "
         "eigensolver's time is a function of that release only"
     ),
+    ("dpsample/pipelines/jl.py", "_run", "svd"): (
+        "operator norm of the JL projection phi (jnp.linalg.norm(phi, 2)): phi is "
+        "drawn from the key alone, independent of the data, and released in info, so "
+        "the SVD's time has the same law on every dataset"
+    ),
     ("dpsample/finders/batches.py", "_redrawn", "while"): (
         "rejection loop on the keys only: its condition reads the drawn indices, "
         "never the data (symmetric rejection events), so its trip count is public"

@@ -102,6 +102,9 @@ STATIC: dict[tuple[str, str], str] = {
     ("dpsample/finders/batches.py", "jax.lax.while_loop"): ALLOWED[
         ("dpsample/finders/batches.py", "_redrawn", "while")
     ],
+    ("dpsample/pipelines/jl.py", "jnp.linalg.norm(ord=2)"): ALLOWED[
+        ("dpsample/pipelines/jl.py", "_run", "svd")
+    ],
     ("dpsample/finders/stationarity.py", "np.linalg.eigh"): (
         "non-private diagnostic (Lanczos reference for stationarity reports on a "
         "released point); no private algorithm's run calls it"
@@ -130,6 +133,13 @@ _SOLVER_IMPORT = re.compile(
 )
 
 
+#: A matrix norm that needs singular values: ``norm(a, 2)``, ``ord=-2``, ``"nuc"``.
+_MATRIX_NORM = re.compile(
+    r"\b((?:np|jnp|numpy|scipy|jax\.numpy)\.linalg\.norm)\([^()]*,\s*(?:ord\s*=\s*)?"
+    r"(?:-?2|[\"']nuc[\"'])\s*[,)]"
+)
+
+
 def _source_calls() -> dict[tuple[str, str], list[int]]:
     calls: dict[tuple[str, str], list[int]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -140,6 +150,8 @@ def _source_calls() -> dict[tuple[str, str], list[int]]:
                 continue  # doctest examples
             for match in _SOLVER_CALL.finditer(code):
                 calls.setdefault((rel, match.group(1)), []).append(lineno)
+            for match in _MATRIX_NORM.finditer(code):
+                calls.setdefault((rel, f"{match.group(1)}(ord=2)"), []).append(lineno)
     return calls
 
 
@@ -173,3 +185,7 @@ def test_static_scan_catches_a_solver_call(tmp_path):
     ):
         assert _SOLVER_CALL.search(old), old
     assert not _SOLVER_CALL.search("g = jnp.linalg.norm(x)")
+    for matrix_norm in ("jnp.linalg.norm(phi, 2)", "np.linalg.norm(a, ord='nuc')"):
+        assert _MATRIX_NORM.search(matrix_norm), matrix_norm
+    for vector_norm in ("jnp.linalg.norm(v, axis=1)", "np.linalg.norm(x - y)"):
+        assert not _MATRIX_NORM.search(vector_norm), vector_norm

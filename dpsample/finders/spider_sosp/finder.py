@@ -105,7 +105,8 @@ class SpiderSOSP(PrivateAlgorithm):
     Cost and compute budget: the plan's :class:`~dpsample.plan.Cost` is the worst
     case over the branch choices (``schedule_cost``: at most ``N1_max`` O1 calls of
     ``b1`` gradients, the other steps O2 calls of ``2 b2``, and at most ``T``
-    selection queries of ``|S|`` gradients and ``|S| d`` Hessian-vector products).
+    selection queries of ``|S|`` gradients and ``|S| d`` Hessian-vector products,
+    plus a fixed-work ``O(d^3)`` smallest eigenvalue each).
     With ``Budget(max_evaluations=E)`` a theorem-default ``T`` whose cost exceeds
     ``E`` is capped at the largest ``T' <= T`` that fits, and every other parameter
     is re-derived from the theorem at ``T'`` (the same fixed point with ``T`` fixed,
