@@ -104,6 +104,7 @@ import math
 import jax
 import jax.numpy as jnp
 
+from dpsample._src import precision
 from dpsample.types import Array, ArrayLike
 
 __all__ = ["ROUNDS", "min_eigenvalue", "min_eigenvalue_error"]
@@ -255,3 +256,6 @@ def min_eigenvalue(h: ArrayLike, bound: ArrayLike) -> Array:
     lam = scale * _min_eig_scaled(diag, off * off)
     ok = finite & jnp.all(jnp.isfinite(diag)) & jnp.all(jnp.isfinite(off))
     return jnp.where(ok, lam, jnp.nan)
+
+
+precision.scope_public(globals())
