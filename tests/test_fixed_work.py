@@ -106,16 +106,18 @@ STATIC: dict[tuple[str, str], str] = {
         ("dpsample/pipelines/jl.py", "_run", "svd")
     ],
     ("dpsample/finders/stationarity.py", "np.linalg.eigh"): (
-        "non-private diagnostic (Lanczos reference for stationarity reports on a "
-        "released point); no private algorithm's run calls it"
+        "non-private diagnostic (the Lanczos tridiagonal of min_hessian_eigenvalue); "
+        "called only by NOT PRIVATE diagnostics: the CLI report's stationarity of the "
+        "released point and warm_start's opt-in diagnostics, outputs and work that "
+        "no guarantee covers (docs/privacy.md)"
     ),
     ("dpsample/finders/stationarity.py", "jnp.linalg.eigvalsh"): (
-        "non-private diagnostic (min_hessian_eigenvalue of a released point, in "
-        "reports); no private algorithm's run calls it"
+        "non-private diagnostic (min_hessian_eigenvalue for small d); called only by "
+        "NOT PRIVATE diagnostics (the CLI report, warm_start's opt-in diagnostics)"
     ),
     ("dpsample/finders/goldstein_stationarity.py", "optimize.nnls"): (
-        "non-private diagnostic (Goldstein stationarity of a released point by a "
-        "min-norm QP); no private algorithm's run calls it"
+        "non-private diagnostic (Goldstein stationarity by a min-norm QP); no "
+        "private algorithm's run calls it (exported for experiments only)"
     ),
 }
 
