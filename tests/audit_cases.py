@@ -1367,9 +1367,13 @@ def _spider_sosp_case() -> Audit:
     expected to be flagged here; the case shows no violation end to end. The power
     twin (a quarter of every noise) is flagged (1.45 against 1.00 at 1M runs per
     dataset): the end-to-end audit is not blind."""
-    from dpsample.finders.accounting import C_SENS
+    from dpsample._src.fixed_eig import min_eigenvalue
     from dpsample.finders.spider_sosp import SpiderSOSP, spider_sosp
     from dpsample.finders.spider_sosp.algorithm1 import _spider_scan
+    from dpsample.finders.spider_sosp.selection import (
+        eigenvalue_error,
+        selection_sensitivities,
+    )
     from dpsample.mechanisms import above_threshold_sosp
     from dpsample.plan import Budget
 
@@ -1383,6 +1387,10 @@ def _spider_sosp_case() -> Audit:
     num = plan["num_iters"]
     spec = plan.spec
     n = spec.n
+    grad_sens, eig_sens = selection_sensitivities(
+        spec.dim, spec.lipschitz, spec.smoothness, n
+    )
+    eta = eigenvalue_error(spec.dim, spec.smoothness)
 
     def mech(scale):
         params = {
@@ -1419,9 +1427,10 @@ def _spider_sosp_case() -> Audit:
                 return jnp.mean(jax.vmap(prob.loss_fn, in_axes=(None, 0))(x, prob.data))
 
             grad_norm = jax.vmap(lambda x: jnp.linalg.norm(jax.grad(risk)(x)))(cand)
-            min_eig = jax.vmap(lambda x: jnp.linalg.eigvalsh(jax.hessian(risk)(x))[0])(
-                cand
-            )
+            # spider_sosp's query: the fixed-work eigenvalue plus its error bound
+            min_eig = jax.vmap(
+                lambda x: min_eigenvalue(jax.hessian(risk)(x), spec.smoothness) + eta
+            )(cand)
             sel = above_threshold_sosp(
                 k_alg2,
                 grad_norm,
@@ -1429,8 +1438,8 @@ def _spider_sosp_case() -> Audit:
                 alpha=plan["alpha_select"],
                 hessian_lipschitz=spec.hessian_lipschitz,
                 epsilon=plan["epsilon_select"] / scale,
-                grad_sensitivity=C_SENS * spec.lipschitz / n,
-                eig_sensitivity=C_SENS * spec.smoothness / n,
+                grad_sensitivity=grad_sens,
+                eig_sensitivity=eig_sens,
                 failure_prob=plan["failure_prob"],
                 relation=spec.relation,
             ).value

@@ -61,13 +61,21 @@ def test_guarantee_and_thresholds_recomputed():
     assert any("<= C = 6" in a for a in res.privacy.assumptions)
     assert any("L_c = 10" in a for a in res.privacy.assumptions)
     info = res.info
-    s_g, s_h = 2 * 6.0 / N, 2 * 10.0 / N  # replace-one sensitivities
+    # the fixed-work eigenvalue's public error bound, eta = 2 L_c (130 d^2.5 + 32) u
+    eta = 2 * 10.0 * (130 * 2**2.5 + 32) * 2.0**-53
+    assert info.eig_error == eta
+    # replace-one sensitivities; the eigenvalue's moves by 2 eta more
+    s_g, s_h = 2 * 6.0 / N, 2 * 10.0 / N + 2 * eta
     a = 8 * (math.log(K) + math.log(2 / BETA)) / 0.7
-    assert info.grad_sensitivity == pytest.approx(s_g)
-    assert info.eig_sensitivity == pytest.approx(s_h)
+    assert info.grad_sensitivity == pytest.approx(s_g, rel=1e-15)
+    assert info.eig_sensitivity == pytest.approx(s_h, rel=1e-15)
     assert info.accuracy == pytest.approx(a)
     assert info.grad_threshold == pytest.approx(ALPHA - a * s_g)
-    assert info.eig_threshold == pytest.approx(-math.sqrt(12 * ALPHA) + a * s_h)
+    tau_h = -math.sqrt(12 * ALPHA) + a * s_h + eta
+    assert info.eig_threshold == pytest.approx(tau_h, rel=1e-15)
+    assert info.accept_eig_bound == pytest.approx(
+        -math.sqrt(12 * ALPHA) + 2 * a * s_h + 2 * eta, rel=1e-15
+    )
     assert info.threshold_noise_scale == pytest.approx(2 / 0.7)
     assert info.query_noise_scale == pytest.approx(4 / 0.7)
     assert info["num_candidates"] == K and len(info.candidates) == K
@@ -97,7 +105,9 @@ def test_same_work_for_two_datasets(monkeypatch):
     jaxprs = [
         str(
             jax.make_jaxpr(
-                lambda d, p: mod._combined_scores(loss, d, p, 0.1, -1.0, 1e-3, 2e-3)
+                lambda d, p: mod._combined_scores(
+                    loss, d, p, 0.1, -1.0, 1e-3, 2e-3, 10.0
+                )
             )({"z": z}, points)
         )
         for z in (z1, z2)

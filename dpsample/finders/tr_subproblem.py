@@ -20,6 +20,12 @@ Its *global* minimisers are characterised (Moré & Sorensen 1983; Conn, Gould & 
 DP-TR and DP-STR need the multiplier :math:`\lambda`, because their stopping rule reads
 it; Steihaug-CG or a local optimiser would return neither the global minimiser nor
 :math:`\lambda` (spec 001 §7 item 18).
+
+Work done: LAPACK's ``eigh`` iterates to convergence, so its time depends on ``H``.
+DP-TR and DP-STR call the solver only on the *noised* gradient and Hessian (the
+Gaussian release their guarantee accounts), so that time is post-processing of a DP
+release; do not call it on an un-noised private Hessian inside a private run (for a
+private smallest eigenvalue use :mod:`dpsample._src.fixed_eig`, fixed work).
 """
 
 from __future__ import annotations

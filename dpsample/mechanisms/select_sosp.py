@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision, validation
+from dpsample._src.fixed_eig import min_eigenvalue, min_eigenvalue_error
 from dpsample.base import AlgorithmInfo
 from dpsample.domains import require_member
 from dpsample.mechanisms.above_threshold import above_threshold
@@ -60,16 +61,20 @@ class SOSPSelectionInfo(AlgorithmInfo):
         gradient_bound: ``C``, the declared per-example gradient bound.
         hessian_bound: ``L_c``, the declared per-example Hessian bound.
         grad_sensitivity: ``s_g = 2C/n`` (replace-one).
-        eig_sensitivity: ``s_h = 2L_c/n`` (replace-one, Weyl).
+        eig_error: ``η``, the public a-priori bound on the error of the
+            fixed-work eigenvalue (:func:`dpsample._src.fixed_eig.min_eigenvalue_error`
+            at ``d`` and ``L_c``).
+        eig_sensitivity: ``s_h = 2L_c/n + 2η`` (replace-one, Weyl, plus the
+            eigenvalue error on each side).
         accuracy: ``a = 8 (ln k + ln(2/β)) / ε``, in score units.
         grad_threshold: ``τ_g = α − a s_g``.
-        eig_threshold: ``τ_h = −sqrt(ρα) + a s_h``.
+        eig_threshold: ``τ_h = −sqrt(ρα) + a s_h + η``.
         threshold_noise_scale: ``2/ε`` (score units).
         query_noise_scale: ``4/ε`` (score units).
         failure_prob: β.
         accept_grad_bound: ``α − 2 a s_g``: a candidate with a smaller gradient
             norm and an eigenvalue above ``accept_eig_bound`` has score ``>= a``.
-        accept_eig_bound: ``−sqrt(ρα) + 2 a s_h``.
+        accept_eig_bound: ``−sqrt(ρα) + 2 a s_h + 2η``.
     """
 
     selected: int
@@ -85,6 +90,7 @@ class SOSPSelectionInfo(AlgorithmInfo):
     gradient_bound: float
     hessian_bound: float
     grad_sensitivity: float
+    eig_error: float
     eig_sensitivity: float
     accuracy: float
     grad_threshold: float
@@ -104,8 +110,15 @@ def _combined_scores(
     tau_h: float,
     s_g: float,
     s_h: float,
+    eig_bound: float | jax.Array,
 ) -> jax.Array:
-    """Scores of all candidates: both full-data queries at every one (fixed work)."""
+    """Scores of all candidates: both full-data queries at every one (fixed work).
+
+    The eigenvalue is :func:`~dpsample._src.fixed_eig.min_eigenvalue` (Householder
+    tridiagonalisation and a fixed number of Sturm multisection rounds, scaled by the
+    public ``eig_bound = L_c``): no LAPACK solver iterating to convergence on the
+    private Hessian, so the work depends on ``d`` and ``k`` only.
+    """
 
     def risk(x: jax.Array) -> jax.Array:
         return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
@@ -113,7 +126,7 @@ def _combined_scores(
     def one(x: jax.Array) -> jax.Array:
         g = jnp.linalg.norm(jax.grad(risk)(x))
         h = jax.hessian(risk)(x)
-        lam = jnp.linalg.eigvalsh(0.5 * (h + h.T))[0]
+        lam = min_eigenvalue(h, eig_bound)
         score = jnp.minimum((tau_g - g) / s_g, (lam - tau_h) / s_h)
         return jnp.where(jnp.isfinite(score), score, _FAILING_SCORE)
 
@@ -142,9 +155,13 @@ def select_sosp_iterate(
 
     .. math::
 
-        s_g = 2C/n,\quad s_h = 2L_c/n,\quad
+        s_g = 2C/n,\quad s_h = 2L_c/n + 2\eta,\quad
         a = 8(\ln k + \ln(2/\beta))/\varepsilon,\quad
-        \tau_g = \alpha - a s_g,\quad \tau_h = -\sqrt{\rho\alpha} + a s_h,
+        \tau_g = \alpha - a s_g,\quad \tau_h = -\sqrt{\rho\alpha} + a s_h + \eta,
+
+    where :math:`\eta = 2L_c(130 d^{5/2} + 32)\,2^{-53}` is the public a-priori error
+    bound of the fixed-work eigenvalue (below; :math:`\approx 4.5\times 10^{-8} L_c`
+    at ``d = 300``),
 
     draw ``k`` candidates :math:`j_1..j_k` uniformly (with replacement) from the
     ``T`` public iterates, compute the score :math:`s(x_{j})` (module docstring) of
@@ -157,7 +174,9 @@ def select_sosp_iterate(
     and runs AboveThreshold on each; two separate threshold tests cannot be ANDed
     inside one AboveThreshold run with its privacy proof, so one run on the combined
     score is used; its sensitivities are the replace-one ones, ``2C/n`` and
-    ``2L_c/n`` (the paper's ``C/n``, ``L/n`` would be those of add/remove);
+    ``2L_c/n`` (the paper's ``C/n``, ``L/n`` would be those of add/remove), plus
+    ``2η`` for the eigenvalue's computation error (a correction of ours: the paper
+    assumes exact eigenvalues);
     ``L_c`` bounds each component's Hessian (Weyl), which the paper's smoothness of
     ``f`` alone does not give; and the thresholds are shifted *inwards* by the
     accuracy ``a`` so that, with probability ``>= 1 - β``, a released point is a
@@ -168,29 +187,42 @@ def select_sosp_iterate(
 
     Fixed work: the ``k`` candidates are drawn from the key alone, and both queries
     are evaluated at all ``k`` of them (one compiled ``lax.map``, dense Hessian and
-    ``eigvalsh``) whatever the data and whatever the output; there is no early
-    exit. The eigenvalue is exact (dense ``eigh``; the Lanczos of
-    :func:`dpsample.finders.stationarity.min_hessian_eigenvalue` stops on a
-    data-dependent residual and is not used). Cost: ``k`` full-data gradients and
-    ``k`` full-data Hessians (``d`` Hessian-vector products each). A non-finite
-    score (possible only outside the assumptions) fails its test (public rule).
+    a fixed-work eigenvalue) whatever the data and whatever the output; there is no
+    early exit. The eigenvalue is **not** LAPACK's ``eigvalsh``, which iterates to
+    convergence (its time told two replace-one neighbours apart with accuracy
+    1.000 at ``d = 300``, issue 25), nor the Lanczos of
+    :func:`dpsample.finders.stationarity.min_hessian_eigenvalue` (it stops on a
+    data-dependent residual): it is :func:`dpsample._src.fixed_eig.min_eigenvalue`,
+    Householder tridiagonalisation (``d - 2`` reflections) and 13 rounds of
+    16-way Sturm multisection, the same operations whatever the Hessian, with the
+    proven a-priori error ``|λ̂ − λ_min| <= η`` whenever ``||∇²F_D|| <= L_c``.
+    ``η`` is public and accounted above: in the sensitivity (``2η``, the error on
+    each neighbour) and in the threshold (``η``, so that a released point is a true
+    α-SOSP). Cost: ``k`` full-data gradients, ``k`` full-data Hessians (``d``
+    Hessian-vector products each) and ``k`` fixed-work eigenvalues
+    (``O(d^3)`` each). A non-finite score (possible only outside the assumptions)
+    fails its test (public rule).
 
     Privacy:
         Replace-one. Assumptions (declared constants, public): for every record
         ``z`` and every ``x`` in the domain, ``||∇f(x, z)|| <= C`` and
         ``||∇²f(x, z)|| <= L_c``. Then ``||∇F_D(x)||`` moves by at most ``2C/n``
-        and ``λ_min(∇²F_D(x))`` by at most ``2L_c/n`` (Weyl), so the score has
-        sensitivity ``<= 1`` and AboveThreshold (Dwork & Roth 2014, Thm 3.23) is
-        pure ε-DP; the iterates are public (their own guarantee covers them; the
-        selection composes with it by basic composition, spec 002 §3.6). Returned
-        as ``PrivacyGuarantee.pure(epsilon)`` with these assumptions attached.
+        and ``λ_min(∇²F_D(x))`` by at most ``2L_c/n`` (Weyl); the computed
+        eigenvalue is within ``η`` of it on each dataset (``||∇²F_D|| <= L_c``
+        follows from the per-example bound), so it moves by at most
+        ``2L_c/n + 2η``, and the score has sensitivity ``<= 1`` and
+        AboveThreshold (Dwork & Roth 2014, Thm 3.23) is pure ε-DP; the iterates
+        are public (their own guarantee covers them; the selection composes
+        with it by basic composition, spec 002 §3.6). Returned as
+        ``PrivacyGuarantee.pure(epsilon)`` with these assumptions attached.
 
     Utility (Dwork & Roth 2014, Thm 3.24): with probability ``>= 1 - β`` every
     one of the ``k`` comparisons is correct up to ``a``: a released point has
-    score ``>= -a``, i.e. is an α-SOSP; a candidate with score ``>= a`` (gradient
-    norm ``<= α - 2 a s_g`` and ``λ_min >= -sqrt(ρα) + 2 a s_h``) is not passed
-    over. If at least half the iterates have score ``>= a``, all ``k`` candidates
-    miss them with probability ``2^{-k}``.
+    score ``>= -a``, i.e. (with ``λ_min >= λ̂ − η``) is an α-SOSP; a candidate
+    with score ``>= a`` (gradient norm ``<= α - 2 a s_g`` and
+    ``λ_min >= -sqrt(ρα) + 2 a s_h + 2η``) is not passed over. If at least half
+    the iterates have score ``>= a``, all ``k`` candidates miss them with
+    probability ``2^{-k}``.
 
     Args:
         rng_key: A PRNG key (consumed).
@@ -255,10 +287,11 @@ def select_sosp_iterate(
         raise ValueError("Expected iterates to be finite, found NaN or inf values")
     num_iterates, n = int(xs.shape[0]), int(problem.n)
 
-    s_g, s_h = 2.0 * c / n, 2.0 * l_c / n
+    eta = min_eigenvalue_error(problem.dim, l_c)
+    s_g, s_h = 2.0 * c / n, 2.0 * l_c / n + 2.0 * eta
     a = 8.0 * (math.log(k) + math.log(2.0 / beta)) / epsilon
     tau_g = alpha - a * s_g
-    tau_h = -math.sqrt(rho * alpha) + a * s_h
+    tau_h = -math.sqrt(rho * alpha) + a * s_h + eta
 
     sample_key, at_key = jax.random.split(rng_key)
     candidates = np.asarray(
@@ -268,7 +301,9 @@ def select_sosp_iterate(
         [require_member(problem.domain, xs[j], f"iterates[{j}]") for j in candidates]
     )
     # ---- private part: both queries at all k candidates, then one AboveThreshold
-    scores = _scores_jit(problem.loss_fn, problem.data, points, tau_g, tau_h, s_g, s_h)
+    scores = _scores_jit(
+        problem.loss_fn, problem.data, points, tau_g, tau_h, s_g, s_h, l_c
+    )
     at = above_threshold(
         at_key, scores, threshold=0.0, epsilon=epsilon, sensitivity=1.0
     )
@@ -296,6 +331,7 @@ def select_sosp_iterate(
         gradient_bound=c,
         hessian_bound=l_c,
         grad_sensitivity=s_g,
+        eig_error=eta,
         eig_sensitivity=s_h,
         accuracy=a,
         grad_threshold=tau_g,
@@ -304,7 +340,7 @@ def select_sosp_iterate(
         query_noise_scale=float(at.info["query_noise_scale"]),
         failure_prob=beta,
         accept_grad_bound=alpha - 2.0 * a * s_g,
-        accept_eig_bound=-math.sqrt(rho * alpha) + 2.0 * a * s_h,
+        accept_eig_bound=-math.sqrt(rho * alpha) + 2.0 * a * s_h + 2.0 * eta,
     )
     value = None if failed else jnp.asarray(xs[selected])
     return PrivateResult(value, guarantee, info)

@@ -15,7 +15,6 @@ import numpy as np
 from dpsample._src import precision, validation
 from dpsample.base import PrivateAlgorithm
 from dpsample.finders import oracles
-from dpsample.finders.accounting import C_SENS
 from dpsample.finders.planning import start_param
 from dpsample.finders.spider_sosp.algorithm1 import algorithm_1
 from dpsample.finders.spider_sosp.info import SpiderSOSPInfo, SpiderSOSPSchedule
@@ -30,7 +29,11 @@ from dpsample.finders.spider_sosp.schedule import (
     schedule_cost,
     theorem_schedule,
 )
-from dpsample.finders.spider_sosp.selection import selection_queries
+from dpsample.finders.spider_sosp.selection import (
+    eigenvalue_error,
+    selection_queries,
+    selection_sensitivities,
+)
 from dpsample.mechanisms import above_threshold_sosp
 from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
@@ -102,7 +105,8 @@ class SpiderSOSP(PrivateAlgorithm):
     Cost and compute budget: the plan's :class:`~dpsample.plan.Cost` is the worst
     case over the branch choices (``schedule_cost``: at most ``N1_max`` O1 calls of
     ``b1`` gradients, the other steps O2 calls of ``2 b2``, and at most ``T``
-    selection queries of ``|S|`` gradients and ``|S| d`` Hessian-vector products).
+    selection queries of ``|S|`` gradients and ``|S| d`` Hessian-vector products,
+    plus a fixed-work ``O(d^3)`` smallest eigenvalue each).
     With ``Budget(max_evaluations=E)`` a theorem-default ``T`` whose cost exceeds
     ``E`` is capped at the largest ``T' <= T`` that fits, and every other parameter
     is re-derived from the theorem at ``T'`` (the same fixed point with ``T`` fixed,
@@ -425,6 +429,12 @@ class SpiderSOSP(PrivateAlgorithm):
         candidates = xs_np[::-1] if backward else xs_np
         grad_norm, min_eig = selection_queries(select, candidates)
         spec = plan.spec
+        # The eigenvalue query is lambda_hat + eta with fixed work; Delta_M carries
+        # 2 eta for its error (selection.py).
+        grad_sens, eig_sens = selection_sensitivities(
+            spec.dim, spec.lipschitz, spec.smoothness, plan["n_select"]
+        )
+        eta = eigenvalue_error(spec.dim, spec.smoothness)
         sel = above_threshold_sosp(
             k_alg2,
             grad_norm,
@@ -432,8 +442,8 @@ class SpiderSOSP(PrivateAlgorithm):
             alpha=plan["alpha_select"],
             hessian_lipschitz=spec.hessian_lipschitz,
             epsilon=plan["epsilon_select"],
-            grad_sensitivity=C_SENS * spec.lipschitz / plan["n_select"],
-            eig_sensitivity=C_SENS * spec.smoothness / plan["n_select"],
+            grad_sensitivity=grad_sens,
+            eig_sensitivity=eig_sens,
             failure_prob=plan["failure_prob"],
             num_candidates=plan["num_iters"],
             relation=spec.relation,
@@ -443,6 +453,9 @@ class SpiderSOSP(PrivateAlgorithm):
             k: sel.info[k]
             for k in ("grad_threshold", "eig_threshold", "grad_slack", "eig_slack")
         }
+        # Lemma 4.1 bounds the query lambda_hat + eta <= lambda_min + 2 eta.
+        thresholds["eig_slack"] += 2.0 * eta
+        thresholds["eig_error"] = eta
         if index < 0:
             info = SpiderSOSPInfo(
                 **common,

@@ -164,9 +164,14 @@ class SpiderSOSPInfo(AlgorithmInfo):
         sequential_guarantee: Population variant: the sequential composition (for
             comparison with the parallel one returned), else ``None``.
         grad_threshold: Algorithm 2's public gradient threshold (when it ran).
-        eig_threshold: Its public eigenvalue threshold.
+        eig_threshold: Its public eigenvalue threshold (on the query
+            ``lambda_hat + eta``, an upper bound on ``lambda_min``).
         grad_slack: Lemma 4.1's gradient slack ``32 L Delta_G / eps_AT``.
-        eig_slack: Its eigenvalue slack.
+        eig_slack: Its eigenvalue slack on ``lambda_min``:
+            ``32 L Delta_M / eps_AT + 2 eta``, with ``Delta_M = 2M/|S| + 2 eta``.
+        eig_error: ``eta``, the public a-priori error bound of the fixed-work
+            smallest eigenvalue (``dpsample._src.fixed_eig.min_eigenvalue_error``
+            at ``d`` and ``M``).
     """
 
     algorithm: str
@@ -185,6 +190,7 @@ class SpiderSOSPInfo(AlgorithmInfo):
     eig_threshold: float | None = optional()
     grad_slack: float | None = optional()
     eig_slack: float | None = optional()
+    eig_error: float | None = optional()
     diagnostics: None = None
 
 

@@ -1,7 +1,18 @@
-r"""Stochastic Spider SOSP: the exact queries of Algorithm 2 (seed 000).
+r"""Stochastic Spider SOSP: the queries of Algorithm 2 (seed 000), with fixed work.
 
 Lazy ``||grad F_S(x_i)||`` and ``lambda_min(hess F_S(x_i))`` queries that
-AboveThreshold reads to select the released point.
+AboveThreshold reads to select the released point. AboveThreshold examines the
+candidates in a public order and stops at the first pass, so the *number* of queries
+is a function of its output (post-processing); what must not depend on the data is
+the work of one query. The gradient norm is one compiled full-data gradient; the
+smallest eigenvalue is one compiled full-data Hessian followed by
+:func:`~dpsample._src.fixed_eig.min_eigenvalue` (Householder tridiagonalisation and
+a fixed number of Sturm multisection rounds), not LAPACK's ``eigvalsh``, whose time
+depends on the matrix (issue 25). Its error is at most the public
+:math:`\eta = ` :func:`~dpsample._src.fixed_eig.min_eigenvalue_error` ``(d, M)``
+whenever :math:`\|\nabla^2 F_S\| \le M` (the declared per-example bound); the query
+returns :math:`\hat\lambda + \eta \ge \lambda_{\min}`, and
+:func:`selection_sensitivities` adds :math:`2\eta` to the eigenvalue sensitivity.
 """
 
 from __future__ import annotations
@@ -14,6 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision
+from dpsample._src.fixed_eig import min_eigenvalue, min_eigenvalue_error
+from dpsample.finders.accounting import C_SENS
 from dpsample.problem import Problem
 from dpsample.types import Array
 
@@ -25,21 +38,60 @@ def _mean_loss(loss_fn: Any, x: Array, data: Any) -> Array:
     return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
 
 
+def _min_eig_upper(
+    loss_fn: Any, x: Array, data: Any, bound: Array, eta: Array
+) -> Array:
+    """``lambda_hat + eta`` of the full-data Hessian at ``x`` (fixed work).
+
+    ``nan`` when the Hessian is not finite (a ``select``, not a branch).
+    """
+    return (
+        min_eigenvalue(jax.hessian(_mean_loss, argnums=1)(loss_fn, x, data), bound)
+        + eta
+    )
+
+
 # Module-level jits keyed on the loss function only (the data is an argument), so the
 # selection queries compile once per loss and shapes, not once per call.
 _risk_gradient = jax.jit(jax.grad(_mean_loss, argnums=1), static_argnums=0)
-_risk_hessian = jax.jit(jax.hessian(_mean_loss, argnums=1), static_argnums=0)
+_min_eig_jit = jax.jit(_min_eig_upper, static_argnums=0)
+
+
+def eigenvalue_error(dim: int, smoothness: float) -> float:
+    """The public error bound ``eta`` of the eigenvalue query (``d``, ``M`` only)."""
+    return min_eigenvalue_error(dim, smoothness)
+
+
+def selection_sensitivities(
+    dim: int, lipschitz: float, smoothness: float, n_select: int
+) -> tuple[float, float]:
+    """``(Delta_G, Delta_M)`` of Algorithm 2's queries on ``n_select`` examples.
+
+    ``Delta_G = c_sens G/|S|``; ``Delta_M = c_sens M/|S| + 2 eta``: the exact
+    ``lambda_min`` moves by at most ``c_sens M/|S|`` (Weyl) and the computed one is
+    within ``eta`` of it on each of the two neighbours.
+    """
+    eta = eigenvalue_error(dim, smoothness)
+    return (
+        C_SENS * lipschitz / n_select,
+        C_SENS * smoothness / n_select + 2.0 * eta,
+    )
 
 
 def selection_queries(problem: Problem, xs: np.ndarray):
-    """Lazy exact queries ``||grad F_S(x_i)||`` and ``lambda_min(hess F_S(x_i))``.
+    """Lazy queries ``||grad F_S(x_i)||`` and ``lambda_hat(hess F_S(x_i)) + eta``.
+
+    Both do the same work whatever the data (module docstring); the eigenvalue
+    query is an upper bound on ``lambda_min`` within ``2 eta`` of it, with
+    ``eta = eigenvalue_error(d, M)`` and ``M = problem.smoothness``.
 
     Public rule for non-finite values (no exception mid-run): a gradient norm that
-    is not finite is ``+inf`` and the smallest eigenvalue of a Hessian with a
-    non-finite entry is ``-inf`` (LAPACK's ``eigvalsh`` would return arbitrary
-    values for it), so the candidate fails Algorithm 2's tests.
+    is not finite is ``+inf`` and the eigenvalue query of a Hessian with a
+    non-finite entry is ``-inf``, so the candidate fails Algorithm 2's tests.
     """
     loss_fn, data = problem.loss_fn, problem.data
+    bound = float(problem.smoothness)
+    eta = eigenvalue_error(problem.dim, bound)
 
     def grad_norm(i: int) -> float:
         value = float(
@@ -48,11 +100,8 @@ def selection_queries(problem: Problem, xs: np.ndarray):
         return value if math.isfinite(value) else math.inf
 
     def min_eig(i: int) -> float:
-        # Exact float64 symmetric eigensolver (E34): deterministic given the data.
-        hess = np.asarray(_risk_hessian(loss_fn, jnp.asarray(xs[i]), data), np.float64)
-        if not np.all(np.isfinite(hess)):
-            return -math.inf
-        return float(np.linalg.eigvalsh(hess)[0])
+        value = float(_min_eig_jit(loss_fn, jnp.asarray(xs[i]), data, bound, eta))
+        return value if math.isfinite(value) else -math.inf
 
     return grad_norm, min_eig
 
