@@ -1230,6 +1230,7 @@ def _stochastic_trust_region_case() -> Audit:
 
 # ------------------------------------------------------------------ Goldstein
 GOLDSTEIN_N = 4
+GOLDSTEIN_LIPSCHITZ = 1.0
 GOLDSTEIN = {
     "epsilon": 1.0,
     "num_iters": 2,
@@ -1253,15 +1254,16 @@ def goldstein_problem(sign):
         lambda x, ex: -ex["z"][0] * x[0],
         {"z": z},
         dpsample.domains.Unconstrained(1),
-        lipschitz=1.0,
+        lipschitz=GOLDSTEIN_LIPSCHITZ,
         loss_range=4.0,
     )
 
 
-def _goldstein_case() -> Audit:
-    """:func:`dpsample.finders.goldstein.goldstein_first_order` in Mode B
-    (``enforce_sensitivity=True``), single pass, ``T = 2`` steps, period 1 (every step
-    an anchor of batch ``B1 = 1``, tree height 0), one window of ``M = 2``.
+def _goldstein_case(estimator: str = "first_order") -> Audit:
+    """:func:`~dpsample.finders.goldstein.goldstein_first_order` (or, with
+    ``estimator="zero_order"``, its zero-order twin ``goldstein_zero_order``)
+    in Mode B (``enforce_sensitivity=True``), single pass, ``T = 2`` steps, period 1
+    (every step an anchor of batch ``B1 = 1``, tree height 0), one window of ``M = 2``.
 
     The release is the window mean ``(z_1 + z_2)/2 = x0 + u Delta_1 / 2`` with
     ``Delta_1 = -eta (g_1 + sigma N)`` and a secret ``u ~ U(0, 1)``; ``g_1`` is the
@@ -1275,13 +1277,30 @@ def _goldstein_case() -> Audit:
     scales the tails; the event ``w > t`` is still dominated by ``u`` near 1. The
     audited function is the library's jitted core
     (:func:`~dpsample.finders.goldstein.make_runner`) with the plan's schedule; the
-    twin runs it at half the tree noise."""
-    from dpsample.finders.goldstein import goldstein_first_order, make_runner
+    twin runs it at half the tree noise.
 
+    Zero order: in ``d = 1`` the sphere's directions are ``u = +-1``, so the
+    two-point estimate ``(d/(2 alpha)) (f(x + alpha u) - f(x - alpha u)) u`` of
+    ``f = -z x`` is ``-z u^2 = -z`` exactly, whatever ``m``, and its function
+    differences ``2 alpha |z| <= 2 alpha L`` are not clipped. The anchor bound is
+    ``C_A = L + e``; at the practical ``m`` the concentration radius ``e`` is about
+    ``L``, so the noise would be calibrated to twice the change this pair makes
+    (the release would show about half the claim). Mode B's privacy does not rest
+    on ``e`` (every estimate is clipped at the bound that uses it; ``e`` only
+    affects utility), so the case sets ``concentration_radius=0``: ``C_A = L`` and
+    the pair attains ``2 C_A / B1 = 2``, the same Gaussian as the first-order row
+    (the twin, half the tree noise, should show about twice the honest bound)."""
+    from dpsample.finders import goldstein
+    from dpsample.finders.goldstein import make_runner
+
+    zero = estimator == "zero_order"
+    public = goldstein.goldstein_zero_order if zero else goldstein.goldstein_first_order
     d_plus, d_minus = goldstein_problem(1.0), goldstein_problem(-1.0)
     x0 = jnp.zeros(1)
     kw = {k: v for k, v in GOLDSTEIN.items() if k != "epsilon"}
-    res = goldstein_first_order(
+    if zero:
+        kw["concentration_radius"] = 0.0
+    res = public(
         jax.random.key(5),
         d_plus,
         epsilon=GOLDSTEIN["epsilon"],
@@ -1303,13 +1322,17 @@ def _goldstein_case() -> Audit:
     def check() -> str:
         assert schedule["num_differences"] == 0 and schedule["anchor_batch"] == 1
         assert schedule["enforce_sensitivity"]
+        assert schedule["estimator"] == estimator
+        sens = float(res.info["noise"]["sensitivity"])
+        assert sens == 2.0 * GOLDSTEIN_LIPSCHITZ, sens  # 2 C_A / B1 with C_A = L
         mine = float(mech(1.0)(jax.random.key(5), d_plus))
         assert mine == float(res.value[0]), (mine, float(res.value[0]))
         return (
-            "the audited core reproduces goldstein_first_order's release bit for bit "
-            f"(sigma {sigma:.3g}, sensitivity {res.info['noise']['sensitivity']:g})"
+            f"the audited core reproduces {public.__name__}'s release bit for bit "
+            f"(sigma {sigma:.3g}, sensitivity {sens:g})"
         )
 
+    seeds = (121, 122) if zero else (101, 102)
     return Audit(
         mechanism=mech(1.0),
         dataset=d_plus,
@@ -1317,9 +1340,9 @@ def _goldstein_case() -> Audit:
         claim=res.privacy.epsilon(FINDER_DELTA),
         delta=FINDER_DELTA,
         num_samples=200_000,
-        seed=101,
+        seed=seeds[0],
         twin=mech(0.5),
-        twin_seed=102,
+        twin_seed=seeds[1],
         check=check,
     )
 
@@ -1598,6 +1621,122 @@ def _quasar_case() -> Audit:
         check=check,
         power_twin=mech(0.25),
         power_note="a quarter of every noise",
+    )
+
+
+# ------------------------------------------------------------------- KL-Spider
+KL_N, KL_EPS, KL_RADIUS = 20, 1.0, 10.0
+KL_TAIL = 2.75  # the stop threshold sits KL_TAIL anchor stds above D's mean gradient
+
+
+def kl_spider_problem(sign: float, mean_gradient: float):
+    """``f(x; z) = -z x`` on ``K = [-10, 10]`` (``L = 1``; ``beta_s = 1`` declared,
+    any value is true for a linear loss), ``n = 20``. The first example's ``z`` is
+    ``-sign`` (gradient ``+sign``), the other 19 share the value that puts the mean
+    gradient at ``mean_gradient`` on ``D`` (``sign = +1``); on ``D'`` it is ``2L/n``
+    lower: the anchor's sensitivity, attained (no clipping: ``|z| <= 1``)."""
+    import dpsample
+
+    z = np.full((KL_N, 1), (1.0 - KL_N * mean_gradient) / (KL_N - 1))
+    z[0, 0] = -sign
+    assert np.all(np.abs(z) <= 1.0), z.min()
+    return dpsample.Problem(
+        lambda x, ex: -ex["z"][0] * x[0],
+        {"z": z},
+        dpsample.Ball(KL_RADIUS, dim=1),
+        lipschitz=1.0,
+        smoothness=1.0,
+    )
+
+
+def _kl_spider_case() -> Audit:
+    """:class:`dpsample.pipelines.kl_spider.KLSpider` (registry ``kl_spider``) for
+    one round, ``kappa = 2`` (so ``T_1 = 1``: an anchor and one variation), ``d = 1``,
+    ``n = 20`` (the review's setting), epsilon 1 at delta 1e-5.
+
+    The plan's schedule: anchor std ``sigma = 0.385`` for sensitivity ``2L/n =
+    0.1`` (GDP ``mu_A = 0.26``) and one variation whose ``mu_V`` is a quarter of
+    that, so the anchor carries 16/17 of the claim's zCDP; the stop threshold is
+    ``thr = 7 Phi_1^(1/2) / 8 = 0.875`` (the level ``Phi_1`` is ``F0 = 1``: Menart's
+    floor is not certified at this ``n``), ``2.3 sigma``. In ``d = 1`` a step is
+    ``-s sign(est)``, so the release is ``x0`` when ``|est_0| < thr`` (frozen for
+    the round), ``x0 - s`` or ``x0 - 2s`` when ``est_0 > thr`` and ``x0 + s`` or
+    ``x0 + 2s`` when ``est_0 < -thr``: the event ``{w < x0}`` is ``{est_0 > thr}``, a
+    threshold event of the anchor's Gaussian, which is the likelihood-ratio event of
+    the Gaussian mechanism (the best there is). The pair puts ``D``'s mean gradient
+    ``KL_TAIL = 2.75`` stds below ``thr`` and ``D'``'s ``2L/n`` lower: probability
+    3.0e-3 against 1.3e-3 (log-ratio 0.82; the release's whole epsilon, 0.96 at the
+    anchor's ``mu``, lives in events near 3.8 stds, which is why the review needed
+    1e7 runs to reach 0.94). The variation of a linear loss is 0 (gradient
+    differences vanish), so the second step only adds its noise.
+
+    The twin halves every noise std (anchor and variation: ``mu`` doubled) on its own
+    pair, which again puts ``thr`` 2.75 (now halved) stds above ``D``'s mean:
+    3.0e-3 against 5.4e-4 (log-ratio 1.71), flagged at 1M runs per dataset (the
+    Clopper-Pearson bound of that event is about 1.5). The audited function is the
+    library's jitted loop (``_kl_spider_core`` with the plan's slots), checked bit
+    for bit against :func:`~dpsample.pipelines.kl_spider.kl_spider`."""
+    from dpsample.domains import projection_operands
+    from dpsample.pipelines.kl_spider import KLSpider, _kl_spider_core, kl_spider
+    from dpsample.plan import Budget
+
+    opts = {"kl_gamma": 1.0, "kl_exponent": 2.0, "num_rounds": 1}
+    plan = KLSpider(**opts).plan(
+        kl_spider_problem(1.0, 0.0).spec, Budget(KL_EPS, FINDER_DELTA)
+    )
+    sched = plan.internal["schedule"]
+    assert sched.num_rounds == 1 and sched.steps == (1,)
+    sigma, thr = sched.anchor_noise, sched.thresholds[0]
+
+    def pair(scale):
+        mean = thr - KL_TAIL * sigma * scale
+        return kl_spider_problem(1.0, mean), kl_spider_problem(-1.0, mean)
+
+    d_plus, d_minus = pair(1.0)
+    consts = {"lipschitz": jnp.float64(1.0), "smoothness": jnp.float64(1.0)}
+    ball = projection_operands(d_plus.domain)
+    x0 = jnp.asarray(plan["x0"], jnp.float64)
+
+    def mech(scale):
+        slots = dict(plan.internal["slots"])
+        slots["noise"] = slots["noise"] * scale
+
+        def run(key, prob):
+            w, _ = _kl_spider_core(
+                key, x0, prob.data, slots, consts, ball, loss_fn=prob.loss_fn
+            )
+            return w[0]
+
+        return run
+
+    def check() -> str:
+        res = kl_spider(
+            jax.random.key(5), d_plus, epsilon=KL_EPS, delta=FINDER_DELTA, **opts
+        )
+        mine = float(mech(1.0)(jax.random.key(5), d_plus))
+        assert mine == float(res.value[0]), (mine, float(res.value[0]))
+        assert res.privacy.epsilon(FINDER_DELTA) == plan.guarantee.epsilon(FINDER_DELTA)
+        assert sched.anchor_sensitivity == 2.0 / KL_N
+        return (
+            "the audited loop reproduces kl_spider's release bit for bit "
+            f"(anchor std {sigma:.3g}, sensitivity {2 / KL_N:g}, threshold "
+            f"{thr:.3g} = {thr / sigma:.1f} stds)"
+        )
+
+    return Audit(
+        mechanism=mech(1.0),
+        dataset=d_plus,
+        neighbour=d_minus,
+        claim=plan.guarantee.epsilon(FINDER_DELTA),
+        delta=FINDER_DELTA,
+        num_samples=1_000_000,
+        seed=131,
+        twin=mech(0.5),
+        twin_seed=132,
+        twin_note="half of every noise std, on its pair (threshold 2.75 of its stds "
+        "above D's mean gradient)",
+        twin_pair=pair(0.5),
+        check=check,
     )
 
 
@@ -1886,6 +2025,12 @@ CASES: dict[str, Case] = {
             _goldstein_case,
         ),
         Case(
+            "goldstein_zero_order",
+            "as goldstein_first_order (d = 1: the two-point estimate is -z exactly), "
+            "concentration radius 0",
+            lambda: _goldstein_case("zero_order"),
+        ),
+        Case(
             "spider_sosp",
             "f = -z x, z_1 = +1 vs -1 (others 0, n = 4), T = 2, defaults",
             _spider_sosp_case,
@@ -1895,6 +2040,12 @@ CASES: dict[str, Case] = {
             "f = -z x, z_1 = +1 vs -1 (others 0, n = 4), K = [-1, 1], x0 = -1, "
             "k = 2 runs of 1 step",
             _quasar_case,
+        ),
+        Case(
+            "kl_spider",
+            "f = -z x, z_1 = -1 vs +1, the others at one value (n = 20), "
+            "1 round (anchor + 1 variation)",
+            _kl_spider_case,
         ),
         Case(
             "langevin",
