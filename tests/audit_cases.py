@@ -537,6 +537,143 @@ def sosp_output_audit() -> Audit:
     )
 
 
+# ------------------------------------------------------ Procedure 3' (select_sosp)
+SEL_N, SEL_K, SEL_T = 200, 5, 1024
+SEL_TAU_G, SEL_RHO, SEL_BETA = 0.5, 100.0, 0.05
+
+
+def select_sosp_problem(sign: float):
+    """``f(x; u, w) = -u x + w x^2 / 2`` on ``K = [-1, 1]``, ``n = 200``: the first
+    example has ``(u, w) = (0, sign)`` (gradient ``sign x``), the other 199
+    ``(u_o, 0)`` with ``-mean(u) = SEL_TAU_G``. Declared ``C = 1`` (``|u_o| = 0.50``,
+    ``|x| <= 1``), ``L_c = 1`` (Hessians ``w in {0, +-1}``), ``rho = 100`` (the Hessian
+    is constant: any ``rho`` is true; a large one puts the eigenvalue threshold far
+    below ``lambda_min``, so the score is the gradient's)."""
+    import dpsample
+
+    u = np.full(SEL_N, -SEL_TAU_G * SEL_N / (SEL_N - 1))
+    w = np.zeros(SEL_N)
+    u[0], w[0] = 0.0, sign
+    return dpsample.Problem(
+        lambda x, ex: -ex["u"] * x[0] + 0.5 * ex["w"] * x[0] ** 2,
+        {"u": u, "w": w},
+        dpsample.Ball(1.0, dim=1),
+        lipschitz=1.0,
+        smoothness=1.0,
+        hessian_lipschitz=SEL_RHO,
+    )
+
+
+def _select_sosp_case() -> Audit:
+    """:func:`dpsample.mechanisms.select_sosp_iterate` (Procedure 3'), audited
+    through the public call (the scores, gradient norm and smallest Hessian
+    eigenvalue, are the library's, whatever routine computes them).
+
+    Pair. The mean gradient is ``tau_g + w_bar x`` with ``w_bar = +-1/n``: at ``x =
+    +1`` it is ``tau_g + 1/n`` on ``D`` and ``tau_g - 1/n`` on ``D'``, at ``x = -1``
+    the reverse, so the score ``(tau_g - ||grad F||) / s_g`` (``s_g = 2C/n``) is
+    ``-1/2`` at ``x = +1`` and ``+1/2`` at ``x = -1`` on ``D``, the reverse on ``D'``:
+    every candidate's score moves by the sensitivity 1 (the first example's gradient
+    flips from ``+C`` to ``-C`` at both points), in the direction of
+    :func:`above_threshold_pair` (the eigenvalue part of the score is about 900, far
+    from binding). The public ``alpha = tau_g + a s_g`` puts the gradient threshold
+    at ``tau_g = 0.5``.
+
+    Candidates. The ``k = 5`` candidates are drawn from the key alone (public, the
+    same on both datasets); the audited function passes ``T = 1024`` public
+    iterates, all ``+1`` except the fifth candidate's, ``-1``, so that (unless the
+    fifth index repeats an earlier one, probability 0.4%) the queries are the
+    AboveThreshold worst case ``(-1/2, -1/2, -1/2, -1/2, +1/2)`` against its
+    reverse; choosing public iterates from the public draw keeps the release
+    epsilon-DP given them, so the audit is valid. The function predicts the
+    candidates from the key as the library draws them and checks the prediction
+    against ``info.candidates`` on every call (a change of the draw fails the case
+    loudly). The release is the AboveThreshold output ``info.position`` (with the
+    public candidates it determines the released iterate).
+
+    Exact (numerical integration over the threshold noise, as for
+    ``above_threshold``): the event "position 4" has log-ratio 0.81 at epsilon 1
+    (probabilities 0.052 / 0.023). The twin calls the public function at epsilon 2
+    (half of every Laplace scale) with ``alpha`` moved so that its public gradient
+    threshold is the claim's, on the same pair: log-ratio 1.60 (0.075 / 0.015).
+    Each call costs ~10 ms on the host (not traceable), hence 8000 runs per
+    dataset (about 5 minutes for honest and twin): the twin's Clopper-Pearson
+    bound is then about 1.2 (normal approximation), the honest one about 0.5."""
+    from dpsample.mechanisms import select_sosp_iterate
+
+    d_plus, d_minus = select_sosp_problem(1.0), select_sosp_problem(-1.0)
+    a = 8.0 * (math.log(SEL_K) + math.log(2.0 / SEL_BETA))  # at epsilon 1
+    s_g = 2.0 / SEL_N
+
+    def kwargs(eps):
+        return {
+            "alpha": SEL_TAU_G + a / eps * s_g,
+            "epsilon": eps,
+            "num_candidates": SEL_K,
+            "failure_prob": SEL_BETA,
+        }
+
+    def iterates(key):
+        sample_key, _ = jax.random.split(key)  # select_sosp_iterate's draw
+        cand = np.asarray(jax.random.randint(sample_key, (SEL_K,), 0, SEL_T))
+        xs = np.ones((SEL_T, 1))
+        xs[cand[-1]] = -1.0
+        return xs, tuple(int(j) for j in cand)
+
+    def mech(eps):
+        def run(key, prob):
+            xs, cand = iterates(key)
+            res = select_sosp_iterate(key, prob, xs, **kwargs(eps))
+            assert res.info.candidates == cand, (res.info.candidates, cand)
+            return float(res.info.position)
+
+        return run
+
+    claim = select_sosp_iterate(
+        jax.random.key(0), d_plus, np.ones((1, 1)), **kwargs(1.0)
+    )
+
+    def check() -> str:
+        twin = select_sosp_iterate(
+            jax.random.key(0), d_plus, np.ones((1, 1)), **kwargs(2.0)
+        )
+        assert math.isclose(claim.info.grad_threshold, SEL_TAU_G, abs_tol=1e-12)
+        assert math.isclose(twin.info.grad_threshold, SEL_TAU_G, abs_tol=1e-12)
+        assert twin.info.query_noise_scale == claim.info.query_noise_scale / 2
+        out = []
+        for prob, want in ((d_plus, -0.5), (d_minus, 0.5)):
+            for x, sign in ((1.0, 1.0), (-1.0, -1.0)):
+                g = float(abs(jax.grad(prob.empirical_risk)(jnp.array([x]))[0]))
+                score = (SEL_TAU_G - g) / s_g
+                assert math.isclose(score, sign * want, abs_tol=1e-9), score
+                out.append(f"{score:+.2f}")
+        assert claim.info.eig_threshold < -1.0 / SEL_N - 100 * s_g
+        return (
+            "scores (x = +1, -1) on D: "
+            + ", ".join(out[:2])
+            + "; on D': "
+            + ", ".join(out[2:])
+            + "; the twin has the claim's gradient threshold "
+            "and half of every noise scale"
+        )
+
+    return Audit(
+        mechanism=mech(1.0),
+        dataset=d_plus,
+        neighbour=d_minus,
+        claim=claim.privacy.epsilon(0.0),
+        delta=0.0,
+        num_samples=8000,
+        seed=141,
+        twin=mech(2.0),
+        twin_seed=142,
+        twin_note="epsilon 2 with the claim's public gradient threshold (half of "
+        "every noise)",
+        vmap=False,
+        check=check,
+    )
+
+
 # ---------------------------------------------------------------------- DP-SGD
 FINDER_DELTA = 1e-5
 
@@ -1959,6 +2096,13 @@ CASES: dict[str, Case] = {
             "256 gradient norms at the threshold, -+Delta_G/2 alternating",
             _work_case,
             "issue item 2",
+        ),
+        Case(
+            "select_sosp_iterate",
+            "f = -u x + w x^2/2, w_1 = +1 vs -1 (n = 200), candidates at x = +1 "
+            "(4) then -1",
+            _select_sosp_case,
+            "Procedure 3', public call",
         ),
         Case(
             "dp_sgd_linear",
