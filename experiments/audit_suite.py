@@ -306,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         argv if argv is not None else sys.argv[1:]
     )
     commit = _git(REPO, "rev-parse", "--short", "HEAD")
+    if _git(REPO, "status", "--porcelain", "--untracked-files=no"):
+        commit += "+uncommitted"  # the cases or the library differ from HEAD
     if args.merge:
         table = merge_rows(args.out, rows, command=command, commit=commit)
     else:
