@@ -1536,7 +1536,7 @@ def _spider_sosp_case() -> Audit:
     events of probability ~1e-4 (3.95 stds): even for that pure Gaussian the best
     Clopper-Pearson bound is 0.87 at 1M runs per dataset and needs about 1e7 to pass
     1.00. Moving the selection too needs gradient norms at its threshold, which is
-    above ``alpha_select`` (50 here) and so above the declared ``G = 1``, and with a
+    above ``alpha_select`` (50 at ``T = 1``, 78 at 2), far above ``G = 1``, and with a
     linear loss all candidates have the same queries (no AboveThreshold worst case)."""
     from dpsample.finders.accounting import C_SENS
     from dpsample.finders.spider_sosp import SpiderSOSP, spider_sosp
