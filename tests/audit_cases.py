@@ -1094,6 +1094,16 @@ def trust_region_problem(sign, n: int = TR_N):
     )
 
 
+def _tr_clips(res) -> tuple:
+    """The clip bounds ``(G, sqrt(k) M)`` a DP-TR/DP-STR run enforced (its default)."""
+    prob = trust_region_problem(1.0)
+    k = res.info["hessian_rank"]
+    return (
+        jnp.float64(prob.lipschitz),
+        jnp.float64(math.sqrt(k) * prob.smoothness),
+    )
+
+
 def _trust_region_case(calibration: str | None = "paper") -> Audit:
     """DP-TR (seed 001 Algorithm 1) for one iteration.
 
@@ -1126,6 +1136,7 @@ def _trust_region_case(calibration: str | None = "paper") -> Audit:
                 jnp.float64(sh * scale),
                 jnp.float64(TR_RADIUS),
                 None,
+                *_tr_clips(res),
             )
             return w[0]
 
@@ -1205,6 +1216,7 @@ def _stochastic_trust_region_case() -> Audit:
                 jnp.float64(sh * scale),
                 jnp.float64(TR_RADIUS),
                 batches,
+                *_tr_clips(res),
             )
             return w[0]
 
