@@ -141,7 +141,7 @@ def test_trust_region_clip_leaves_a_conforming_loss_alone():
 
 def test_trust_region_refuses_a_non_bool_opt_in():
     d_a, _ = _tr_pair()
-    with pytest.raises(TypeError, match="enforce_sensitivity"):
+    with pytest.raises(TypeError, match="Expected enforce_sensitivity to be a bool"):
         DPTrustRegion().plan(d_a.spec, Budget(1.0, 1e-5), enforce_sensitivity="no")
 
 
