@@ -233,6 +233,7 @@ def test_net_score_difference_within_the_oscillation_the_guarantee_uses():
     assert res.privacy is plan.guarantee and res.value.shape == (2,)
 
 
+@pytest.mark.slow
 def test_net_leaves_a_conforming_loss_alone_and_states_a_loss_range():
     d_a, _ = _net_pair(lipschitz=1.0)
     plan = NetExponentialMechanism().plan(d_a.spec, Budget(1.0, 0.0), spacing=0.25)
@@ -295,3 +296,15 @@ def test_gibbs_mala_states_the_unenforceable_constants():
     texts = plan.guarantee.assumptions
     assert any("MALA is within total variation" in t for t in texts)
     assert any("G-Lipschitz" in t and "not enforced" in t for t in texts)
+
+
+def test_gibbs_proximal_states_the_unenforceable_constants():
+    """The proximal route's target bound ('pure': 2 G D) and its RGO's TV slack
+    rest on G-Lipschitz, which no clip enforces: both are stated."""
+    d_a, _ = _gibbs_pair()
+    plan = Gibbs().plan(d_a.spec, Budget(1.0, 1e-3), beta=20.0)
+    assert plan["bound"] == "pure"
+    texts = plan.guarantee.assumptions
+    assert len(texts) == 2
+    assert all("G = 0.01" in t and "not enforced" in t for t in texts)
+    assert any("RGO" in t for t in texts)
