@@ -581,6 +581,9 @@ class NetExponentialMechanism(PrivateAlgorithm):
         clipped_loss = plan.internal.get("clipped_loss")
         loss_fn, data = problem.loss_fn, problem.data
         if clipped_loss is not None:
+            # the loss that runs (a pipeline may run the plan on another Problem
+            # object), clipped at the plan's public G, centre and radius
+            clipped_loss = dataclasses.replace(clipped_loss, loss_fn=loss_fn)
             loss_fn, data = clipped_loss, cone_clip_data(clipped_loss, data)
         point, _ = stream_argmax(
             rng_key,
