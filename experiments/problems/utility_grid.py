@@ -107,25 +107,34 @@ DEFAULT = {
     "points": {
         "logistic": ((10_000, 10),),
         "welsch": ((10_000, 10),),
-        "basins": ((10_000, 2),),
+        "basins": ((1_000, 2),),
         "saddle": ((10_000, 10),),
         "absolute": ((10_000, 10),),
         "mlp": ((MLP_N, MLP_D),),
     },
-    # extra (n, d) points at epsilon = 1 only
+    # extra (n, d) points at epsilon = 1 only: n = 1,000 everywhere (10,000 for the
+    # two basins, whose core is at 1,000: its net sampler took over 150 s wall for
+    # two seeds at n = 10,000 on the timing machine), n = 100,000 on the GLM,
+    # d = 1 (welsch, basins), 5 (basins) and 100 (saddle)
     "extra": {
-        "logistic": ((1_000, 10), (100_000, 10), (10_000, 100)),
-        "welsch": ((1_000, 10), (100_000, 10), (10_000, 1)),
-        "basins": ((1_000, 2), (100_000, 2), (10_000, 1), (10_000, 5)),
-        "saddle": ((1_000, 10), (10_000, 2), (10_000, 100)),
-        "absolute": ((1_000, 10), (100_000, 10)),
+        "logistic": ((1_000, 10), (100_000, 10)),
+        "welsch": ((1_000, 10), (10_000, 1)),
+        "basins": ((10_000, 2), (1_000, 1), (1_000, 5)),
+        "saddle": ((1_000, 10), (10_000, 100)),
+        "absolute": ((1_000, 10),),
         "mlp": (),
     },
     "extra_epsilons": (1.0,),
+    # the Goldstein finders (over 150 s wall for two seeds at n = 10,000, d = 10 on
+    # the timing machine, smooth or not) run on the non-smooth problem at n = 1,000
+    "restrict": {
+        "goldstein_zero_order": {"problems": ("absolute",), "max_n": 1_000},
+        "goldstein_first_order": {"problems": ("absolute",), "max_n": 1_000},
+    },
 }
 #: The cluster grid: the full cross product.
 CLUSTER = {
-    "seeds": 16,
+    "seeds": 10,
     "epsilons": (0.25, 0.5, 1.0, 2.0, 4.0),
     "points": {
         name: tuple(
@@ -328,10 +337,27 @@ def _sections(label: str, name: str, n: int, d: int) -> dict[str, dict[str, Any]
 
 
 # ------------------------------------------------------------------ rendering
-#: How each grid was sized (from the timed cells: docs/utility_benchmark.md).
+#: How each grid was sized (from the timed cells: docs/utility_benchmark.md), the
+#: comment in each spec's header.
 SIZING = {
-    "default": "(sizing: see docs/utility_benchmark.md)",
-    "cluster": "(sizing: see docs/utility_benchmark.md)",
+    "default": """\
+Sizing (2026-11-28; docs/utility_benchmark.md has the table): 2,304 cells, estimated
+# 12,600 worker CPU-seconds, 1.75 h wall with --workers 2 on a quiet 2-core machine.
+# How: experiments/utility_timing.py ran every entry at each problem's core point
+# (epsilon = 1; n = 10,000, d = 10; basins n = 1,000, d = 2; the MLP), seed 0 then
+# seed 1 in one process (niced, one at a time, on the shared 2-core machine at load
+# average ~10): seed 0's CPU time is a grid point's first cell (compilation), seed 1's
+# each further seed. A block costs, per epsilon, the first cell plus 7 further seeds,
+# their per-seed part scaled by (n / n_timed)^1.3 (DP-SGD's default grew 19x from n =
+# 10^4 to 10^5), linearly below n_timed, and by d / d_timed; a refusal costs 1 s a
+# cell; an entry over the 150 s wall limit (saddle warm_start; the Goldstein finders)
+# is charged 50 CPU-s a seed, about twice what the limit implies (a guess, not a
+# bound). `python experiments/utility_timing.py --report LOGS` prints the table and
+# the estimate.""",
+    "cluster": """\
+Sizing: 59,500 cells, about 2,000 worker CPU-hours by the default grid's model
+# (dominated by n = 100,000 with d = 100; the entries over the timing limit are
+# charged 50 CPU-s a seed, so it is a rough guide): about 32 hours on 64 workers.""",
 }
 
 HEADER = """\
@@ -394,6 +420,10 @@ def _value(v: Any) -> str:
 def cells_of(grid: Mapping[str, Any]) -> list[tuple[str, str, int, int, tuple]]:
     """The (problem, entry, n, d, epsilons) blocks of a grid, in spec order.
 
+    A grid's ``only`` (``{problem or "*": entries}``) keeps the listed entries, and
+    its ``restrict`` (``{entry: {"problems": ..., "max_n": ..., "max_d": ...}}``)
+    runs an entry only on those problems and sizes.
+
     Args:
         grid: :data:`DEFAULT`, :data:`CLUSTER` or :data:`SMOKE`.
 
@@ -401,6 +431,7 @@ def cells_of(grid: Mapping[str, Any]) -> list[tuple[str, str, int, int, tuple]]:
         One tuple per ``[[grid]]`` table.
     """
     only = grid.get("only", {})
+    restrict = grid.get("restrict", {})
     out = []
     for points, epsilons in (
         (grid["points"], grid["epsilons"]),
@@ -412,8 +443,14 @@ def cells_of(grid: Mapping[str, Any]) -> list[tuple[str, str, int, int, tuple]]:
             keep = only.get(name, only.get("*"))
             for n, d in points.get(name, ()):
                 for label, _, _ in _entries(name):
-                    if keep is None or label in keep:
-                        out.append((name, label, n, d, tuple(epsilons)))
+                    rule = restrict.get(label, {})
+                    if keep is not None and label not in keep:
+                        continue
+                    if name not in rule.get("problems", (name,)):
+                        continue
+                    if n > rule.get("max_n", n) or d > rule.get("max_d", d):
+                        continue
+                    out.append((name, label, n, d, tuple(epsilons)))
     return out
 
 
