@@ -61,7 +61,8 @@ the rest uniform in ``K`` from NumPy seed :data:`REF_SEED`), each end point proj
 onto ``K`` (the value of a point of ``K`` is an upper bound on ``min_K F_D``), and the
 least value kept. ``saddle`` uses the closed form ``min F_D = -sum_j hypot(C_j, S_j)``
 (exact); ``absolute`` adds the exact least-absolute-deviations solution of a linear
-programme (HiGHS) to the starts. Because a multi-start optimum of a non-convex
+programme (HiGHS) to the starts; the MLP starts from ``MLP.init(key(s))``,
+``s = 0..3``, on its unconstrained domain. Because a multi-start optimum of a non-convex
 problem is only an upper bound on the minimum, an excess risk may come out slightly
 negative: it is reported as measured, never clipped.
 

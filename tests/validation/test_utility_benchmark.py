@@ -219,6 +219,12 @@ def test_pairs_by_seed_and_refusals_are_listed():
 
 
 def test_status_of_records():
+    import inspect
+
+    from dpsample.config import execution
+
+    # the refusal test reads this line of the traceback: it must be the private run's
+    assert inspect.getsource(execution).count(ua._RUN_LINE) == 1
     assert ua.status_of({"status": "ok"}) == "ok"
     tb = 'File "execution.py", line 287, in _execute\n    planned = _plan(job'
     assert ua.status_of({"status": "failed", "error": {"traceback": tb}}) == "refused"
