@@ -715,6 +715,10 @@ class PrivacyGuarantee:
             return 0.0
         routes = self._exact_deltas(eps)
         exact = min(routes.values()) if routes else 1.0
+        if self.tv_slack == 0.0:
+            return float(min(1.0, exact))
+        if eps > 700.0:  # (1 + e^eps) tau > 1 (and exp overflows): no bound
+            return 1.0
         return float(min(1.0, exact + (1.0 + math.exp(eps)) * self.tv_slack))
 
     def epsilon(self, delta: float) -> float:
