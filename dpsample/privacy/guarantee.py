@@ -598,8 +598,9 @@ class PrivacyGuarantee:
         epsilon_2((1 - f) delta) <= epsilon`` read through the group's delta,
         which is cheaper than its epsilon on a PLD). Where the PLD is the group's
         only route the search reads it through suffix sums
-        (:func:`_fast_pld_delta`); the answer is then checked on
-        :meth:`_split_epsilon` itself, and searched again on it where the check
+        (:func:`_fast_pld_delta`); the answer is then checked on the groups'
+        epsilons at the share that passed (so :meth:`_split_epsilon` passes
+        there), and searched again on :meth:`_split_epsilon` where the check
         fails (the group's PLD delta and epsilon are not inverses below its
         truncated tail, about ``1e-15``). (Issue 25:
         splitting epsilon on its own grid instead gave ``delta(2.0898) =
@@ -619,28 +620,36 @@ class PrivacyGuarantee:
             if pld is not None and pld is not NON_PRIVATE:
                 fast = _fast_pld_delta(pld)
 
-        def passes(delta: float, b_delta: Any) -> bool:
+        b_delta = fast or b.delta
+
+        def passing_share(delta: float) -> float | None:
+            """A share ``f`` whose basic composition certifies ``epsilon``."""
             for f in _SPLIT_FRACTIONS:
                 rest = epsilon - a.epsilon(f * delta)
                 if rest >= 0.0 and b_delta(rest) <= (1.0 - f) * delta:
-                    return True
-            return False
+                    return f
+            return None
 
         start = min(  # the epsilon-split grid's delta: a start near the answer
-            a.delta(f * epsilon) + b.delta((1.0 - f) * epsilon)
+            a.delta(f * epsilon) + b_delta((1.0 - f) * epsilon)
             for f in _SPLIT_FRACTIONS
         )
         found = _smallest_passing_delta(
-            lambda d: passes(d, fast or b.delta), min(start, 1.0)
+            lambda d: passing_share(d) is not None, min(start, 1.0)
         )
-
-        def exact(d: float) -> bool:  # the route epsilon() reads
-            return d >= 1.0 or self._split_epsilon(d) <= epsilon
-
-        if not exact(found):
-            # the group's delta and epsilon disagree (a PLD at deltas below its
-            # truncated tail): search again on the split epsilon itself
-            found = _smallest_passing_delta(exact, found)
+        if found < 1.0:
+            # the final check, on the route epsilon() reads: the share that
+            # passed, on the groups' epsilons (then _split_epsilon(found), a
+            # minimum over the shares, passes too)
+            f = passing_share(found)
+            if f is None or (
+                a.epsilon(f * found) + b.epsilon((1.0 - f) * found) > epsilon
+            ):
+                # the group's delta and epsilon disagree (a PLD below its
+                # truncated tail): search again on the split epsilon itself
+                found = _smallest_passing_delta(
+                    lambda d: self._split_epsilon(d) <= epsilon, found
+                )
         self._cache[key] = found
         return found
 
