@@ -56,7 +56,8 @@ def _refused_quickly(call, match: str) -> None:
 
 
 def _cap(name: str, option: str) -> int | None:
-    return {**MAX_COUNTS, **registry.get(name).cls.max_counts}.get(option)
+    own = getattr(registry.get(name).cls, "max_counts", {})
+    return {**MAX_COUNTS, **own}.get(option)
 
 
 def _count_cases():
@@ -102,7 +103,7 @@ def test_a_count_above_its_cap_is_refused_before_planning(name, option, value):
     )
 
 
-@pytest.mark.parametrize("epsilon", [MAX_EPSILON * (1 + 1e-9), 1e3, 1e6, math.inf])
+@pytest.mark.parametrize("epsilon", [MAX_EPSILON * (1 + 1e-9), 1e6, 1e12, math.inf])
 @pytest.mark.parametrize("name", NAMES)
 def test_an_epsilon_above_the_cap_is_refused_before_planning(name, epsilon):
     if math.isinf(epsilon):  # Budget refuses it already
@@ -110,7 +111,8 @@ def test_an_epsilon_above_the_cap_is_refused_before_planning(name, epsilon):
             Budget(epsilon, 1e-5)
         return
     budget = Budget(epsilon, CASES[name].budget.delta)
-    if registry.get(name).cls.max_epsilon == math.inf:  # the net: quick and sound
+    # the net calibrates nothing: quick and sound at any epsilon
+    if getattr(registry.get(name).cls, "max_epsilon", 0) == math.inf:
         start = time.perf_counter()
         plan = _plan(name, budget)
         assert time.perf_counter() - start < SECONDS

@@ -77,7 +77,7 @@ class Calibration(NamedTuple):
 #: :func:`dpsample.base.check_public_sizes`) accepts (issue 25, docs/privacy.md
 #: "Extreme settings"): at epsilon = 1e6 the search walked down to noise levels
 #: whose privacy-loss grids do not fit in memory.
-MAX_EPSILON = 100.0
+MAX_EPSILON = 1e4
 
 #: Coarse PLD discretisation used only while *searching* (a pessimistic PLD, so still
 #: an upper bound); the result is then checked with the guarantee's own accounting.
