@@ -42,11 +42,15 @@ from typing import Any, ClassVar
 from dpsample._src import precision, validation
 from dpsample.errors import PlanRefusal, Search
 from dpsample.plan import Budget, Plan
+from dpsample.privacy.calibration import MAX_EPSILON
 from dpsample.privacy.result import NON_PRIVATE_KEY, PrivateResult
 
 __all__ = [
     "KINDS",
+    "MAX_COUNTS",
+    "MAX_EPSILON",
     "AlgorithmInfo",
+    "check_public_sizes",
     "optional",
     "NonPrivateDiagnostics",
     "PrivateAlgorithm",
@@ -55,6 +59,79 @@ __all__ = [
 
 #: Kinds of private algorithm, as the registry and ``dpsample list`` name them.
 KINDS = ("sampler", "finder", "pipeline")
+
+#: The largest value a plan accepts for each public count option (issue 25,
+#: docs/privacy.md "Extreme settings"): the host allocates or loops in proportion
+#: to these (schedules, accountant compositions, candidate lists, chunks), so a
+#: larger value is refused with a ``ValueError`` before anything is allocated.
+MAX_COUNTS: dict[str, int] = {
+    "num_steps": 10**5,
+    "num_iters": 10**6,
+    "num_rounds": 10**4,
+    "num_runs": 10**4,
+    "max_o1_calls": 10**6,
+    "num_directions": 10**6,
+    "window": 10**6,
+    "period": 10**6,
+    "phase_length": 10**6,
+    "num_trials": 10**6,
+    "num_levels": 10**6,
+    "max_steps": 10**7,
+    "max_proximal_steps": 10**8,
+    "chunk_size": 10**7,
+}
+
+
+def check_public_sizes(
+    name: str,
+    budget: Budget,
+    options: Mapping[str, Any],
+    *,
+    max_epsilon: float = MAX_EPSILON,
+    max_counts: Mapping[str, int] | None = None,
+) -> None:
+    """Refuse an epsilon above ``max_epsilon`` or a count above its cap.
+
+    ``max_epsilon`` is :data:`MAX_EPSILON` unless the algorithm sets its own
+    (:attr:`PrivateAlgorithm.max_epsilon`: the net's exponential mechanism, whose
+    plan does no calibration, accepts any epsilon); ``max_counts`` lowers caps
+    of :data:`MAX_COUNTS` for one algorithm (:attr:`PrivateAlgorithm.max_counts`).
+
+    Called by :meth:`PrivateAlgorithm.plan` on the merged options before the
+    algorithm's own plan runs (public inputs only, nothing allocated).
+
+    Raises:
+        ValueError: Naming the option and the largest value accepted.
+
+    Examples:
+        >>> from dpsample import Budget
+        >>> from dpsample.base import check_public_sizes
+        >>> check_public_sizes("dp_sgd", Budget(1.0, 1e-5), {"num_steps": 100})
+        >>> try:
+        ...     check_public_sizes("dp_sgd", Budget(1.0, 1e-5), {"num_steps": 10**7})
+        ... except ValueError as err:
+        ...     print(str(err)[:65])
+        dp_sgd: num_steps=10000000 is above the largest accepted, 1000000
+    """
+    if budget.epsilon > max_epsilon:
+        raise ValueError(
+            f"{name}: epsilon={budget.epsilon:g} is above the largest accepted, "
+            f'{max_epsilon:g} (docs/privacy.md "Extreme settings": the noise '
+            "there is negligible; the calibrators and accountants are not built "
+            "for it)"
+        )
+    for option, cap in {**MAX_COUNTS, **(max_counts or {})}.items():
+        value = options.get(option)
+        if (
+            value is not None
+            and not isinstance(value, bool)
+            and isinstance(value, (int, float))
+            and value > cap
+        ):
+            raise ValueError(
+                f"{name}: {option}={value!r} is above the largest accepted, {cap} "
+                '(docs/privacy.md "Extreme settings")'
+            )
 
 
 def optional() -> Any:
@@ -221,6 +298,10 @@ class PrivateAlgorithm(abc.ABC):
     theorem: ClassVar[str] = ""
     guarantee_type: ClassVar[str] = ""
     summary: ClassVar[str] = ""
+    #: The largest budget epsilon :meth:`plan` accepts (:func:`check_public_sizes`).
+    max_epsilon: ClassVar[float] = MAX_EPSILON
+    #: Caps of public counts lower than :data:`MAX_COUNTS` for this algorithm.
+    max_counts: ClassVar[Mapping[str, int]] = {}
 
     def __init__(self, **options: Any) -> None:
         self._check_option_names(options)
@@ -283,6 +364,13 @@ class PrivateAlgorithm(abc.ABC):
             raise TypeError(f"Expected a Budget, got {type(budget).__name__}")
         self._check_option_names(options)
         merged = {**self.options, **options}
+        check_public_sizes(
+            self.name,
+            budget,
+            merged,
+            max_epsilon=self.max_epsilon,
+            max_counts=self.max_counts,
+        )
         with precision.float64():
             try:
                 plan = self._plan(spec, budget, **merged)

@@ -25,6 +25,7 @@ whose range grows with ``||x||``) are returned as ``None`` (no finite bound).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -460,6 +461,12 @@ class Link:
         range_fn: ``(s, label_bound) -> float | None``: a bound on
             ``max phi_y - min phi_y`` over ``|z| <= s`` (``s = None``: over all
             ``z``; ``None``: unbounded).
+        label_max: The sups above are over labels ``|y| <= label_max`` (``1``:
+            the classification links' ``y in [-1, 1]``); ``None``: over every real
+            ``y`` (the labels enter only ``range_fn``).
+        key: ``(factory name, parameters)`` for the links :func:`glm` builds by
+            name (two such links with equal keys are the same function); ``None``
+            for a user's :class:`Link`, which is only ever the same as itself.
     """
 
     name: str
@@ -470,6 +477,20 @@ class Link:
     range_fn: Callable[[float | None, float], float | None] = dataclasses.field(
         repr=False
     )
+    label_max: float | None = 1.0
+    key: tuple[Any, ...] | None = dataclasses.field(default=None, repr=False)
+
+    def same_as(self, other: Link) -> bool:
+        """Whether ``other`` is this link: the same object, or the same named link.
+
+        Examples:
+            >>> from dpsample.losses import glm
+            >>> glm("logistic").link.same_as(glm("logistic").link)
+            True
+            >>> glm("logistic").link.same_as(glm("sigmoid").link)
+            False
+        """
+        return self is other or (self.key is not None and self.key == other.key)
 
 
 def _logistic_link() -> Link:
@@ -517,6 +538,7 @@ def _robust_sin_link(a: float = 0.5, h: float = 1.0) -> Link:
         (1.0 + a) ** 2 + a * h,
         _PSEUDO_HUBER_D3_MAX / h * (1.0 + a) ** 3 + 3.0 * a * (1.0 + a) + a * h,
         range_fn,
+        label_max=None,  # p_h's derivative bounds hold for every label
     )
 
 
@@ -639,6 +661,10 @@ def glm(
                 f"Expected link in {tuple(GLM_LINKS)} or a Link, got {link!r}"
             )
         link_obj = GLM_LINKS[link](**link_params)
+        bound = inspect.signature(GLM_LINKS[link]).bind(**link_params)
+        bound.apply_defaults()  # glm("robust_sin") is glm("robust_sin", a=0.5, h=1)
+        params = tuple(sorted((k, float(v)) for k, v in bound.arguments.items()))
+        link_obj = dataclasses.replace(link_obj, key=(link, params))
     elif isinstance(link, Link):
         if link_params:
             raise ValueError("link parameters are for a named link")

@@ -249,7 +249,9 @@ class _Spy:
 def test_bad_input_is_refused_before_any_private_computation():
     loss = glm("sigmoid", feature_bound=1.0)
     spy = _Spy(loss.loss_fn)
-    _, prob = _sigmoid_problem(0, loss_fn=spy)
+    # the family declared with the spy as its loss_fn (a GLMLoss whose link is
+    # loss's: the JL method accepts it as the problem's family)
+    _, prob = _sigmoid_problem(0, loss_fn=dataclasses.replace(loss, loss_fn=spy))
     spy.calls = 0  # Problem() checks the loss once on the domain centre
     budget = Budget(2.0, 1e-5)
     key = jax.random.key(0)
@@ -291,6 +293,184 @@ def test_bad_input_is_refused_before_any_private_computation():
     with pytest.raises(ValueError, match="n="):
         JLMethod(inner).run(key, plan, other.data)
     assert spy.calls == 0, "the loss was evaluated before the refusal"
+
+
+# ------------------------------------------------- the family and its labels (issue 25)
+_LOGISTIC = glm("logistic", feature_bound=1.0)
+
+
+def _logistic_problem(loss_fn=None, n: int = 200, d: int = 6, **overrides):
+    """``_LOGISTIC`` on ``Ball(1)``, unit features; ``overrides``: constants."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(n, d))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    family = _LOGISTIC
+    consts = {**family.constants(radius=1.0)._asdict(), **overrides}
+    prob = dpsample.Problem(
+        family.loss_fn if loss_fn is None else loss_fn,
+        {"x": x, "y": np.where(x[:, 0] >= 0, 1.0, -1.0)},
+        dpsample.Ball(1.0, dim=d),
+        **consts,
+    )
+    return family, prob
+
+
+def _exact_net_epsilon(plan, prob, key) -> float:
+    """Stage A's exact privacy loss on the worst one-label-flip pair of ``prob``.
+
+    The net mechanism is the exponential mechanism ``p(w) ∝ exp(-k F_D(w))`` over
+    the plan's (public) net, on the projected, clipped data the run feeds it
+    (``Phi`` from ``key``'s projection subkey); flipping example ``i``'s label
+    moves every ``F_D`` by ``(f(w; x_i, -y_i) - f(w; x_i, y_i))/n``, and the exact
+    epsilon is ``max_w |log p_D(w) - log p_D'(w)|``, maximised over ``i``.
+    """
+    stage_a = plan.stage("inner").stage("sampler")
+    pts = stage_a.internal["net"].points()
+    phi = jl_projection(jax.random.split(key)[0], plan["projection_dim"], prob.dim)
+    v = project_and_clip(phi, prob.data["x"], plan["clip_bound"])
+    y = jnp.asarray(prob.data["y"])
+    per = jax.vmap(jax.vmap(prob.loss_fn, (None, 0)), (0, None))
+    with jax.enable_x64(True):
+        same = np.asarray(per(pts, {"x": v, "y": y}))
+        flip = np.asarray(per(pts, {"x": v, "y": -y}))
+    beta, n = stage_a["inverse_temperature"], prob.n
+    risk = same.mean(axis=1)
+    log_p = -beta * risk - np.logaddexp.reduce(-beta * risk)
+    moved = -beta * (risk[:, None] + (flip - same) / n)  # (points, i)
+    log_q = moved - np.logaddexp.reduce(moved, axis=0)
+    return float(np.max(np.abs(log_p[:, None] - log_q)))
+
+
+def test_a_glm_that_is_not_the_problems_loss_is_refused():
+    # Issue 25: glm("sigmoid") on a logistic problem planned with the sigmoid's
+    # constants (G' = 0.5) while the logistic loss ran (G' = 2): stage A's exact
+    # epsilon on a one-label-flip pair was 3.3 here (4.9 in the issue's case)
+    # against a printed 1.0.
+    family, prob = _logistic_problem()
+    inner, budget = _small_inner(), Budget(2.0, 1e-5)
+    sigmoid = glm("sigmoid", feature_bound=1.0)
+    with pytest.raises(ValueError, match="cannot tell.*Problem\\(loss"):
+        JLMethod(inner, glm=sigmoid, projection_dim=2).plan(prob.spec, budget)
+    # the problem built from the logistic family object: named as the wrong family
+    _, by_object = _logistic_problem(loss_fn=family)
+    with pytest.raises(ValueError, match="glm_logistic.*not glm='glm_sigmoid'"):
+        JLMethod(inner, glm=sigmoid, projection_dim=2).plan(by_object.spec, budget)
+    # an arbitrary function, even one that computes the logistic loss
+    _, wrapped = _logistic_problem(loss_fn=lambda w, ex: family.loss_fn(w, ex))
+    with pytest.raises(ValueError, match="cannot tell"):
+        JLMethod(inner, glm=family, projection_dim=2).plan(wrapped.spec, budget)
+    # the same named link with other parameters is another family
+    rs_prob = dataclasses.replace(
+        prob.spec, loss_fn=glm("robust_sin", a=0.9, h=0.5, feature_bound=1.0)
+    )
+    with pytest.raises(ValueError, match="not glm="):
+        JLMethod(inner, glm=glm("robust_sin", feature_bound=1.0)).plan(rs_prob, budget)
+
+
+@pytest.mark.slow
+def test_the_problems_family_is_accepted_and_its_net_stage_within_its_claim():
+    family, prob = _logistic_problem()
+    _, by_object = _logistic_problem(loss_fn=family)
+    inner, budget = _small_inner(), Budget(2.0, 1e-5)
+    # accepted: the loss_fn itself, the object, another instance of the named link
+    key = jax.random.key(0)
+    for loss_prob, fam in [
+        (prob, family),
+        (by_object, family),
+        (by_object, glm("logistic", feature_bound=1.0)),
+    ]:
+        plan = JLMethod(inner, glm=fam, projection_dim=2).plan(loss_prob.spec, budget)
+        assert plan.guarantee is plan.stage("inner").guarantee  # nothing assumed
+    # and with the family it is planned with, the net's exact epsilon is within
+    # its claim on every one-label-flip pair
+    plan = JLMethod(inner, glm=family, projection_dim=2).plan(prob.spec, budget)
+    claim = plan.stage("inner").stage("sampler").guarantee.epsilon(0.0)
+    exact = _exact_net_epsilon(plan, prob, key)
+    assert 0.5 * claim < exact <= claim, (exact, claim)
+
+
+def test_declared_constants_that_disagree_with_the_family_are_refused():
+    inner, budget = _small_inner(), Budget(2.0, 1e-5)
+    family, _ = _logistic_problem()
+    for field, value in [
+        ("lipschitz", 0.01),  # 100x too small
+        ("lipschitz", 2.0),  # too large: another X_max or another family
+        ("smoothness", 0.0625),
+        ("loss_range", 0.5),
+    ]:
+        _, prob = _logistic_problem(**{field: value})
+        with pytest.raises(ValueError, match=f"disagree.*{field} = "):
+            JLMethod(inner, glm=family, projection_dim=2).plan(prob.spec, budget)
+    # the family with another X_max than the problem was declared with
+    _, prob = _logistic_problem()
+    with pytest.raises(ValueError, match="disagree.*X_max = 2.0"):
+        JLMethod(inner, glm=family.with_feature_bound(2.0), projection_dim=2).plan(
+            prob.spec, budget
+        )
+    # undeclared constants are not compared
+    _, partial = _logistic_problem(hessian_lipschitz=None)
+    JLMethod(inner, glm=family, projection_dim=2).plan(partial.spec, budget)
+
+
+@pytest.mark.slow
+def test_labels_are_clipped_to_the_bound_the_constants_assume():
+    family, prob = _logistic_problem(n=64)
+    inner = WarmStart(
+        NetExponentialMechanism(spacing=0.5), DPSGD(num_steps=2, sampling="full_batch")
+    )
+    budget = Budget(2.0, 1e-5)
+    with pytest.raises(ValueError, match="label_bound=2.0 <= 1.0"):
+        JLMethod(inner, glm=family, projection_dim=2, label_bound=2.0).plan(
+            prob.spec, budget
+        )
+    algo = JLMethod(inner, glm=family, projection_dim=2)
+    plan = algo.plan(prob.spec, budget)
+    assert plan["label_bound"] == 1.0
+    key = jax.random.key(3)
+    base = algo.run(key, plan, prob.data)
+    y = np.asarray(prob.data["y"])
+    # labels past the bound (the logistic constants assume |y| <= 1) run as +-1
+    big = {"x": prob.data["x"], "y": 50.0 * y}
+    np.testing.assert_array_equal(algo.run(key, plan, big).value, base.value)
+    half = {"x": prob.data["x"], "y": 0.5 * y}  # inside the bound: unchanged
+    assert not np.array_equal(algo.run(key, plan, half).value, base.value)
+    # robust_sin's constants hold for every label, its range at the declared bound
+    assert glm("robust_sin").link.label_max is None
+
+
+def test_a_users_link_is_an_assumption_of_the_guarantee():
+    named = glm("sigmoid").link
+    mine = dpsample.losses.Link(
+        "my_sigmoid",
+        named.phi,
+        named.lipschitz,
+        named.smoothness,
+        named.third,
+        named.range_fn,
+    )
+    family = glm(mine, feature_bound=1.0)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(100, 4))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    prob = dpsample.Problem(
+        family,
+        {"x": x, "y": np.sign(x[:, 0])},
+        dpsample.Ball(1.0, dim=4),
+        **family.constants(radius=1.0)._asdict(),
+    )
+    plan = JLMethod(_small_inner(), glm=family, projection_dim=2).plan(
+        prob.spec, Budget(2.0, 1e-5)
+    )
+    added = set(plan.guarantee.assumptions) - set(
+        plan.stage("inner").guarantee.assumptions
+    )
+    assert len(added) == 1 and "my_sigmoid" in added.pop()
+    assert not mine.same_as(named) and mine.same_as(mine)
+    # a user's link is another family than the named one with the same phi
+    with pytest.raises(ValueError, match="not glm="):
+        JLMethod(_small_inner(), glm=glm("sigmoid", feature_bound=1.0)).plan(
+            prob.spec, Budget(2.0, 1e-5)
+        )
 
 
 # ------------------------------------------------------------------- the k rule

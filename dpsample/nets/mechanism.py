@@ -311,6 +311,8 @@ class NetExponentialMechanism(PrivateAlgorithm):
     theorem = "Theorem 5.8 (exponential mechanism over an r-net; errata E28)"
     guarantee_type = "pure epsilon (bounded range: also eps^2/8-zCDP)"
     summary = "exponential mechanism over a net of the ball K, streamed by Gumbel-max"
+    # no calibration: any epsilon plans quickly (the net is capped by max_points)
+    max_epsilon = math.inf
 
     #: Pure DP: a pipeline gives it no share of delta.
     pure_dp: ClassVar[bool] = True

@@ -300,6 +300,92 @@ def _glm_example(spec: ProblemSpec) -> Any:
     return example
 
 
+#: Relative tolerance of the check that the problem's declared constants are the
+#: GLM family's (:func:`_check_declared_constants`).
+_CONSTANTS_RTOL = 1e-9
+
+
+def _check_family(spec: ProblemSpec, glm: GLMLoss) -> None:
+    """Refuse unless the problem's loss is known to be the GLM ``glm``.
+
+    The projected problem's constants come from ``glm``'s link, and the problem's
+    loss is what runs: an arbitrary function cannot be told to be that GLM, so
+    the loss must be ``glm`` itself, its ``loss_fn``, or a
+    :class:`~dpsample.losses.GLMLoss` whose link is ``glm``'s (the same object, or
+    the same named link with the same parameters:
+    :meth:`~dpsample.losses.Link.same_as`).
+    """
+    loss = spec.loss_fn
+    if loss is glm or loss is glm.loss_fn:
+        return
+    how = (
+        f"build the problem from the family: Problem(loss, data, domain, "
+        f"**loss.constants(radius=R)._asdict()) with loss = the glm= you pass here "
+        f"({glm.name!r}) or its loss_fn"
+    )
+    if isinstance(loss, GLMLoss):
+        if loss.link.same_as(glm.link):
+            return
+        raise ValueError(
+            f"the problem's loss is the GLM {loss.name!r}, not glm={glm.name!r}: the "
+            "JL method's constants come from glm=, so glm= must be the problem's "
+            f"family; {how}"
+        )
+    name = getattr(loss, "__name__", None) or type(loss).__name__
+    raise ValueError(
+        f"the JL method cannot tell that the problem's loss {name!r} is the GLM "
+        f"{glm.name!r} (its constants would not bound the loss that runs otherwise); "
+        f"{how}"
+    )
+
+
+def _domain_radius(spec: ProblemSpec) -> float | None:
+    """A bound on ``||w||`` over the problem's domain (``None``: unbounded)."""
+    if not isinstance(spec.domain, Ball):
+        return None
+    center = spec.domain.center
+    shift = 0.0 if center is None else float(np.linalg.norm(np.asarray(center)))
+    return shift + spec.domain.radius
+
+
+def _check_declared_constants(
+    spec: ProblemSpec, glm: GLMLoss, label_bound: float
+) -> None:
+    """Refuse where a declared constant of the problem is not the family's.
+
+    Each constant the problem declares must equal ``glm.constants(radius=R,
+    label_bound=label_bound)`` at the family's ``X_max`` and the domain's radius
+    ``R`` (to :data:`_CONSTANTS_RTOL`): a disagreement means a wrong family or a
+    wrong ``X_max``.
+    """
+    derived = glm.constants(
+        radius=_domain_radius(spec), label_bound=label_bound
+    )._asdict()
+    bad = []
+    for field, value in derived.items():
+        declared = getattr(spec, field)
+        if declared is None:
+            continue
+        if value is None or not math.isclose(
+            declared, value, rel_tol=_CONSTANTS_RTOL, abs_tol=0.0
+        ):
+            bad.append(f"{field} = {declared!r} declared, {value!r} from the family")
+    if bad:
+        raise ValueError(
+            f"the problem's declared constants disagree with glm={glm.name!r} at "
+            f"X_max = {glm.feature_bound!r}, label_bound = {label_bound!r}: "
+            + "; ".join(bad)
+            + " (declare the family's: glm.constants(radius=R, label_bound=...))"
+        )
+
+
+@jax.jit
+def _clip_labels(y: Array, bound: Array) -> Array:
+    """Labels clipped to ``[-bound, bound]`` (NaN labels become 0)."""
+    yc = jnp.clip(y, -bound, bound)
+    return jnp.where(jnp.isnan(yc), 0.0, yc).astype(y.dtype)
+
+
 class JLMethod(PrivateAlgorithm):
     r"""The JL method for GLMs (seed 003 Lemma 8.1, Corollary 8.2) around ``inner``.
 
@@ -316,8 +402,19 @@ class JLMethod(PrivateAlgorithm):
       radius=inner_radius)``: ``G' = 2 |phi'| X_max``, ``M' = 4 |phi''| X_max^2``,
       ``rho' = 8 |phi'''| X_max^3`` and the link's range (the spec's ``2 beta
       ||X||`` for the smoothness is ``4 beta X_max^2`` here: ``hess = phi'' v v^T``).
-      The spec's loss function runs on the projected data; the guarantee assumes,
-      as it assumes any declared constant, that it is this family's loss.
+      The spec's loss function runs on the projected data, so it must be known to
+      be this family's (issue 25: ``glm("sigmoid")`` on a logistic problem planned
+      with constants 4 times too small): the plan refuses unless the problem's
+      loss is ``glm`` itself, ``glm.loss_fn``, or a
+      :class:`~dpsample.losses.GLMLoss` with the same link
+      (:meth:`~dpsample.losses.Link.same_as`), and unless every constant the
+      problem declares equals ``glm.constants(radius=R, label_bound=...)`` at the
+      domain's radius ``R`` (relative ``1e-9``). A user's
+      :class:`~dpsample.losses.Link` (not built by name) adds its declared sup
+      bounds to ``guarantee.assumptions``.
+    * ``label_bound``: labels are **clipped** to ``[-label_bound, label_bound]``
+      in the data map (NaN labels to 0), by default at 1; a link whose constants
+      hold for ``|y| <= label_max`` (logistic, sigmoid: 1) refuses a larger bound.
     * ``inner_radius``: the inner ball ``B_k(0, R')``; default ``2 R`` for a
       problem on ``Ball(R)`` centred at 0 (``||Phi w*|| <= 2 ||w*||`` off the JL
       event: utility only); required on ``Unconstrained``.
@@ -408,6 +505,12 @@ class JLMethod(PrivateAlgorithm):
         example = _glm_example(spec)
         n, d = spec.n, spec.dim
         label_bound = validation.nonnegative("label_bound", label_bound)
+        label_max = glm.link.label_max
+        if label_max is not None and label_bound > label_max:
+            raise ValueError(
+                f"Expected label_bound={label_bound!r} <= {label_max!r}: the "
+                f"{glm.link.name} link's constants hold for labels |y| <= {label_max!r}"
+            )
         if rank_bound is not None:
             rank_bound = validation.positive_int("rank_bound", rank_bound)
         if projection_dim is not None:
@@ -436,6 +539,8 @@ class JLMethod(PrivateAlgorithm):
                 "the JL method needs inner_radius= (the radius of the inner ball in "
                 "R^k) for a problem on Unconstrained"
             )
+        _check_family(spec, glm)
+        _check_declared_constants(spec, glm, label_bound)
         inner_obj = _inner_object(inner)
         if inner_options is not None and not isinstance(inner_options, Mapping):
             raise TypeError(
@@ -488,6 +593,12 @@ class JLMethod(PrivateAlgorithm):
         )
         plan_in = inner_obj.plan(proj_spec, budget, **i_options)
         guarantee = plan_in.guarantee
+        if glm.link.key is None:  # a user's Link: its sup bounds are declared
+            guarantee = guarantee.assuming(
+                f"the declared sup bounds of the link {glm.link.name!r} hold "
+                f"(first to third derivatives at most {glm.link.lipschitz!r}, "
+                f"{glm.link.smoothness!r}, {glm.link.third!r})"
+            )
         if not guarantee.epsilon(delta) <= epsilon * (1.0 + 1e-9):
             raise RuntimeError("internal error: the inner plan overspends the budget")
         params = {
@@ -495,6 +606,11 @@ class JLMethod(PrivateAlgorithm):
             "projection_dim": k_param,
             "feature_bound": Param(x_max, "user", "X_max of the GLM family"),
             "clip_bound": Param(clip_bound, "derived", "2 X_max"),
+            "label_bound": Param(
+                label_bound,
+                "user" if label_bound != 1.0 else "default",
+                "labels clipped to [-label_bound, label_bound] before the inner run",
+            ),
             "inner_radius": Param(radius_in, radius_source, radius_note),
             "rank_bound": Param(rank_bound, "user" if rank_bound else "default"),
             "projected_lipschitz": Param(consts.lipschitz, "derived", "2 |phi'| X_max"),
@@ -571,7 +687,10 @@ class JLMethod(PrivateAlgorithm):
         phi = _projection(key_projection, k, d)
         data = {
             "x": project_and_clip(phi, problem.data["x"], plan["clip_bound"]),
-            "y": problem.data["y"],
+            "y": _clip_labels(
+                jnp.asarray(problem.data["y"]),
+                jnp.asarray(plan["label_bound"], jnp.float64),
+            ),
         }
         res = inner.run(key_inner, plan_in, data)
         w_k = jnp.asarray(res.value, jnp.float64)
@@ -594,7 +713,7 @@ class JLMethod(PrivateAlgorithm):
             corollary_8_2_rate=plan["corollary_8_2_rate"],
             inner_info=res.info,
         )
-        return PrivateResult(value, res.privacy, info)  # type: ignore[arg-type]
+        return PrivateResult(value, plan.guarantee, info)  # type: ignore[arg-type]
 
 
 def jl_glm(
@@ -626,7 +745,8 @@ def jl_glm(
     Args:
         rng_key: A JAX PRNG key (split into the projection key and the inner key).
         problem: A GLM :class:`~dpsample.problem.Problem` with data
-            ``{"x": (n, d), "y": (n,)}`` and loss ``glm.loss_fn``.
+            ``{"x": (n, d), "y": (n,)}``, loss ``glm`` or ``glm.loss_fn`` (or a
+            GLMLoss with ``glm``'s link) and ``glm``'s constants.
         epsilon: Total epsilon ``> 0``.
         delta: Total delta in ``(0, 1)``.
         glm: The :class:`~dpsample.losses.GLMLoss` family, with ``feature_bound``
@@ -635,7 +755,8 @@ def jl_glm(
         projection_dim: ``k`` (default: Lemma 8.1's rule).
         rank_bound: A declared public bound on the features' rank.
         inner_radius: Radius of the inner ball (default ``2 R``).
-        label_bound: ``|y| <= label_bound`` (ranges of regression links).
+        label_bound: Labels are clipped to ``[-label_bound, label_bound]``
+            (ranges of regression links; at most the link's ``label_max``).
         inner_options: Plan options of the inner algorithm.
         max_evaluations: Compute budget, passed to the inner plan.
 
@@ -645,8 +766,9 @@ def jl_glm(
 
     Raises:
         ValueError, TypeError, dpsample.errors.MissingConstantError: Bad input
-            (no ``X_max``, not GLM-shaped data, ``k < 1`` or ``k > d``, a bad
-            budget), before any private computation.
+            (no ``X_max``, not GLM-shaped data, a loss not known to be ``glm``'s,
+            declared constants that are not ``glm``'s, ``k < 1`` or ``k > d``, a
+            bad budget), before any private computation.
 
     Examples:
         >>> import jax, numpy as np, dpsample

@@ -283,6 +283,8 @@ class QuasarSGD(PrivateAlgorithm):
         "a pure exponential-mechanism selection"
     )
     summary = "best of k DP-SGD runs for quasar-convex losses, with a public psi"
+    # its plan composes num_runs runs of num_steps steps (39 s at 1e5 steps)
+    max_counts = {"num_steps": 10**4}
 
     def _plan(  # type: ignore[override]
         self,

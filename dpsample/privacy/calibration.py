@@ -45,6 +45,7 @@ from dpsample.privacy.guarantee import PrivacyGuarantee
 
 __all__ = [
     "CALIBRATION_CACHE_SIZE",
+    "MAX_EPSILON",
     "COARSE_PLD_INTERVAL",
     "Calibration",
     "CalibrationError",
@@ -71,6 +72,12 @@ class Calibration(NamedTuple):
     noise: float
     guarantee: PrivacyGuarantee
 
+
+#: The largest target epsilon :func:`calibrate` (and every plan,
+#: :func:`dpsample.base.check_public_sizes`) accepts (issue 25, docs/privacy.md
+#: "Extreme settings"): at epsilon = 1e6 the search walked down to noise levels
+#: whose privacy-loss grids do not fit in memory.
+MAX_EPSILON = 1e4
 
 #: Coarse PLD discretisation used only while *searching* (a pessimistic PLD, so still
 #: an upper bound); the result is then checked with the guarantee's own accounting.
@@ -233,7 +240,8 @@ def calibrate(
         :class:`Calibration` ``(noise, guarantee)``.
 
     Raises:
-        CalibrationError: If even ``max_upper`` does not meet the target.
+        CalibrationError: If even ``max_upper`` does not meet the target, or
+            ``epsilon`` is above :data:`MAX_EPSILON`.
 
     Examples:
         >>> from dpsample.privacy import PrivacyGuarantee
@@ -245,6 +253,11 @@ def calibrate(
         True
     """
     target = validation.positive("epsilon", epsilon)
+    if target > MAX_EPSILON:
+        raise CalibrationError(
+            f"epsilon={target:g} is above the largest the calibrator accepts, "
+            f'{MAX_EPSILON:g} (docs/privacy.md "Extreme settings")'
+        )
     dlt = validation.probability("delta", delta)
     if dlt >= 1.0:
         raise ValueError(f"Expected delta={dlt!r} < 1")

@@ -49,6 +49,10 @@ RDP_ORDERS: tuple[float, ...] = tuple(
 #: The relations :meth:`PrivacyGuarantee.from_event` can account; an event under any
 #: other relation gets no route (epsilon ``inf``).
 _EVENT_RELATIONS = (REPLACE_ONE, ADD_OR_REMOVE_ONE)
+#: Above this epsilon a pure/approx component has no PLD route: dp_accounting's
+#: ``from_privacy_parameters`` computes ``exp(epsilon)`` (an ``OverflowError``
+#: past about 709; issue 25: a plan at epsilon = 1e6). The pure route covers it.
+_PLD_MAX_EPSILON = 500.0
 
 #: Additive-noise events whose dp_accounting analysis is for sensitivity 1 (one
 #: example's contribution bound ``C``). Under REPLACE_ONE the sensitivity is ``2 C``.
@@ -367,6 +371,8 @@ class Component:
     def pld(self, relation: Any, interval: float, count: int = 1) -> Any | None:
         """PLD of ``count`` runs, ``None`` (no PLD route) or :data:`NON_PRIVATE`."""
         if self.kind in ("pure", "expmech", "approx"):
+            if self.epsilon > _PLD_MAX_EPSILON:
+                return None  # exp(epsilon) overflows in dp_accounting (issue 25)
             params = dp_pld.common.DifferentialPrivacyParameters(
                 self.epsilon, self.delta if self.kind == "approx" else 0.0
             )

@@ -106,6 +106,82 @@ PLD_MAX_POINTS = 2_000_000
 _SPLIT_FRACTIONS = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
 
 
+#: Relative width of the split route's delta bracket: ``delta(epsilon(d)) <= d (1 +
+#: SPLIT_DELTA_RTOL)`` on that route (:meth:`PrivacyGuarantee.delta`).
+SPLIT_DELTA_RTOL = 1e-6
+
+
+def _smallest_passing_delta(passes: Any, start: float) -> float:
+    """Smallest ``delta`` in ``(0, 1)`` with ``passes(delta)``, to the rtol.
+
+    ``passes`` must be monotone (false below some delta, true above). The bracket
+    grows by factors of 2 from ``start`` (halving down, doubling up), then
+    bisection in ``log delta``; returns the upper end of the final bracket (a
+    passing delta), or 1.0 if no delta below 1 passes.
+    """
+    top = math.nextafter(1.0, 0.0)
+    hi = min(max(start, 1e-300), top)
+    if passes(hi):
+        lo = hi / 2.0
+        while lo > 1e-300 and passes(lo):
+            hi, lo = lo, lo / 2.0
+        if lo <= 1e-300:
+            return hi
+    else:
+        lo = hi
+        while True:
+            if lo >= top:
+                return 1.0
+            hi = min(2.0 * lo, top)
+            if passes(hi):
+                break
+            lo = hi
+    while hi / lo - 1.0 > SPLIT_DELTA_RTOL:
+        mid = math.sqrt(lo * hi)
+        if passes(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _fast_pld_delta(pld: Any) -> Any:
+    """``epsilon -> delta`` of a dense dp_accounting PLD in ``O(log size)``, or None.
+
+    For the split route's *search* only (its answer is checked on the exact
+    accountant): ``delta(eps) = inf_mass + sum_{l > eps} p_l (1 - e^(eps - l))``
+    read from suffix sums of ``p_l`` and ``p_l e^(-l)`` over the positive losses
+    (``e^(-l) <= 1`` there), the larger of the remove and add directions.
+    ``None`` where the PLD is not two dense pmfs (dp_accounting internals).
+    """
+    pmfs = [getattr(pld, "_pmf_remove", None), getattr(pld, "_pmf_add", None)]
+    tables = []
+    for pmf in pmfs:
+        try:
+            probs = np.asarray(pmf._probs, dtype=np.float64)
+            step, lower = float(pmf._discretization), int(pmf._lower_loss)
+            inf_mass = float(pmf._infinity_mass)
+        except (AttributeError, TypeError):
+            return None
+        losses = (np.arange(probs.size) + lower) * step
+        keep = losses > 0.0
+        losses, probs = losses[keep], probs[keep]
+        tail = np.concatenate([np.cumsum(probs[::-1])[::-1], [0.0]])
+        tail_e = np.concatenate(
+            [np.cumsum((probs * np.exp(-losses))[::-1])[::-1], [0.0]]
+        )
+        tables.append((losses, tail, tail_e, inf_mass))
+
+    def delta(eps: float) -> float:
+        out = 0.0
+        for losses, tail, tail_e, inf_mass in tables:
+            k = int(np.searchsorted(losses, eps, side="right"))
+            out = max(out, inf_mass + max(0.0, tail[k] - math.exp(eps) * tail_e[k]))
+        return min(1.0, out)
+
+    return delta
+
+
 # --------------------------------------------------------------------------------------
 # the guarantee
 
@@ -510,15 +586,72 @@ class PrivacyGuarantee:
         )
 
     def _split_delta(self, epsilon: float) -> float | None:
-        """Basic composition of the two groups' deltas, the epsilon split searched."""
+        """The split route's delta: the inverse of :meth:`_split_epsilon`.
+
+        The smallest ``delta`` (to relative :data:`SPLIT_DELTA_RTOL`) whose split
+        epsilon is at most ``epsilon``, so that ``epsilon(delta(e)) <= e`` and
+        ``delta(epsilon(d)) <= d (1 + SPLIT_DELTA_RTOL)``. Each step of the
+        search tests, for each share ``f`` of :data:`_SPLIT_FRACTIONS`, whether the
+        non-zCDP group's delta at ``epsilon - epsilon_1(f delta)`` is at most ``(1 -
+        f) delta`` (basic composition of ``(epsilon_1(f delta), f delta)`` and
+        that: a valid bound, and the same test as ``epsilon_1(f delta) +
+        epsilon_2((1 - f) delta) <= epsilon`` read through the group's delta,
+        which is cheaper than its epsilon on a PLD). Where the PLD is the group's
+        only route the search reads it through suffix sums
+        (:func:`_fast_pld_delta`); the answer is then checked on the groups'
+        epsilons at the share that passed (so :meth:`_split_epsilon` passes
+        there), and searched again on :meth:`_split_epsilon` where the check
+        fails (the group's PLD delta and epsilon are not inverses below its
+        truncated tail, about ``1e-15``). (Issue 25:
+        splitting epsilon on its own grid instead gave ``delta(2.0898) =
+        2.4e-4`` where ``epsilon(1e-5) = 2.0898``, so a bisection through
+        ``delta()`` over-reported epsilon.)
+        """
         groups = self._split()
         if groups is None:
             return None
+        key = ("split_delta", epsilon)
+        if key in self._cache:
+            return self._cache[key]
         a, b = groups
-        return min(
-            min(1.0, a.delta(f * epsilon) + b.delta((1.0 - f) * epsilon))
+        fast = None
+        if b.zcdp_rho() is None and b._rdp_curve() is None and b._basic() is None:
+            pld = b._pld()  # then PLD is b's only route: search on its fast form
+            if pld is not None and pld is not NON_PRIVATE:
+                fast = _fast_pld_delta(pld)
+
+        b_delta = fast or b.delta
+
+        def passing_share(delta: float) -> float | None:
+            """A share ``f`` whose basic composition certifies ``epsilon``."""
+            for f in _SPLIT_FRACTIONS:
+                rest = epsilon - a.epsilon(f * delta)
+                if rest >= 0.0 and b_delta(rest) <= (1.0 - f) * delta:
+                    return f
+            return None
+
+        start = min(  # the epsilon-split grid's delta: a start near the answer
+            a.delta(f * epsilon) + b_delta((1.0 - f) * epsilon)
             for f in _SPLIT_FRACTIONS
         )
+        found = _smallest_passing_delta(
+            lambda d: passing_share(d) is not None, min(start, 1.0)
+        )
+        if found < 1.0:
+            # the final check, on the route epsilon() reads: the share that
+            # passed, on the groups' epsilons (then _split_epsilon(found), a
+            # minimum over the shares, passes too)
+            f = passing_share(found)
+            if f is None or (
+                a.epsilon(f * found) + b.epsilon((1.0 - f) * found) > epsilon
+            ):
+                # the group's delta and epsilon disagree (a PLD below its
+                # truncated tail): search again on the split epsilon itself
+                found = _smallest_passing_delta(
+                    lambda d: self._split_epsilon(d) <= epsilon, found
+                )
+        self._cache[key] = found
+        return found
 
     def _exact_epsilons(self, delta: float) -> dict[str, float]:
         """Epsilon of the exact mechanism (no TV slack) by every valid route."""
@@ -591,6 +724,10 @@ class PrivacyGuarantee:
             return 0.0
         routes = self._exact_deltas(eps)
         exact = min(routes.values()) if routes else 1.0
+        if self.tv_slack == 0.0:
+            return float(min(1.0, exact))
+        if eps > 700.0:  # (1 + e^eps) tau > 1 (and exp overflows): no bound
+            return 1.0
         return float(min(1.0, exact + (1.0 + math.exp(eps)) * self.tv_slack))
 
     def epsilon(self, delta: float) -> float:

@@ -145,6 +145,8 @@ class SpiderSOSP(PrivateAlgorithm):
         "converted to (epsilon, delta)"
     )
     summary = "Stochastic Spider with drift control + AboveThreshold SOSP selection"
+    # its plan accounts every iteration (24 s at 1e5 iterations)
+    max_counts = {"num_iters": 10**4}
 
     #: Its variant in a warm-start pipeline's ERM (Eq. (2)) and population (Eq. (3),
     #: its own half of the data) variants.
