@@ -2048,6 +2048,153 @@ def _quasar_transcript_case(k: int = QUASAR_TRANSCRIPT_RUNS) -> Audit:
     )
 
 
+# ---------------------------------------------------------------------- JL GLM
+JL_INNER = {"num_steps": 1, "sampling": "full_batch"}
+
+
+def jl_linear_glm() -> Any:
+    """The GLM family of the JL audit: the linear link ``phi_y(z) = -y z``
+    (``|phi'| = 1`` everywhere, so the link's Lipschitz bound is attained at every
+    point; ``phi'' = 0``, declared as 1e-9 since the bounds must be positive),
+    ``X_max = 1``."""
+    from dpsample.losses import Link, glm
+
+    link = Link(
+        name="linear",
+        phi=lambda z, y: -y * z,
+        lipschitz=1.0,
+        smoothness=1e-9,
+        third=1e-9,
+        range_fn=lambda s, lb: None if s is None else 2.0 * s * lb,
+    )
+    return glm(link, feature_bound=1.0)
+
+
+def jl_problem(sign):
+    """``d = 1``, n = 4: the first example is ``(x, y) = (1, sign)`` (a one-label
+    flip between ``D`` and ``D'``), the others ``(0, 1)``; ``K`` the unit ball."""
+    import dpsample
+
+    loss = jl_linear_glm()
+    x = np.zeros((4, 1))
+    x[0, 0] = 1.0
+    y = np.ones(4)
+    y[0] = sign
+    return dpsample.Problem(
+        loss.loss_fn,
+        {"x": x, "y": y},
+        dpsample.Ball(1.0, dim=1),
+        **loss.constants(radius=1.0)._asdict(),
+    )
+
+
+def _jl_glm_case() -> Audit:
+    """:func:`dpsample.pipelines.jl_glm` with the inner ``dp_sgd`` (one full-batch
+    step), ``k = 1``, on a one-label-flip pair, audited on its transcript: the
+    public projection ``Phi`` (released in ``info``) and the inner run's noisy
+    gradient, reduced to their log-likelihood ratio given ``Phi``; the release
+    ``Phi^T w~`` is computed from them as the pipeline does. ``check`` compares the
+    audited function's ``Phi``, projected value and release with the public call's.
+
+    Valid to observe: the guarantee is the inner plan's on the projected data for
+    every ``Phi`` (drawn from the key alone), and the inner DP-SGD's accounting
+    composes its Gaussian gradient releases, so the pair (``Phi``, noisy gradient)
+    and every function of it are covered.
+
+    Why the pair attains the inner sensitivity, and where it cannot: the inner
+    problem's constant is ``G' = 2 |phi'| X_max = 2`` (features clipped to ``2
+    X_max``), so the inner run's sensitivity is ``2 G' / n = 1``. The linear link has
+    ``|phi'| = 1`` at every point and the flip moves the mean gradient by ``2 |v_1| /
+    n`` with ``v_1 = clip(Phi x_1)``: attained exactly when the JL map stretches
+    ``x_1`` by 2, i.e. ``|Phi| >= 2`` (probability 4.6% at ``k = d = 1``); on the
+    other runs the shift is ``|Phi| / 2`` of the sensitivity. No pair does better:
+    the clip bound ``2 X_max`` is charged for every ``Phi`` (the price of the
+    correction that spends no delta on the JL event), and the stretch is random. So
+    the transcript's epsilon is the claim's only on the runs with ``|Phi| >= 2``;
+    the likelihood ratio given ``Phi`` concentrates the audit on them. The twin
+    halves the inner noise (same claim); the power twin quarters it."""
+    from dpsample.pipelines.jl import JLMethod, _project_and_clip, _projection, jl_glm
+    from dpsample.plan import Budget
+
+    d_plus, d_minus = jl_problem(1.0), jl_problem(-1.0)
+    loss = jl_linear_glm()
+    opts = {"glm": loss, "projection_dim": 1, "inner_options": JL_INNER}
+    plan = JLMethod("dp_sgd").plan(d_plus, Budget(1.0, FINDER_DELTA), **opts)
+    inner = plan.stage("inner")
+    assert inner["num_steps"] == 1 and inner["project"]
+    oracle = inner.internal["oracle"]
+    o_fn, o_ops = oracle.functional()
+    std = float(oracle.noise_std)
+    lr = jnp.float64(inner["learning_rate"])
+    w0 = jnp.asarray(inner["x0"], jnp.float64)
+    radius = float(plan["inner_radius"])
+    bound = jnp.float64(plan["clip_bound"] * (1.0 - 1e-12))  # project_and_clip's
+    n = d_plus.n
+
+    def mech(scale, full=False):
+        def run(key, prob):
+            key_projection, key_inner = jax.random.split(key)
+            phi = _projection(key_projection, 1, 1)
+            v = _project_and_clip(phi, prob.data["x"], bound)
+            ops = {**o_ops, "data": {"x": v, "y": prob.data["y"]}}
+            ops["noise_std"] = o_ops["noise_std"] * scale
+            k_run, _ = jax.random.split(key_inner)  # DPSGD._run's split
+            (k_step,) = jax.random.split(k_run, 1)  # _sgd_scan_body's keys
+            g = o_fn(ops, k_step, w0)
+            step = w0 - lr * g
+            w = step * jnp.minimum(1.0, radius / jnp.abs(step))  # the inner ball
+            value = phi[0, 0] * w[0]
+            # per-example gradient -y v: D and D' differ in the first example only
+            shift = -2.0 * v[0, 0] / n
+            mid = -jnp.sum(prob.data["y"][1:] * v[1:, 0]) / n
+            llr = shift * (g[0] - mid) / (std * scale) ** 2
+            if full:
+                return phi, w, value
+            return jnp.stack([llr, value])
+
+        return run
+
+    def check() -> str:
+        worst = 0.0
+        for seed in range(3):
+            res = jl_glm(
+                jax.random.key(seed),
+                d_plus,
+                epsilon=1.0,
+                delta=FINDER_DELTA,
+                inner="dp_sgd",
+                **opts,
+            )
+            phi, w, value = mech(1.0, True)(jax.random.key(seed), d_plus)
+            assert np.array_equal(np.asarray(phi), np.asarray(res.info.projection))
+            for mine, lib in ((w, res.info.projected_value), (value, res.value)):
+                gap = float(np.max(np.abs(np.asarray(mine) - np.asarray(lib))))
+                worst = max(worst, gap)
+        assert worst <= 1e-12, worst
+        assert res.privacy.epsilon(FINDER_DELTA) == plan.guarantee.epsilon(FINDER_DELTA)
+        return (
+            "the audited function reproduces jl_glm's projection, projected value and "
+            f"release (3 keys, to {worst:.1e})"
+        )
+
+    return Audit(
+        mechanism=mech(1.0),
+        dataset=d_plus,
+        neighbour=d_minus,
+        claim=plan.guarantee.epsilon(FINDER_DELTA),
+        delta=FINDER_DELTA,
+        num_samples=4_000_000,
+        seed=161,
+        twin=mech(0.5),
+        twin_seed=162,
+        twin_note="the inner run's noise std / 2",
+        score_fn=lambda out: out[0],
+        check=check,
+        power_twin=mech(0.25),
+        power_note="the inner run's noise std / 4",
+    )
+
+
 # ------------------------------------------------------------------- KL-Spider
 KL_N, KL_EPS, KL_RADIUS = 20, 1.0, 10.0
 KL_TAIL = 2.75  # the stop threshold sits KL_TAIL anchor stds above D's mean gradient
@@ -2606,6 +2753,13 @@ CASES: dict[str, Case] = {
             "as quasar_sgd with k = 3 runs; observes every noisy gradient and the "
             "selection (their likelihood ratio)",
             _quasar_transcript_case,
+        ),
+        Case(
+            "jl_glm",
+            "linear link -y z, d = k = 1: (x, y)_1 = (1, +1) vs (1, -1), the others "
+            "(0, 1), n = 4; observes Phi and the inner noisy gradient",
+            _jl_glm_case,
+            "inner dp_sgd, 1 full-batch step",
         ),
         Case(
             "kl_spider",
