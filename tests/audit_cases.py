@@ -1511,15 +1511,23 @@ def _goldstein_case(estimator: str = "first_order") -> Audit:
 SPIDER_SOSP = {"epsilon": 1.0, "num_iters": 2, "initial_gap": 1.0}
 
 
-def spider_sosp_problem(sign):
+def spider_sosp_problem(sign, *, wave: bool = False):
     """``f(x; z) = -z x`` on R (G = 1, M = rho = 1 declared), n = 4: the first
     example's ``z`` is ``+1`` on ``D`` and ``-1`` on ``D'``, the others 0 (every O1
-    call's mean gradient moves by ``2G/n``; no clipping needed: |grad| = |z| <= G)."""
+    call's mean gradient moves by ``2G/n``; no clipping needed: |grad| = |z| <= G).
+
+    ``wave=True``: ``f(x; z) = -z sin x`` instead (``G = M = rho = 1`` hold
+    everywhere: the per-example gradient ``-z cos x``, Hessian ``z sin x`` and third
+    derivative ``z cos x`` are bounded by 1). At ``x0 = 0`` the O1 mean gradient
+    moves by ``2G/n``; an O2 call at ``(x, y)`` moves by ``2 |cos x - cos y| / n``
+    against its bound ``2 min(M |x - y|, 2G) / n`` (a ratio 0.94 at ``|x - y| =
+    2.66``, the O1 std, and 1 at ``pi``)."""
     import dpsample
 
     z = first_example(sign)
+    profile = jnp.sin if wave else lambda u: u
     return dpsample.Problem(
-        lambda x, ex: -ex["z"][0] * x[0],
+        lambda x, ex: -ex["z"][0] * profile(x[0]),
         {"z": z},
         dpsample.Unconstrained(1),
         lipschitz=1.0,
@@ -1561,6 +1569,71 @@ def _spider_sosp_case() -> Audit:
     1.00. Moving the selection too needs gradient norms at its threshold, which is
     above ``alpha_select`` (50 at ``T = 1``, 78 at 2), far above ``G = 1``, and with a
     linear loss all candidates have the same queries (no AboveThreshold worst case)."""
+    return spider_sosp_audit(spider_sosp_problem)
+
+
+SPIDER_SOSP_TRANSCRIPT = {
+    "num_iters": 4,
+    "kick_mode": "perturb",
+    "max_o1_calls": 1,
+    "drift_threshold": 1e6,
+    "selection_share": 0.02,
+}
+
+
+def _spider_sosp_transcript_case() -> Audit:
+    """:func:`dpsample.finders.spider_sosp` audited on its whole transcript: the O1
+    release at ``x0``, the O2 releases of steps 2..T, the kicks and the selection;
+    reduced to the Gaussian releases' log-likelihood ratio between the pair
+    (``sum_t <shift_t, r_t - mid_t> / std_t^2`` with the shifts and stds at the
+    points the transcript itself reached; the kicks are data-independent, and the
+    selection's ratio is left out: AboveThreshold's is not computable from the
+    release alone, and its share is made small below). The release (the selected
+    iterate) is the finder's, from the same pieces as ``spider_sosp``; the case's
+    own loop recomputes every oracle release with the scan's keys and rebuilds the
+    iterates from them, and ``check`` verifies that those iterates are the scan's bit
+    for bit and that the release is the public call's.
+
+    Why it is valid to observe the transcript: the claim composes every release of
+    the run (``N1_max`` O1 calls, ``T`` O2 calls, Gaussian, with the pure
+    selection, by the exact accountant), so any function of the vector of releases
+    is covered.
+
+    The plan (public options, each allowed by ``SpiderSOSP``): ``kick_mode =
+    "perturb"`` (kicks add noise to the step, no O1 call), ``max_o1_calls = 1`` and
+    ``drift_threshold = 1e6`` (step 1 calls O1 at ``x0``, steps 2..4 call O2: the
+    schedule charges 1 O1 and 4 O2 releases and makes 1 and 3), and
+    ``selection_share = 0.02`` (any share in (0, 1) is allowed; at 0.02
+    ``epsilon_select = 0.038``, and less would only shave what is already small).
+    Why the pair attains the sensitivities: :func:`spider_sosp_problem` with
+    ``wave=True`` (O1 fully, O2 at a ratio ``|cos x - cos y| / min(|x - y|, 2)``,
+    near 1 for the steps of size ~2.7 the O1 noise makes). What no pair shows: the
+    fourth O2 charge (step 1 calls O1), the O2 ratio below 1 on short steps, and
+    the selection's 0.038 (its thresholds are ``alpha_select`` ~ 4e4 above any
+    gradient norm). The transcript is then close to
+    a Gaussian with ``mu`` ~ 0.23 against the claim 1.00 (``mu`` 0.27 at 1e-5), and
+    the half-noise twin's (every std halved, the selection's epsilon doubled) about
+    ``mu`` = 0.46, exact epsilon ~ 1.8: flagged."""
+    return spider_sosp_audit(
+        functools.partial(spider_sosp_problem, wave=True),
+        SPIDER_SOSP_TRANSCRIPT,
+        transcript=True,
+        num_samples=1_000_000,
+        seeds=(113, 114),
+    )
+
+
+def spider_sosp_audit(
+    problem_fn: Callable[[float], Any],
+    options: dict | None = None,
+    *,
+    transcript: bool = False,
+    num_samples: int = 1_000_000,
+    seeds: tuple[int, int] = (111, 112),
+) -> Audit:
+    """The spider_sosp audits: the release (``transcript=False``) or
+    ``[log-likelihood ratio of the Gaussian releases, release]`` (see
+    :func:`_spider_sosp_case` and :func:`_spider_sosp_transcript_case`)."""
     from dpsample._src.fixed_eig import min_eigenvalue
     from dpsample.finders.spider_sosp import SpiderSOSP, spider_sosp
     from dpsample.finders.spider_sosp.algorithm1 import _spider_scan
@@ -1571,10 +1644,11 @@ def _spider_sosp_case() -> Audit:
     from dpsample.mechanisms import above_threshold_sosp
     from dpsample.plan import Budget
 
-    d_plus, d_minus = spider_sosp_problem(1.0), spider_sosp_problem(-1.0)
+    d_plus, d_minus = problem_fn(1.0), problem_fn(-1.0)
     x0 = jnp.zeros(1)
     opts = {"x0": x0, "num_iters": SPIDER_SOSP["num_iters"]}
     opts["initial_gap"] = SPIDER_SOSP["initial_gap"]
+    opts.update(options or {})
     budget = Budget(SPIDER_SOSP["epsilon"], FINDER_DELTA)
     plan = SpiderSOSP().plan(d_plus, budget, **opts)
     assert plan["variant"] == "empirical" and plan["selection_order"] == "backward"
@@ -1586,7 +1660,40 @@ def _spider_sosp_case() -> Audit:
     )
     eta = eigenvalue_error(spec.dim, spec.smoothness)
 
-    def mech(scale):
+    mean_grad = jax.vmap(  # the noiseless per-example-mean gradient on D and D'
+        lambda data, x: jnp.mean(
+            jax.vmap(jax.grad(d_plus.loss_fn), in_axes=(None, 0))(x, data), axis=0
+        ),
+        in_axes=(0, None),
+    )
+    pair_data = jax.tree.map(lambda a, b: jnp.stack([a, b]), d_plus.data, d_minus.data)
+
+    def transcript_llr(key, o1_fn, o1_ops, o2_fn, o2_ops, params, xs):
+        """The oracle releases recomputed with the scan's keys, the iterates rebuilt
+        from them, and the Gaussian releases' log-likelihood ratio (D over D')."""
+        keys = jax.random.split(key, num)
+        x, x_prev, g = x0, x0, jnp.zeros_like(x0)
+        frozen, llr, rebuilt = 1, 0.0, []
+        for t in range(num):
+            k_oracle, k_kick = jax.random.split(keys[t])
+            kick = (jnp.linalg.norm(g) <= params["alpha_kick"]) & (frozen <= 0)
+            if t == 0:  # O1 at x0 (drift starts at kappa)
+                r = o1_fn(o1_ops, k_oracle, x, None)
+                g, std, mu = r, o1_ops["noise_std"], mean_grad(pair_data, x)
+            else:  # O2 at (x_t, x_{t-1}): the drift stays below kappa
+                r = o2_fn(o2_ops, k_oracle, x, x_prev, None)
+                g = g + r
+                std = o2_fn.noise_std(o2_ops, x, x_prev)
+                mu = mean_grad(pair_data, x) - mean_grad(pair_data, x_prev)
+            shift, mid = mu[0] - mu[1], (mu[0] + mu[1]) / 2
+            llr = llr + jnp.where(std > 0, jnp.sum(shift * (r - mid)) / std**2, 0.0)
+            xi = params["kick_std"] * jax.random.normal(k_kick, (1,), jnp.float64)
+            x_prev, x = x, x - params["eta"] * jnp.where(kick, g + xi, g)
+            frozen = jnp.where(kick, params["freeze"], frozen - 1)
+            rebuilt.append(x)
+        return llr, jnp.stack(rebuilt)
+
+    def mech(scale, with_iterates=False):
         params = {
             "eta": jnp.float64(plan["step_size"]),
             "kappa": jnp.float64(plan["drift_threshold"]),
@@ -1639,7 +1746,15 @@ def _spider_sosp_case() -> Audit:
             ).value
             index = num - 1 - sel
             out = jnp.where(sel < 0, x0[0], xs[jnp.clip(index, 0, num - 1), 0])
-            return jnp.where(final.aborted, x0[0], out)
+            out = jnp.where(final.aborted, x0[0], out)
+            if not transcript:
+                return out
+            llr, rebuilt = transcript_llr(
+                k_alg1, o1_fn, o1_ops, o2_fn, o2_ops, params, xs
+            )
+            if with_iterates:
+                return out, xs, rebuilt, final
+            return jnp.stack([llr, out])
 
         return run
 
@@ -1651,14 +1766,32 @@ def _spider_sosp_case() -> Audit:
             delta=FINDER_DELTA,
             **opts,
         )
-        mine = float(mech(1.0)(jax.random.key(5), d_plus))
+        out = mech(1.0)(jax.random.key(5), d_plus)
+        mine = float(out[1] if transcript else out)
         gap = abs(mine - float(res.value[0]))
         assert gap <= 1e-12 * (1 + abs(mine)), (mine, float(res.value[0]))
         claim = res.privacy.epsilon(FINDER_DELTA)
         assert claim == plan.guarantee.epsilon(FINDER_DELTA)
-        return (
+        msg = (
             f"the audited function reproduces spider_sosp's release (to {gap:.1e}; "
             f"selected {res.info['selected']}, fallback {res.info['fallback']})"
+        )
+        if not transcript:
+            return msg
+        traced = jax.jit(lambda key: mech(1.0, True)(key, d_plus))
+        worst = 0.0
+        for seed in range(5):
+            _, xs, rebuilt, final = traced(jax.random.key(seed))
+            diff = np.abs(np.asarray(xs) - np.asarray(rebuilt))
+            worst = max(worst, float(np.max(diff / (1 + np.abs(np.asarray(xs))))))
+            assert int(final.n_o1_drift + final.n_o1_kick) == 1 and not final.aborted
+            assert int(final.n_o2) == num - 1
+        # Not bit for bit: XLA compiles the scan's lax.switch branches on its own
+        # (one ulp apart); the same tolerance as the release's.
+        assert worst <= 1e-12, worst
+        return msg + (
+            f"; the transcript's releases rebuild the scan's iterates to {worst:.1e} "
+            f"relative (5 keys: 1 O1 and {num - 1} O2 calls, no abort)"
         )
 
     return Audit(
@@ -1667,10 +1800,11 @@ def _spider_sosp_case() -> Audit:
         neighbour=d_minus,
         claim=plan.guarantee.epsilon(FINDER_DELTA),
         delta=FINDER_DELTA,
-        num_samples=1_000_000,
-        seed=111,
+        num_samples=num_samples,
+        seed=seeds[0],
         twin=mech(0.5),
-        twin_seed=112,
+        twin_seed=seeds[1],
+        score_fn=(lambda out: out[0]) if transcript else None,
         twin_note="half of every noise (O1, O2, kick stds / 2, selection epsilon x 2)",
         check=check,
         power_twin=mech(0.25),
@@ -1801,6 +1935,285 @@ def _quasar_case() -> Audit:
         check=check,
         power_twin=mech(0.25),
         power_note="a quarter of every noise",
+    )
+
+
+QUASAR_TRANSCRIPT_RUNS = 3
+
+
+def _quasar_transcript_case(k: int = QUASAR_TRANSCRIPT_RUNS) -> Audit:
+    """:func:`~dpsample.pipelines.quasar.dp_sgd_quasar` audited on its whole
+    transcript: every run's noisy gradient (the DP-SGD release; the iterate is its
+    projection, post-processing) and the selected index, reduced to the transcript's
+    log-likelihood ratio between the pair (the Gaussian part ``sum_i <shift,
+    g_i>/std^2``, the selection's ``log p_D(i) - log p_D'(i)`` from the candidates
+    and the two public datasets). Same pair and plan as ``quasar_sgd`` except
+    ``k = 3`` runs.
+
+    Why it is valid to observe the transcript: the claim is the composition of every
+    run's Gaussian releases (dp_accounting) with the selection's pure ``eps/2``, so
+    it covers the vector of all of them and every function of it. The case's loop
+    calls each run's oracle with the key ``_sgd_iterates`` uses and projects the
+    step itself; ``check`` verifies that these iterates are the library loop's bit
+    for bit and that the selected one is ``dp_sgd_quasar``'s release.
+
+    Why the pair attains the sensitivities: the per-example gradient is ``-z`` with
+    ``|z| <= G = 1`` (clipped at 1, nothing cut), so every run's mean gradient moves
+    by ``2G/n`` (the run's sensitivity); the selection's utilities ``-F_D(x) = x/4``
+    and ``-F_D'(x) = -x/4`` differ by ``osc/(2n) = 0.5`` at the ends of K.
+
+    What no pair can show, and the choice of ``k`` (the only public knob: the
+    selection's ``eps/2`` is fixed by the plan): with the utility differences
+    ``-x/2`` the selection's likelihood ratio reaches its full ``eps/2`` only when
+    candidates crowd one end of K and the chosen one sits at the other; each run
+    gets ``eps/(2k)`` at ``delta/k``, so the Gaussian part shrinks as ``k`` grows
+    (the twin's Gaussian part alone: 1.07 at ``k = 1``, 0.74 at 2, 0.59 at 3) while
+    the claim falls (0.98, 0.83, 0.77). The twin's lower bound at 6M runs per
+    dataset: 0.86 at ``k = 2`` (claim 0.83), 0.88 at 3 (claim 0.77), 0.83 at 4
+    (claim 0.73); at ``k = 1`` 0.81 at 2M (claim 0.98, the selection shows
+    nothing). ``k = 3`` has the widest margin."""
+    from dpsample.domains import project_with, projection_operands
+    from dpsample.finders import oracles
+    from dpsample.finders.dp_sgd import _sgd_iterates
+    from dpsample.mechanisms import exponential_logits, gumbel_max
+    from dpsample.pipelines.quasar import QuasarSGD, dp_sgd_quasar
+    from dpsample.plan import Budget
+
+    d_plus, d_minus = quasar_problem(1.0), quasar_problem(-1.0)
+    eps = QUASAR["epsilon"]
+    opts = {
+        "quasar_convexity": 1.0,
+        "failure_prob": QUASAR["failure_prob"],
+        "num_steps": 1,
+        "num_runs": k,
+        "x0": jnp.full(1, QUASAR["x0"]),
+    }
+    plan = QuasarSGD().plan(d_plus, Budget(eps, FINDER_DELTA), **opts)
+    run_plan = plan.stage("run")
+    z = float(run_plan["noise_multiplier"])
+    lr = float(run_plan["learning_rate"])
+    x0 = jnp.asarray(run_plan["x0"], jnp.float64)
+    n = d_plus.n
+    sens = d_plus.spec.utility_oscillation() / (2.0 * n)
+    eps_sel = float(plan["epsilon_select"])
+    ball = projection_operands(d_plus.spec.domain)
+    mean_z = (float(np.mean(d_plus.data["z"])), float(np.mean(d_minus.data["z"])))
+    # mean gradients -mean(z) on D and D': shift -0.5 = 2G/n, midpoint 0
+
+    def mech(scale, with_iterate=False):
+        std = z * scale / n  # the oracle's noise std (C = 1, b = n)
+
+        def run(key, prob):
+            o1 = oracles.first_kind(prob, noise_multiplier=z * scale, clip_norm=1.0)
+            o_fn, o_ops = o1.functional()
+            keys = jax.random.split(key, k + 1)
+            gs, xs = [], []
+            for i in range(k):
+                k_run, _ = jax.random.split(keys[i])  # DPSGD._run's split
+                (k_step,) = jax.random.split(k_run, 1)  # _sgd_scan_body's keys
+                g = o_fn(o_ops, k_step, x0)
+                gs.append(g[0])
+                xs.append(project_with(x0 - lr * g, ball)[0])
+            gs, xs = jnp.stack(gs), jnp.stack(xs)
+            risks = jnp.mean(-prob.data["z"][:, 0]) * xs
+            logits = exponential_logits(
+                -risks, epsilon=eps_sel / scale, sensitivity=sens
+            )
+            sel = gumbel_max(keys[k], logits)
+            llr_gauss = jnp.sum((-mean_z[0] + mean_z[1]) * gs) / std**2
+            lp_d = exponential_logits(
+                mean_z[0] * xs, epsilon=eps_sel / scale, sensitivity=sens
+            )
+            lp_n = exponential_logits(
+                mean_z[1] * xs, epsilon=eps_sel / scale, sensitivity=sens
+            )
+            llr = llr_gauss + lp_d[sel] - lp_n[sel]
+            if with_iterate:
+                return llr, xs[sel], xs
+            return jnp.stack([llr, xs[sel]])
+
+        return run
+
+    def check() -> str:
+        res = dp_sgd_quasar(
+            jax.random.key(5), d_plus, epsilon=eps, delta=FINDER_DELTA, **opts
+        )
+        _, mine, xs = mech(1.0, True)(jax.random.key(5), d_plus)
+        assert float(mine) == float(res.value[0]), (float(mine), float(res.value[0]))
+        o1 = oracles.first_kind(d_plus, noise_multiplier=z, clip_norm=1.0)
+        keys = jax.random.split(jax.random.key(5), k + 1)
+        for i in range(k):
+            k_run, _ = jax.random.split(keys[i])
+            lib = _sgd_iterates(k_run, o1, x0, num_steps=1, learning_rate=lr)
+            assert float(lib[0, 0]) == float(xs[i]), (float(lib[0, 0]), float(xs[i]))
+        assert res.privacy.epsilon(FINDER_DELTA) == plan.guarantee.epsilon(FINDER_DELTA)
+        return (
+            "the transcript's iterates are _sgd_iterates' bit for bit and its "
+            "selected iterate is dp_sgd_quasar's release"
+        )
+
+    return Audit(
+        mechanism=mech(1.0),
+        dataset=d_plus,
+        neighbour=d_minus,
+        claim=plan.guarantee.epsilon(FINDER_DELTA),
+        delta=FINDER_DELTA,
+        num_samples=6_000_000,
+        seed=93,
+        twin=mech(0.5),
+        twin_seed=94,
+        twin_note="half of every noise (run's std / 2, selection's epsilon x 2)",
+        score_fn=lambda out: out[0],
+        check=check,
+        power_twin=mech(0.25),
+        power_note="a quarter of every noise",
+    )
+
+
+# ---------------------------------------------------------------------- JL GLM
+JL_INNER = {"num_steps": 1, "sampling": "full_batch"}
+
+
+def jl_linear_glm() -> Any:
+    """The GLM family of the JL audit: the linear link ``phi_y(z) = -y z``
+    (``|phi'| = 1`` everywhere, so the link's Lipschitz bound is attained at every
+    point; ``phi'' = 0``, declared as 1e-9 since the bounds must be positive),
+    ``X_max = 1``."""
+    from dpsample.losses import Link, glm
+
+    link = Link(
+        name="linear",
+        phi=lambda z, y: -y * z,
+        lipschitz=1.0,
+        smoothness=1e-9,
+        third=1e-9,
+        range_fn=lambda s, lb: None if s is None else 2.0 * s * lb,
+    )
+    return glm(link, feature_bound=1.0)
+
+
+def jl_problem(sign):
+    """``d = 1``, n = 4: the first example is ``(x, y) = (1, sign)`` (a one-label
+    flip between ``D`` and ``D'``), the others ``(0, 1)``; ``K`` the unit ball."""
+    import dpsample
+
+    loss = jl_linear_glm()
+    x = np.zeros((4, 1))
+    x[0, 0] = 1.0
+    y = np.ones(4)
+    y[0] = sign
+    return dpsample.Problem(
+        loss.loss_fn,
+        {"x": x, "y": y},
+        dpsample.Ball(1.0, dim=1),
+        **loss.constants(radius=1.0)._asdict(),
+    )
+
+
+def _jl_glm_case() -> Audit:
+    """:func:`dpsample.pipelines.jl_glm` with the inner ``dp_sgd`` (one full-batch
+    step), ``k = 1``, on a one-label-flip pair, audited on its transcript: the
+    public projection ``Phi`` (released in ``info``) and the inner run's noisy
+    gradient, reduced to their log-likelihood ratio given ``Phi``; the release
+    ``Phi^T w~`` is computed from them as the pipeline does. ``check`` compares the
+    audited function's ``Phi``, projected value and release with the public call's.
+
+    Valid to observe: the guarantee is the inner plan's on the projected data for
+    every ``Phi`` (drawn from the key alone), and the inner DP-SGD's accounting
+    composes its Gaussian gradient releases, so the pair (``Phi``, noisy gradient)
+    and every function of it are covered.
+
+    Why the pair attains the inner sensitivity, and where it cannot: the inner
+    problem's constant is ``G' = 2 |phi'| X_max = 2`` (features clipped to ``2
+    X_max``), so the inner run's sensitivity is ``2 G' / n = 1``. The linear link has
+    ``|phi'| = 1`` at every point and the flip moves the mean gradient by ``2 |v_1| /
+    n`` with ``v_1 = clip(Phi x_1)``: attained exactly when the JL map stretches
+    ``x_1`` by 2, i.e. ``|Phi| >= 2`` (probability 4.6% at ``k = d = 1``); on the
+    other runs the shift is ``|Phi| / 2`` of the sensitivity. No pair does better:
+    the clip bound ``2 X_max`` is charged for every ``Phi`` (the price of the
+    correction that spends no delta on the JL event), and the stretch is random. So
+    the transcript's epsilon is the claim's only on the runs with ``|Phi| >= 2``;
+    the likelihood ratio given ``Phi`` concentrates the audit on them. The twin
+    halves the inner noise (same claim); the power twin quarters it."""
+    from dpsample.pipelines.jl import JLMethod, _project_and_clip, _projection, jl_glm
+    from dpsample.plan import Budget
+
+    d_plus, d_minus = jl_problem(1.0), jl_problem(-1.0)
+    loss = jl_linear_glm()
+    opts = {"glm": loss, "projection_dim": 1, "inner_options": JL_INNER}
+    plan = JLMethod("dp_sgd").plan(d_plus, Budget(1.0, FINDER_DELTA), **opts)
+    inner = plan.stage("inner")
+    assert inner["num_steps"] == 1 and inner["project"]
+    oracle = inner.internal["oracle"]
+    o_fn, o_ops = oracle.functional()
+    std = float(oracle.noise_std)
+    lr = jnp.float64(inner["learning_rate"])
+    w0 = jnp.asarray(inner["x0"], jnp.float64)
+    radius = float(plan["inner_radius"])
+    bound = jnp.float64(plan["clip_bound"] * (1.0 - 1e-12))  # project_and_clip's
+    n = d_plus.n
+
+    def mech(scale, full=False):
+        def run(key, prob):
+            key_projection, key_inner = jax.random.split(key)
+            phi = _projection(key_projection, 1, 1)
+            v = _project_and_clip(phi, prob.data["x"], bound)
+            ops = {**o_ops, "data": {"x": v, "y": prob.data["y"]}}
+            ops["noise_std"] = o_ops["noise_std"] * scale
+            k_run, _ = jax.random.split(key_inner)  # DPSGD._run's split
+            (k_step,) = jax.random.split(k_run, 1)  # _sgd_scan_body's keys
+            g = o_fn(ops, k_step, w0)
+            step = w0 - lr * g
+            w = step * jnp.minimum(1.0, radius / jnp.abs(step))  # the inner ball
+            value = phi[0, 0] * w[0]
+            # per-example gradient -y v: D and D' differ in the first example only
+            shift = -2.0 * v[0, 0] / n
+            mid = -jnp.sum(prob.data["y"][1:] * v[1:, 0]) / n
+            llr = shift * (g[0] - mid) / (std * scale) ** 2
+            if full:
+                return phi, w, value
+            return jnp.stack([llr, value])
+
+        return run
+
+    def check() -> str:
+        worst = 0.0
+        for seed in range(3):
+            res = jl_glm(
+                jax.random.key(seed),
+                d_plus,
+                epsilon=1.0,
+                delta=FINDER_DELTA,
+                inner="dp_sgd",
+                **opts,
+            )
+            phi, w, value = mech(1.0, True)(jax.random.key(seed), d_plus)
+            assert np.array_equal(np.asarray(phi), np.asarray(res.info.projection))
+            for mine, lib in ((w, res.info.projected_value), (value, res.value)):
+                gap = float(np.max(np.abs(np.asarray(mine) - np.asarray(lib))))
+                worst = max(worst, gap)
+        assert worst <= 1e-12, worst
+        assert res.privacy.epsilon(FINDER_DELTA) == plan.guarantee.epsilon(FINDER_DELTA)
+        return (
+            "the audited function reproduces jl_glm's projection, projected value and "
+            f"release (3 keys, to {worst:.1e})"
+        )
+
+    return Audit(
+        mechanism=mech(1.0),
+        dataset=d_plus,
+        neighbour=d_minus,
+        claim=plan.guarantee.epsilon(FINDER_DELTA),
+        delta=FINDER_DELTA,
+        num_samples=4_000_000,
+        seed=161,
+        twin=mech(0.5),
+        twin_seed=162,
+        twin_note="the inner run's noise std / 2",
+        score_fn=lambda out: out[0],
+        check=check,
+        power_twin=mech(0.25),
+        power_note="the inner run's noise std / 4",
     )
 
 
@@ -2344,10 +2757,31 @@ CASES: dict[str, Case] = {
             _spider_sosp_case,
         ),
         Case(
+            "spider_sosp_transcript",
+            "f = -z sin x, z_1 = +1 vs -1 (others 0, n = 4), T = 4, perturb kicks, "
+            "1 O1 + 3 O2 calls; observes every oracle release (their likelihood ratio)",
+            _spider_sosp_transcript_case,
+            "kick_mode perturb, max_o1_calls 1, drift_threshold 1e6, selection_share "
+            "0.02",
+        ),
+        Case(
             "quasar_sgd",
             "f = -z x, z_1 = +1 vs -1 (others 0, n = 4), K = [-1, 1], x0 = -1, "
             "k = 2 runs of 1 step",
             _quasar_case,
+        ),
+        Case(
+            "quasar_sgd_transcript",
+            "as quasar_sgd with k = 3 runs; observes every noisy gradient and the "
+            "selection (their likelihood ratio)",
+            _quasar_transcript_case,
+        ),
+        Case(
+            "jl_glm",
+            "linear link -y z, d = k = 1: (x, y)_1 = (1, +1) vs (1, -1), the others "
+            "(0, 1), n = 4; observes Phi and the inner noisy gradient",
+            _jl_glm_case,
+            "inner dp_sgd, 1 full-batch step",
         ),
         Case(
             "kl_spider",
