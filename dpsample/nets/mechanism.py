@@ -49,7 +49,12 @@ returned guarantee is
 sensitivity uses declared constants only; the net depends only on public
 values (the domain and ``spacing``, or a user net that must not depend on the
 data), and ``info`` holds only public quantities. The loss must be finite on
-``K``: a NaN risk value is treated as never selected.
+``K``: a NaN risk value is treated as never selected. By default the bound used is
+enforced by a clip of every per-example loss (``enforce_sensitivity``): into the cone
+of slope ``G`` (:class:`ConeClippedLoss`) on the ``2 G D`` route, into the declared
+interval ``[loss_floor, loss_floor + B]`` (:class:`RangeClippedLoss`) on the ``2 B``
+route; a range without ``loss_floor``, or a declared ``oscillation``, is stated as an
+assumption of the guarantee.
 
 Floating-point caveat: the proof (and so the returned guarantee) is for the
 ideal mechanism in real arithmetic, like the Gaussian and Laplace mechanisms'
