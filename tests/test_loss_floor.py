@@ -188,6 +188,7 @@ def test_floors_need_their_range():
     assert losses.glm(custom, feature_bound=1.0).constants().loss_floor is None
 
 
+@pytest.mark.slow
 def test_check_constants_flags_a_floor_set_too_high():
     loss = losses.sigmoid()
     consts = loss.constants(radius=RADIUS)._asdict()
