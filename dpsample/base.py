@@ -375,7 +375,9 @@ class PrivateAlgorithm(abc.ABC):
             try:
                 plan = self._plan(spec, budget, **merged)
             except PlanRefusal as refusal:
-                if refusal.search is None or refusal.fix is not None:
+                # Searched once, where the option is the algorithm's own: a stage's
+                # refusal re-raised by a pipeline arrives searched already.
+                if refusal.search is None or refusal.fix or refusal.none_works:
                     raise
                 raise _searched(self, spec, budget, merged, refusal) from None
         if not isinstance(plan, Plan) or plan.algorithm != self.name:

@@ -17,6 +17,9 @@ All losses are linear-model losses ``l(x; a, y) = phi(<a, x>, y) (+ r(x))``, so
 ``F = feature_bound``, plus the contribution of the data-independent regulariser.
 ``oscillation`` is the tighter bound on ``osc_K(f(., z) - f(., z'))``: the regulariser
 cancels in that difference, so it is twice the range of the data term.
+``loss_floor`` locates the range: every value lies in ``[loss_floor, loss_floor + B]``
+on the ball (declared only where the derivation of ``B`` proves both ends; e.g. the
+sigmoid's data term lies in ``[s(-F R), s(F R)]``, a robust loss in ``[0, B]``).
 
 Constants that need an assumption that was not given (e.g. ``radius=None`` for a loss
 whose range grows with ``||x||``) are returned as ``None`` (no finite bound).
@@ -72,6 +75,9 @@ class LossConstants(NamedTuple):
 
     Field names match the keyword arguments of :class:`dpsample.problem.Problem`, so
     ``Problem(loss.loss_fn, data, domain, **consts._asdict())`` works.
+    ``loss_floor`` (default ``None``) is the lower end of the interval
+    ``[loss_floor, loss_floor + loss_range]`` that holds every value of the loss; it
+    is ``None`` whenever ``loss_range`` is.
     """
 
     lipschitz: float | None
@@ -79,6 +85,7 @@ class LossConstants(NamedTuple):
     hessian_lipschitz: float | None
     loss_range: float | None
     oscillation: float | None
+    loss_floor: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,6 +147,21 @@ def _add(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a + b
 
 
+def _floor(floor: float | None, loss_range: float | None) -> float | None:
+    """The floor, declared only with the range it locates."""
+    return None if loss_range is None else floor
+
+
+def _softplus(t: float) -> float:
+    """``log(1 + e^t)`` in float64, without overflow."""
+    return max(t, 0.0) + math.log1p(math.exp(-abs(t)))
+
+
+def _logistic(t: float) -> float:
+    """``s(t) = 1/(1 + e^{-t})`` in float64, without overflow."""
+    return 1.0 / (1.0 + math.exp(-t)) if t >= 0 else math.exp(t) / (1.0 + math.exp(t))
+
+
 def logistic_nonconvex(reg: float = 1e-3) -> Loss:
     r"""Logistic loss plus the non-convex regulariser of seed 001 (its Problem A).
 
@@ -156,7 +178,8 @@ def logistic_nonconvex(reg: float = 1e-3) -> Loss:
     * data term: ``|ell'| = s(-z) <= 1`` so ``G = F``; ``ell'' = s(1-s) <= 1/4`` so
       ``M = F^2/4``; ``|ell'''| = |s(1-s)(1-2s)| <= 1/(6 sqrt 3)`` so
       ``rho = F^3/(6 sqrt 3)``. On the ball ``|z| <= F R``, so ``ell`` lies in
-      ``[log(1+e^{-FR}), log(1+e^{FR})]``, an interval of length exactly ``F R``.
+      ``[log(1+e^{-FR}), log(1+e^{FR})]``, an interval of length exactly ``F R``
+      (``log(1+e^{z}) - log(1+e^{-z}) = z``).
     * regulariser: ``phi'(w) = 2w/(1+w^2)^2``, ``|phi'| <= 3 sqrt(3)/8`` (at
       ``w = 1/sqrt 3``) and ``|phi'(w)| <= 2|w|``, so
       ``||grad r|| <= lambda min(2R, 3 sqrt(3)/8 sqrt(d))``;
@@ -164,6 +187,8 @@ def logistic_nonconvex(reg: float = 1e-3) -> Loss:
       ``2 lambda``; ``phi''' = -24 w (1-w^2)/(1+w^2)^4``, maximal in absolute value
       ``~4.6686`` at ``w^2 = 1 - 2/sqrt 5``; range
       ``0 <= r <= lambda min(R^2, R^2/(1 + R^2/d))`` (concavity of ``phi`` in ``w^2``).
+    * located range: the sum lies in ``[log(1+e^{-FR}), log(1+e^{-FR}) + B]``, so
+      ``loss_floor = log(1 + e^{-FR})`` (with a radius; ``None`` without).
 
     Args:
         reg: ``lambda >= 0`` (seed 001 uses ``1e-3``).
@@ -209,6 +234,10 @@ def logistic_nonconvex(reg: float = 1e-3) -> Loss:
             hessian_lipschitz=f**3 * _SIGMOID_D2_MAX + _REG_THIRD_MAX * lam,
             loss_range=_add(data_range, reg_range),
             oscillation=None if data_range is None else 2.0 * data_range,
+            loss_floor=_floor(
+                None if radius is None else _softplus(-f * radius),
+                _add(data_range, reg_range),
+            ),
         )
 
     return Loss("logistic_nonconvex", loss_fn, constants_fn)
@@ -230,7 +259,9 @@ def sigmoid(reg: float = 0.0) -> Loss:
     ``|ell'''| = |s(1-s)(1 - 6s + 6s^2)| <= 1/8`` (at ``z = 0``) so ``rho = F^3/8``.
     The loss lies in ``(0, 1)``, so ``B = 1``; on ``|z| <= F R`` it lies in
     ``[s(-FR), s(FR)]`` of length ``tanh(F R / 2)``. The L2 term adds ``lambda R`` to
-    ``G``, ``lambda`` to ``M`` and ``lambda R^2 / 2`` to ``B``.
+    ``G``, ``lambda`` to ``M`` and ``lambda R^2 / 2`` to ``B``. Located range: the
+    L2 term is ``>= 0``, so every value lies in ``[s(-FR), s(-FR) + B]``
+    (``loss_floor = s(-FR)``; ``0`` without a radius, when ``B = 1``).
 
     Args:
         reg: ``lambda >= 0`` (seed 001 uses ``1e-3``; default none).
@@ -270,6 +301,10 @@ def sigmoid(reg: float = 0.0) -> Loss:
             hessian_lipschitz=f**3 / 8.0,
             loss_range=_add(data_range, reg_range),
             oscillation=2.0 * data_range,
+            loss_floor=_floor(
+                0.0 if radius is None else _logistic(-f * radius),
+                _add(data_range, reg_range),
+            ),
         )
 
     return Loss("sigmoid", loss_fn, constants_fn)
@@ -288,7 +323,7 @@ def tukey_biweight(c: float = 4.685) -> Loss:
     ``G = 16 c F / (25 sqrt 5)``; ``psi' = (1-u)(1-5u) in [-4/5, 1]`` so ``M = F^2``;
     ``psi'' = -12 r/c^2 + 20 r^3/c^4`` has ``|psi''| <= 8/c`` (at ``|r| = c``;
     ``psi'`` is continuous there) so ``rho = 8 F^3 / c``; ``f in [0, c^2/6]`` so
-    ``B = c^2/6``.
+    ``B = c^2/6`` and ``loss_floor = 0``.
 
     Args:
         c: Tuning constant ``c > 0`` (4.685 gives 95% Gaussian efficiency).
@@ -320,6 +355,7 @@ def tukey_biweight(c: float = 4.685) -> Loss:
             hessian_lipschitz=8.0 * f**3 / c,
             loss_range=b,
             oscillation=2.0 * b,
+            loss_floor=0.0,
         )
 
     return Loss("tukey_biweight", loss_fn, constants_fn)
@@ -337,7 +373,7 @@ def welsch(scale: float = 1.0) -> Loss:
     ``psi' = (1 - v^2) e^{-v^2/2} in [-2 e^{-3/2}, 1]`` so ``M = F^2``;
     ``psi'' = (v/s)(v^2 - 3) e^{-v^2/2}``, maximal in absolute value at
     ``v^2 = 3 - sqrt 6`` (value ``~1.3803 / s``) so ``rho = 1.3803 F^3 / s``;
-    ``f in [0, s^2/2)`` so ``B = s^2/2``.
+    ``f in [0, s^2/2)`` so ``B = s^2/2`` and ``loss_floor = 0``.
 
     Args:
         scale: ``s > 0``.
@@ -366,6 +402,7 @@ def welsch(scale: float = 1.0) -> Loss:
             hessian_lipschitz=_WELSCH_D3_MAX * f**3 / s,
             loss_range=b,
             oscillation=2.0 * b,
+            loss_floor=0.0,
         )
 
     return Loss("welsch", loss_fn, constants_fn)
@@ -376,8 +413,8 @@ def linear() -> Loss:
 
     Derivation (labels ``y in {-1, +1}``, or ``|y| <= label_bound`` in general):
     ``grad = -y a`` so ``G = F label_bound``; ``M = rho = 0``; on ``||x|| <= R`` the
-    loss lies in ``[-F R, F R]`` (times ``label_bound``), so ``B = 2 R F label_bound``
-    and the oscillation bound is ``2 B``.
+    loss lies in ``[-F R, F R]`` (times ``label_bound``), so ``B = 2 R F label_bound``,
+    ``loss_floor = -R F label_bound`` and the oscillation bound is ``2 B``.
 
     Returns:
         The :class:`Loss`.
@@ -402,6 +439,7 @@ def linear() -> Loss:
             hessian_lipschitz=0.0,
             loss_range=b,
             oscillation=None if b is None else 2.0 * b,
+            loss_floor=None if b is None else -0.5 * b,
         )
 
     return Loss("linear", loss_fn, constants_fn)
@@ -412,8 +450,8 @@ def squared() -> Loss:
 
     Derivation (``|y| <= Y = label_bound``, ``||x|| <= R``): ``|r| <= Y + F R`` so
     ``G = F (Y + F R)``; ``hess = a a^T`` so ``M = F^2`` and ``rho = 0``;
-    ``f in [0, (Y + F R)^2 / 2]`` so ``B = (Y + F R)^2 / 2``. ``G`` and ``B`` need a
-    radius.
+    ``f in [0, (Y + F R)^2 / 2]`` so ``B = (Y + F R)^2 / 2`` and ``loss_floor = 0``.
+    ``G``, ``B`` and the floor need a radius.
 
     Returns:
         The :class:`Loss`.
@@ -442,6 +480,7 @@ def squared() -> Loss:
             hessian_lipschitz=0.0,
             loss_range=b,
             oscillation=None if b is None else 2.0 * b,
+            loss_floor=_floor(0.0, b),
         )
 
     return Loss("squared", loss_fn, constants_fn)
@@ -467,6 +506,10 @@ class Link:
         key: ``(factory name, parameters)`` for the links :func:`glm` builds by
             name (two such links with equal keys are the same function); ``None``
             for a user's :class:`Link`, which is only ever the same as itself.
+        floor_fn: ``(s, label_bound) -> float | None``: a lower bound ``a`` on
+            ``phi_y`` over ``|z| <= s`` such that ``phi_y`` lies in ``[a, a +
+            range_fn(s, label_bound)]`` (``None``: not located; the default for
+            a link of the user's own).
     """
 
     name: str
@@ -479,6 +522,9 @@ class Link:
     )
     label_max: float | None = 1.0
     key: tuple[Any, ...] | None = dataclasses.field(default=None, repr=False)
+    floor_fn: Callable[[float | None, float], float | None] | None = dataclasses.field(
+        default=None, repr=False
+    )
 
     def same_as(self, other: Link) -> bool:
         """Whether ``other`` is this link: the same object, or the same named link.
@@ -501,6 +547,8 @@ def _logistic_link() -> Link:
         0.25,
         _SIGMOID_D2_MAX,
         lambda s, _y: s,
+        # |yz| <= s (|y| <= 1): softplus(-yz) in [softplus(-s), softplus(-s) + s]
+        floor_fn=lambda s, _y: None if s is None else _softplus(-s),
     )
 
 
@@ -512,6 +560,8 @@ def _sigmoid_link() -> Link:
         _SIGMOID_D2_MAX,
         0.125,
         lambda s, _y: 1.0 if s is None else math.tanh(s / 2.0),
+        # |yz| <= s (|y| <= 1): s(-yz) in [s(-s), s(s)], of length tanh(s/2)
+        floor_fn=lambda s, _y: 0.0 if s is None else _logistic(-s),
     )
 
 
@@ -539,6 +589,8 @@ def _robust_sin_link(a: float = 0.5, h: float = 1.0) -> Link:
         _PSEUDO_HUBER_D3_MAX / h * (1.0 + a) ** 3 + 3.0 * a * (1.0 + a) + a * h,
         range_fn,
         label_max=None,  # p_h's derivative bounds hold for every label
+        # p_h >= 0 and increasing in |e|: phi in [0, range_fn(s, label_bound)]
+        floor_fn=lambda s, _y: None if s is None else 0.0,
     )
 
 
@@ -628,6 +680,11 @@ def glm(
       ``|y| <= label_bound`` the range on ``|z| <= s`` is at most
       ``p_h(s + a min(s, 1) + label_bound)``.
 
+    Floors (``loss_floor``, every value in ``[floor, floor + B]``): ``log(1 +
+    e^{-s})`` for the logistic, ``s(-s)`` for the sigmoid (``0`` on ``R``), ``0``
+    for ``robust_sin`` (``p_h >= 0``); a :class:`Link` without ``floor_fn``
+    declares none.
+
     The GLM's constants are those of :class:`GLMLoss` (``G = |phi'|_inf X_max``,
     ``M = |phi''|_inf X_max^2``, ...). ``X_max`` is a constant of the family:
     :meth:`GLMLoss.constants` refuses when it is missing.
@@ -680,15 +737,16 @@ def glm(
 
     def constants_fn(f, radius, label_bound, dim):
         del dim
-        data_range = link_obj.range_fn(
-            None if radius is None else f * radius, label_bound
-        )
+        s = None if radius is None else f * radius
+        data_range = link_obj.range_fn(s, label_bound)
+        floor = None if link_obj.floor_fn is None else link_obj.floor_fn(s, label_bound)
         return LossConstants(
             lipschitz=link_obj.lipschitz * f,
             smoothness=link_obj.smoothness * f**2,
             hessian_lipschitz=link_obj.third * f**3,
             loss_range=data_range,
             oscillation=None if data_range is None else 2.0 * data_range,
+            loss_floor=_floor(floor, data_range),
         )
 
     return GLMLoss(

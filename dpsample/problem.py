@@ -52,6 +52,7 @@ CONSTANTS = (
     "hessian_lipschitz",
     "loss_range",
     "oscillation",
+    "loss_floor",
 )
 _SYMBOLS = {
     "lipschitz": "G",
@@ -59,6 +60,7 @@ _SYMBOLS = {
     "hessian_lipschitz": "rho",
     "loss_range": "B",
     "oscillation": "osc",
+    "loss_floor": "floor",
 }
 
 # Relative slack before a measured ratio counts as a violation (float64 round-off).
@@ -94,14 +96,23 @@ def _check_constants(constants: dict[str, Any]) -> dict[str, float | None]:
         "hessian_lipschitz": validation.nonnegative,
         "loss_range": validation.positive,
         "oscillation": validation.positive,
+        "loss_floor": validation.finite_scalar,
     }
     unknown = set(constants) - set(checks)
     if unknown:
         raise TypeError(f"Unknown constant(s) {sorted(unknown)}; valid: {CONSTANTS}")
-    return {
+    checked = {
         name: None if constants.get(name) is None else check(name, constants[name])
         for name, check in checks.items()
     }
+    if checked["loss_floor"] is not None and checked["loss_range"] is None:
+        raise ValueError(
+            f"loss_floor={checked['loss_floor']!r} is declared without loss_range: "
+            "the floor locates the loss interval [loss_floor, loss_floor + B] and "
+            "means nothing without its length B; declare loss_range=B as well, or "
+            "drop loss_floor"
+        )
+    return checked
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -120,8 +131,9 @@ class ProblemSpec:
         dim: Parameter dimension ``d``.
         domain: The domain ``K`` (with its dimension set).
         example: Pytree of ``jax.ShapeDtypeStruct``: one example's shapes/dtypes.
-        lipschitz, smoothness, hessian_lipschitz, loss_range, oscillation: The
-            declared constants (``None`` when not declared), as on :class:`Problem`.
+        lipschitz, smoothness, hessian_lipschitz, loss_range, oscillation,
+            loss_floor: The declared constants (``None`` when not declared), as on
+            :class:`Problem`.
 
     Examples:
         >>> import jax.numpy as jnp
@@ -147,6 +159,7 @@ class ProblemSpec:
     hessian_lipschitz: float | None = None
     loss_range: float | None = None
     oscillation: float | None = None
+    loss_floor: float | None = None
 
     relation: ClassVar[Any] = dp_accounting.NeighboringRelation.REPLACE_ONE
 
@@ -366,6 +379,11 @@ class Problem:
       norm) on ``K``;
     * ``loss_range`` ``B``: all ``f(., z)`` take values in one common interval of
       length ``B`` on ``K``;
+    * ``loss_floor``: where that interval lies: every ``f(x, z)`` is in
+      ``[loss_floor, loss_floor + B]`` on ``K`` (needs ``loss_range``). Located, the
+      interval can be enforced by clipping each per-example loss into it (the net
+      exponential mechanism does so when the range route ``2 B`` binds), so a
+      guarantee that rests on ``B`` then assumes nothing;
     * ``oscillation``: a bound on ``osc_K(f(., z) - f(., z'))`` for any ``z, z'``
       (tighter than ``min(2 G D, 2 B)``, e.g. when a data-independent regulariser
       cancels).
@@ -380,6 +398,8 @@ class Problem:
         hessian_lipschitz: Declared ``rho >= 0``.
         loss_range: Declared ``B > 0``.
         oscillation: Declared bound ``> 0`` on ``osc_K(f(., z) - f(., z'))``.
+        loss_floor: Declared real number (any sign, finite): the lower end of the
+            loss interval ``[loss_floor, loss_floor + B]``; only with ``loss_range``.
         dim: Parameter dimension ``d``; needed when the domain has none.
 
     Raises:
@@ -421,6 +441,7 @@ class Problem:
         hessian_lipschitz: float | None = None,
         loss_range: float | None = None,
         oscillation: float | None = None,
+        loss_floor: float | None = None,
         dim: int | None = None,
     ) -> None:
         if not callable(loss_fn):
@@ -450,6 +471,7 @@ class Problem:
                 "hessian_lipschitz": hessian_lipschitz,
                 "loss_range": loss_range,
                 "oscillation": oscillation,
+                "loss_floor": loss_floor,
             }
         )
         self.lipschitz = checked["lipschitz"]
@@ -457,6 +479,7 @@ class Problem:
         self.hessian_lipschitz = checked["hessian_lipschitz"]
         self.loss_range = checked["loss_range"]
         self.oscillation = checked["oscillation"]
+        self.loss_floor = checked["loss_floor"]
         self._check_loss()
 
     # ------------------------------------------------------------------ validation
@@ -548,18 +571,13 @@ class Problem:
             hessian_lipschitz=self.hessian_lipschitz,
             loss_range=self.loss_range,
             oscillation=self.oscillation,
+            loss_floor=self.loss_floor,
         )
 
     def __repr__(self) -> str:
         consts = ", ".join(
             f"{k}={getattr(self, k)!r}"
-            for k in (
-                "lipschitz",
-                "smoothness",
-                "hessian_lipschitz",
-                "loss_range",
-                "oscillation",
-            )
+            for k in CONSTANTS
             if getattr(self, k) is not None
         )
         return (
@@ -695,7 +713,10 @@ class Problem:
         * ``loss_range``: spread ``max f - min f`` over all points and examples,
           divided by ``B``;
         * ``oscillation``: ``max_z Delta(z) - min_z Delta(z)`` with
-          ``Delta(z) = f(x, z) - f(x', z)``, divided by the declared oscillation.
+          ``Delta(z) = f(x, z) - f(x', z)``, divided by the declared oscillation;
+        * ``loss_floor``: the measured ``min f`` and ``max f`` against the declared
+          interval ``[floor, floor + B]``: ``max(max f - floor, floor + B - min f)
+          / B`` (above 1 exactly when a value falls outside the interval).
 
         A ratio above ``1 + 1e-6`` triggers a :class:`ConstantViolationWarning`.
 
@@ -715,29 +736,40 @@ class Problem:
         observed = _probe(self.loss_fn, xs, partners, u, self.data)
         observed = {k: float(v) for k, v in observed.items()}
 
+        if self.loss_floor is not None:
+            assert self.loss_range is not None  # refused at construction
+            # the length of the interval anchored at the declared ends that holds
+            # every measured value: <= B exactly when none falls outside
+            observed["loss_floor"] = max(
+                observed["loss_max"] - self.loss_floor,
+                self.loss_floor + self.loss_range - observed["loss_min"],
+            )
         report: dict[str, float] = {}
-        for name in (
-            "lipschitz",
-            "smoothness",
-            "hessian_lipschitz",
-            "loss_range",
-            "oscillation",
-        ):
+        for name in CONSTANTS:
             declared = getattr(self, name)
             if declared is None:
                 continue
             seen = observed[name]
-            if declared > 0:
+            label, shown = name, (declared, seen)
+            if name == "loss_floor":
+                assert self.loss_range is not None
+                ratio = seen / self.loss_range
+                label = "loss interval [loss_floor, loss_floor + B]"
+                shown = (
+                    (declared, declared + self.loss_range),
+                    (observed["loss_min"], observed["loss_max"]),
+                )
+            elif declared > 0:
                 ratio = seen / declared
             else:
                 ratio = math.inf if seen > _VIOLATION_RTOL else 0.0
             report[name] = ratio
             if ratio > 1.0 + _VIOLATION_RTOL:
                 warnings.warn(
-                    f"The data violate the declared {name}={declared!r}: observed "
-                    f"{seen!r} (ratio {ratio:.4g}) at sampled points. Fix the public "
-                    "constant from its derivation (or the data preprocessing), never "
-                    "from this measurement.",
+                    f"The data violate the declared {label}={shown[0]!r}: observed "
+                    f"{shown[1]!r} (ratio {ratio:.4g}) at sampled points. Fix the "
+                    "public constant from its derivation (or the data preprocessing), "
+                    "never from this measurement.",
                     ConstantViolationWarning,
                     stacklevel=2,
                 )
@@ -786,7 +818,9 @@ def _probe(
 
     per_pair = jax.lax.map(one, (xs, partners))
     out = {k: jnp.max(v) for k, v in per_pair.items() if not k.startswith("f_")}
-    out["loss_range"] = jnp.max(per_pair["f_max"]) - jnp.min(per_pair["f_min"])
+    out["loss_max"] = jnp.max(per_pair["f_max"])
+    out["loss_min"] = jnp.min(per_pair["f_min"])
+    out["loss_range"] = out["loss_max"] - out["loss_min"]
     return out
 
 

@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from net_pairs import net_pair, score_oscillation
 
 from dpsample import Ball, Budget, Problem, Unconstrained
 from dpsample.finders.goldstein import GoldsteinZeroOrder, goldstein_theorem_parameters
@@ -184,50 +185,19 @@ def test_goldstein_plan_mode_b_unconditional_mode_a_conditional():
 
 
 # ----------------------------------------------------------------------------- net
-def _net_loss(x, z):
-    return z["s"] * jnp.dot(z["w"], x)
-
-
-def _net_pair(**constants):
-    w = np.tile([1.0, 0.0], (N, 1))
-    s = np.ones(N)
-    s2 = s.copy()
-    s2[0] = -1e4  # |grad| = 1e4 = 1e6 x the declared G
-    dom = Ball(1.0, dim=2)
-    return (
-        Problem(_net_loss, {"w": w, "s": s}, dom, **constants),
-        Problem(_net_loss, {"w": w, "s": s2}, dom, **constants),
-    )
-
-
-def _score_oscillation(plan, d_a, d_b):
-    """osc over the net of n (F~_D - F~_D') with the loss the plan runs."""
-    net = plan.internal["net"]
-    pts = jax.vmap(lambda i: net_point(net, i))(jnp.arange(net.num_candidates))
-    clipped = plan.internal["clipped_loss"]
-    risks = []
-    for prob in (d_a, d_b):
-        if clipped is None:
-            risks.append(risk_batch(prob.loss_fn, pts, prob.data))
-        else:
-            risks.append(risk_batch(clipped, pts, cone_clip_data(clipped, prob.data)))
-    diff = N * (risks[0] - risks[1])
-    return float(jnp.max(diff) - jnp.min(diff))
-
-
 @pytest.mark.slow
 def test_net_score_difference_within_the_oscillation_the_guarantee_uses():
-    d_a, d_b = _net_pair(lipschitz=DECLARED)
+    d_a, d_b = net_pair(lipschitz=DECLARED)
     algo = NetExponentialMechanism()
     plan = algo.plan(d_a.spec, Budget(1.0, 0.0), spacing=0.25)
     assert plan["enforce_sensitivity"] is True and plan.guarantee.assumptions == ()
     osc = plan["sensitivity_oscillation"] * N  # 2 G D
     assert osc == pytest.approx(2 * DECLARED * 2.0)
-    assert _score_oscillation(plan, d_a, d_b) <= osc * (1 + 1e-9)
+    assert score_oscillation(plan, d_a, d_b) <= osc * (1 + 1e-9)
     opt = algo.plan(d_a.spec, Budget(1.0, 0.0), spacing=0.25, enforce_sensitivity=False)
     (text,) = opt.guarantee.assumptions
     assert "G-Lipschitz" in text and "not enforced" in text
-    assert _score_oscillation(opt, d_a, d_b) > 100 * osc
+    assert score_oscillation(opt, d_a, d_b) > 100 * osc
     # End to end: the default runs the clipped scores.
     res = algo.run(jax.random.key(0), plan, d_b.data)
     assert res.privacy is plan.guarantee and res.value.shape == (2,)
@@ -235,7 +205,7 @@ def test_net_score_difference_within_the_oscillation_the_guarantee_uses():
 
 @pytest.mark.slow
 def test_net_leaves_a_conforming_loss_alone_and_states_a_loss_range():
-    d_a, _ = _net_pair(lipschitz=1.0)
+    d_a, _ = net_pair(lipschitz=1.0)
     plan = NetExponentialMechanism().plan(d_a.spec, Budget(1.0, 0.0), spacing=0.25)
     clipped = plan.internal["clipped_loss"]
     net = plan.internal["net"]
@@ -246,7 +216,7 @@ def test_net_leaves_a_conforming_loss_alone_and_states_a_loss_range():
     )
     # A loss range below G D binds: no per-example clip enforces it (its interval is
     # not located), so the guarantee states it.
-    ranged, _ = _net_pair(lipschitz=1.0, loss_range=0.5)
+    ranged, _ = net_pair(lipschitz=1.0, loss_range=0.5)
     p = NetExponentialMechanism().plan(ranged.spec, Budget(1.0, 0.0), spacing=0.25)
     (text,) = p.guarantee.assumptions
     assert "loss_range B = 0.5" in text and "not enforced" in text

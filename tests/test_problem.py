@@ -250,6 +250,7 @@ def test_check_constants_silent_when_correct():
         "hessian_lipschitz",
         "loss_range",
         "oscillation",
+        "loss_floor",
     }
     assert all(0.0 < r <= 1.0 for r in report.values())
     # Unit-norm rows: some sampled gradient is close to the bound.

@@ -12,11 +12,15 @@ class_index``). :func:`load_data` reads the data
 match the spec.
 
 Constants: the loss's :meth:`~dpsample.losses.Loss.constants` derive ``lipschitz``,
-``smoothness``, ``hessian_lipschitz``, ``loss_range`` and ``oscillation`` from the
+``smoothness``, ``hessian_lipschitz``, ``loss_range``, ``oscillation`` and
+``loss_floor`` (where the range's interval lies) from the
 public assumptions ``feature_bound`` (default ``1``: rows of unit norm), ``radius``
 (default the domain's ``max_norm``) and ``label_bound``; a constant given in
 ``[loss]`` overrides the derived one (it is the user's public declaration, never
-checked against the private data). Every guarantee comes from these constants.
+checked against the private data). A derived ``loss_floor`` is used only with
+the derived ``loss_range`` (it locates that interval, not a declared one); a
+declared ``loss_floor`` needs a ``loss_range`` (derived or declared). Every guarantee
+comes from these constants.
 
 A ``[model]`` replaces ``[loss]``: the loss is the :class:`~dpsample.models.MLP` of
 :func:`build_model` (input width the data's features, output width the dataset's
@@ -428,10 +432,19 @@ def build_spec(
     for c in CONSTANTS:
         if c in loss_cfg:
             constants[c], sources[c] = loss_cfg[c], "declared"
+        elif c == "loss_floor" and sources["loss_range"] != "derived":
+            # a derived floor locates the derived range, not a declared one
+            constants[c], sources[c] = None, "none"
         elif derived[c] is not None:
             constants[c], sources[c] = float(derived[c]), "derived"
         else:
             constants[c], sources[c] = None, "none"
+    if constants["loss_floor"] is not None and constants["loss_range"] is None:
+        raise ConfigError(
+            f"[loss] loss_floor = {constants['loss_floor']} locates the interval "
+            "[loss_floor, loss_floor + loss_range], but the loss derives no "
+            "loss_range here: declare [loss] loss_range with it"
+        )
     spec = ProblemSpec(loss.loss_fn, n, dim, domain, example, **constants)
     facts = {
         "n": n,

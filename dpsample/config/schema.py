@@ -386,7 +386,11 @@ def _resolve_loss(raw: Mapping[str, Any]) -> dict[str, Any]:
     loss = apply("loss", table, SCHEMA["loss"] | params)
     for key in (*ASSUMPTIONS, *CONSTANTS):
         if key in loss:
-            finite(f"[loss] {key}", loss[key], positive=key != "label_bound")
+            finite(
+                f"[loss] {key}",
+                loss[key],
+                positive=key not in ("label_bound", "loss_floor"),
+            )
     if loss.get("label_bound", 0.0) < 0:
         raise ConfigError(f"[loss] label_bound must be >= 0, got {loss['label_bound']}")
     return loss

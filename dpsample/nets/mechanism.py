@@ -49,7 +49,12 @@ returned guarantee is
 sensitivity uses declared constants only; the net depends only on public
 values (the domain and ``spacing``, or a user net that must not depend on the
 data), and ``info`` holds only public quantities. The loss must be finite on
-``K``: a NaN risk value is treated as never selected.
+``K``: a NaN risk value is treated as never selected. By default the bound used is
+enforced by a clip of every per-example loss (``enforce_sensitivity``): into the cone
+of slope ``G`` (:class:`ConeClippedLoss`) on the ``2 G D`` route, into the declared
+interval ``[loss_floor, loss_floor + B]`` (:class:`RangeClippedLoss`) on the ``2 B``
+route; a range without ``loss_floor``, or a declared ``oscillation``, is stated as an
+assumption of the guarantee.
 
 Floating-point caveat: the proof (and so the returned guarantee) is for the
 ideal mechanism in real arithmetic, like the Gaussian and Laplace mechanisms'
@@ -117,6 +122,7 @@ from dpsample.types import Array, ArrayLike, PRNGKey
 __all__ = [
     "FLOAT_CAVEAT",
     "ConeClippedLoss",
+    "RangeClippedLoss",
     "cone_clip_data",
     "NetExponentialMechanism",
     "NetInfo",
@@ -171,6 +177,40 @@ class ConeClippedLoss:
         return jnp.where(jnp.isnan(f), a, jnp.clip(f, a - w, a + w))
 
 
+@dataclasses.dataclass(frozen=True)
+class RangeClippedLoss:
+    r"""A per-example loss clipped into the declared interval ``[a, a + B]``.
+
+    ``f~(p, z) = clip(f(p, z), a, a + B)`` with ``a`` the declared ``loss_floor`` and
+    ``B`` the declared ``loss_range`` (a NaN value becomes ``a``). Every ``f~(., z)``
+    lies in ``[a, a + B]``, so ``f~(p, z) - f~(p, z')`` lies in ``[-B, B]`` and
+    ``osc(f~(., z) - f~(., z')) <= 2 B`` for *any* loss and data: the range route of
+    ``utility_oscillation`` is enforced. A loss whose values lie in the declared
+    interval on ``K`` is unchanged there. Hashable (a static argument of the compiled
+    scan); it needs no extra data.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample.nets.mechanism import RangeClippedLoss
+        >>> loss = RangeClippedLoss(lambda x, z: 100.0 * z * x[0], -0.5, 1.0)
+        >>> float(loss(jnp.array([0.5]), jnp.array(1.0)))  # 50 clipped to -0.5 + 1
+        0.5
+        >>> float(loss(jnp.array([0.5]), jnp.array(jnp.nan)))  # NaN to the floor
+        -0.5
+    """
+
+    loss_fn: Callable[..., Any]
+    floor: float
+    loss_range: float
+
+    def __call__(self, x: Array, example: Any) -> Array:
+        """``f~(x, z)``: the loss clipped into ``[floor, floor + loss_range]``."""
+        f = self.loss_fn(x, example)
+        lo = jnp.asarray(self.floor, jnp.float64)
+        hi = jnp.asarray(self.floor + self.loss_range, jnp.float64)
+        return jnp.where(jnp.isnan(f), lo, jnp.clip(f, lo, hi))
+
+
 def cone_clip_data(loss: ConeClippedLoss, data: Any) -> dict[str, Any]:
     """The examples with their anchors ``f(c, z)`` (non-finite anchors set to 0)."""
     c = jnp.asarray(loss.center, jnp.float64)
@@ -180,46 +220,71 @@ def cone_clip_data(loss: ConeClippedLoss, data: Any) -> dict[str, Any]:
 
 def _sensitivity_route(
     spec: ProblemSpec, enforce: bool
-) -> tuple[float, bool, str | None]:
+) -> tuple[float, str, str | None]:
     """``(osc, clip, assumption)`` of the score sensitivity (public inputs only).
 
-    ``osc`` is ``utility_oscillation()`` (the tightest declared bound). Enforced,
-    the cone clip runs whenever ``G`` is declared; the guarantee is unconditional
-    when ``2 G D`` is the bound used, and otherwise rests on the tighter declared
-    bound (a loss range ``B`` whose interval is not located, or an oscillation of
-    differences, which no per-example clip enforces), stated as an assumption.
+    ``osc`` is ``utility_oscillation()`` (the tightest declared bound) and ``clip``
+    the clip that runs: ``"cone"`` (:class:`ConeClippedLoss`), ``"range"``
+    (:class:`RangeClippedLoss`) or ``"none"``. Enforced, the bound used is enforced
+    by its clip, and the guarantee is unconditional: ``2 G D`` by the cone clip,
+    ``2 B`` by the range clip when ``loss_floor`` locates the interval. A range
+    without a floor, or a declared oscillation of differences (a property of pairs,
+    which no per-example clip enforces), is stated as an assumption; the cone clip
+    then still runs when ``G`` is declared.
     """
     osc = validation.positive("utility_oscillation", spec.utility_oscillation())
     g, diameter = spec.lipschitz, spec.domain.diameter
     lip_bound = 2.0 * g * diameter if g is not None else math.inf
-    clip = enforce and g is not None
-    if clip and osc >= lip_bound:
-        return osc, True, None
+    cone = "cone" if enforce and g is not None else "none"
     if osc >= lip_bound:
+        if cone == "cone":
+            return osc, "cone", None
         what = (
             f"every f(., z) is G-Lipschitz on K with the declared lipschitz G = "
             f"{g:.6g}, so osc_K(f(., z) - f(., z')) <= 2 G D = {osc:.6g} (not "
             "enforced: enforce_sensitivity=False, no clipping)"
         )
-        return osc, False, what
-    parts = []
-    if spec.loss_range is not None and osc >= 2.0 * spec.loss_range:
-        parts.append(
-            f"every f(., z) takes values in an interval of length the declared "
-            f"loss_range B = {spec.loss_range:.6g} on K"
-        )
+        return osc, "none", what
+    b, floor = spec.loss_range, spec.loss_floor
+    if b is not None and osc >= 2.0 * b:
+        if enforce and floor is not None:
+            return osc, "range", None
+        if floor is not None:
+            located = f"[{floor:.6g}, {floor + b:.6g}] (the declared loss_floor + B)"
+            reason = "not enforced: enforce_sensitivity=False, no clipping"
+        else:
+            located = f"an interval of length the declared loss_range B = {b:.6g}"
+            reason = (
+                "not enforced: the interval is not located; declaring loss_floor "
+                "would enforce it by clipping each loss into [loss_floor, "
+                "loss_floor + B]"
+            )
+        part = f"every f(., z) takes values in {located} on K"
     else:
-        parts.append(
+        part = (
             "the declared oscillation bounds osc_K(f(., z) - f(., z')) for every "
             "pair of examples"
         )
-    reason = (
-        "not enforced: no per-example clip enforces a loss range whose interval is "
-        "not declared, or an oscillation of differences"
-    )
-    if clip:
+        reason = (
+            "not enforced: no per-example clip enforces an oscillation of differences"
+        )
+    if cone == "cone":
         reason += f"; the enforced Lipschitz route would give 2 G D = {lip_bound:.6g}"
-    return osc, clip, f"{parts[0]}, so the score sensitivity is {osc:.6g}/n ({reason})"
+    return osc, cone, f"{part}, so the score sensitivity is {osc:.6g}/n ({reason})"
+
+
+#: What the plan's ``enforce_sensitivity`` note says of each clip.
+_CLIP_NOTES = {
+    "cone": (
+        "per-example losses clipped into the cone a_z +- G min(||p - c||, R), a_z = "
+        "f(c, z): osc <= 2 G D whatever the data"
+    ),
+    "range": (
+        "per-example losses clipped into the declared interval [loss_floor, "
+        "loss_floor + B] (NaN to the floor): osc <= 2 B whatever the data"
+    ),
+    "none": "no clip runs (neither G nor loss_floor declared, or the opt-in)",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -368,7 +433,7 @@ class NetExponentialMechanism(PrivateAlgorithm):
         max_points = validation.positive_int("max_points", max_points)
         ball = problem_ball(spec, "exponential_mechanism")
         dim, n = spec.dim, spec.n
-        osc, cone_clip, assumption = _sensitivity_route(spec, enforce_sensitivity)
+        osc, clip, assumption = _sensitivity_route(spec, enforce_sensitivity)
         sensitivity = osc / n
         inverse_temperature = epsilon / sensitivity
         r_theorem = theorem_radius(ball, epsilon, n)
@@ -449,14 +514,19 @@ class NetExponentialMechanism(PrivateAlgorithm):
         )
         if assumption is not None:
             guarantee = guarantee.assuming(assumption)
-        clipped_loss = None
-        if cone_clip:
+        clipped_loss: ConeClippedLoss | RangeClippedLoss | None = None
+        if clip == "cone":
             assert spec.lipschitz is not None
             clipped_loss = ConeClippedLoss(
                 spec.loss_fn,
                 float(spec.lipschitz),
                 tuple(float(v) for v in ball_center(ball)),
                 float(ball.radius),
+            )
+        elif clip == "range":
+            assert spec.loss_floor is not None and spec.loss_range is not None
+            clipped_loss = RangeClippedLoss(
+                spec.loss_fn, float(spec.loss_floor), float(spec.loss_range)
             )
         grid = isinstance(the_net, GridNet)
         covering = the_net.covering_radius
@@ -507,12 +577,7 @@ class NetExponentialMechanism(PrivateAlgorithm):
             "enforce_sensitivity": Param(
                 enforce_sensitivity,
                 "default" if enforce_sensitivity else "user",
-                (
-                    "per-example losses clipped into the cone a_z +- G min(||p - c||,"
-                    " R), a_z = f(c, z): osc <= 2 G D whatever the data"
-                    if cone_clip
-                    else "no clip runs (G not declared or the opt-in)"
-                ),
+                _CLIP_NOTES[clip],
             ),
         }
         notes = [FLOAT_CAVEAT]
@@ -582,11 +647,14 @@ class NetExponentialMechanism(PrivateAlgorithm):
         net = plan.internal["net"]
         clipped_loss = plan.internal.get("clipped_loss")
         loss_fn, data = problem.loss_fn, problem.data
-        if clipped_loss is not None:
+        if isinstance(clipped_loss, ConeClippedLoss):
             # the loss that runs (a pipeline may run the plan on another Problem
             # object), clipped at the plan's public G, centre and radius
             clipped_loss = dataclasses.replace(clipped_loss, loss_fn=loss_fn)
             loss_fn, data = clipped_loss, cone_clip_data(clipped_loss, data)
+        elif isinstance(clipped_loss, RangeClippedLoss):
+            # the same, at the plan's public floor and range
+            loss_fn = dataclasses.replace(clipped_loss, loss_fn=loss_fn)
         point, _ = stream_argmax(
             rng_key,
             data,
@@ -649,14 +717,16 @@ def exponential_mechanism(
             reduced so a chunk's ``(chunk, n)`` loss matrix stays within 32 MiB. It
             affects speed and memory only, not the output.
         max_points: Refuse nets with more than this many points.
-        enforce_sensitivity: Clip every per-example loss into the cone
-            :class:`ConeClippedLoss` when ``G`` is declared (the default), so the
-            Lipschitz route ``2 G D`` of the sensitivity holds whatever the data.
-            ``False`` (opt-in) runs the unclipped losses, and the guarantee is
-            conditional on the declared constants (``privacy.assumptions``). A
-            tighter declared ``loss_range`` or ``oscillation`` bound, which no
-            per-example clip enforces, is used either way and stated in the
-            assumptions.
+        enforce_sensitivity: Clip every per-example loss so that the bound the
+            sensitivity uses holds whatever the data (the default): into the cone
+            :class:`ConeClippedLoss` when the Lipschitz route ``2 G D`` is used,
+            into the declared interval :class:`RangeClippedLoss` when the range
+            route ``2 B`` is used and ``loss_floor`` locates it. ``False``
+            (opt-in) runs the unclipped losses, and the guarantee is conditional
+            on the declared constants (``privacy.assumptions``). A range without
+            a floor, or a tighter declared ``oscillation`` (a property of pairs,
+            which no per-example clip enforces), is used either way and stated in
+            the assumptions (the cone clip still runs when ``G`` is declared).
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with ``value`` the selected point
