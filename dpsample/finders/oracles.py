@@ -262,6 +262,13 @@ def _margin_of(problem: Problem | ProblemSpec, gradient_dtype: str, rows: int) -
     return clip_margin(gradient_dtype, rows, problem.dim)
 
 
+#: The plan note of a clip bound that defaults to the declared constant.
+ENFORCED_NOTE = (
+    "the declared lipschitz G, enforced by clipping (enforce_sensitivity=False "
+    "opts out, conditional)"
+)
+
+
 def check_enforce(enforce_sensitivity: Any) -> bool:
     """Validate the ``enforce_sensitivity`` opt-out (a bool; ``True`` by default)."""
     if not isinstance(enforce_sensitivity, bool):
