@@ -85,7 +85,8 @@ def check_gradient_dtype(gradient_dtype: Any, clipped: bool) -> str:
         )
     if name == "float32" and not clipped:
         raise ValueError(
-            "gradient_dtype='float32' needs per-example clipping (clip_norm=...): "
+            "gradient_dtype='float32' needs per-example clipping (keep "
+            "enforce_sensitivity=True): "
             "without clipping the guarantee rests on the declared Lipschitz bound, "
             "which float32 rounding of the gradients could exceed"
         )
