@@ -188,7 +188,7 @@ def _risks(xs: Any, data: Any, half_osc: Any, *, loss_fn: Any) -> Any:
         >>> data = jnp.array([[1.0], [100.0]])  # the second example breaks osc
         >>> loss = lambda x, z: -jnp.sum(x * z)
         >>> _risks(xs, data, 0.5, loss_fn=loss).tolist()  # range 1/2 per example
-        [0.0, -0.5]
+        [-50.0, -50.5]
     """
     per_example = jax.vmap(lambda x: jax.vmap(loss_fn, in_axes=(None, 0))(x, data))(
         xs
