@@ -336,7 +336,7 @@ def difference_margin(rows: int, dim: int) -> tuple[float, float]:
 
     Rounding *inside* one example's gradient is outside this model, exactly as for
     the unclipped first-kind oracle (the declared ``G`` and ``M`` are trusted to bound
-    the computed per-example gradients); clipping (``clip=True``) removes that trust.
+    the computed per-example gradients); clipping (the default) removes that trust.
 
     Args:
         rows: ``m``, the number of rows of each sum (padded batch size).
