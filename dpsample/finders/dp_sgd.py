@@ -632,6 +632,8 @@ class DPSGD(PrivateAlgorithm):
                 clip_norm = float(spec.lipschitz)
                 clip_param = Param(clip_norm, "derived", ENFORCED_NOTE)
             clip_norm = validation.positive("clip_norm", clip_norm)
+            if clip_param.source == "user":
+                clip_param = Param(clip_norm, "user")
             if delta_e > 0:
                 raise ValueError(
                     "gradient_bound_failure applies to the no-clipping mode only "
