@@ -260,10 +260,13 @@ def test_warm_start_finder_stage_is_enforced_unless_opted_out(finder):
 
 # ------------------------------------------------------------------ dpsample run
 @pytest.mark.slow
-def test_dp_sgd_example_config_clips_at_the_declared_constant(capsys):
+def test_dp_sgd_example_config_clips_at_the_declared_constant(tmp_path):
+    from pathlib import Path
+
     from dpsample import cli
 
-    report = cli.dry_run_config("examples/dp_sgd_synthetic.toml")
+    example = Path(__file__).parents[1] / "examples" / "dp_sgd_synthetic.toml"
+    report = cli.dry_run_config(str(example))
     params = report["plan"]["params"]
     g = report["problem"]["constants"]["lipschitz"]
     assert params["clip_norm"]["value"] == g and params["clip_norm"]["source"] == (
@@ -272,3 +275,31 @@ def test_dp_sgd_example_config_clips_at_the_declared_constant(capsys):
     assert params["enforce_sensitivity"]["value"] is True
     assert not report["privacy"]["conditional"]
     assert "conditional" not in report["privacy"]["verdict"]
+    # [options] enforce_sensitivity = false: the CLI path labels it conditional
+    text = example.read_text().replace(
+        "[options]\n", "[options]\nenforce_sensitivity = false\n", 1
+    )
+    opted = tmp_path / "opted_out.toml"
+    opted.write_text(text)
+    trusted = cli.dry_run_config(str(opted))
+    assert trusted["plan"]["params"]["clip_norm"]["value"] is None
+    assert trusted["privacy"]["conditional"]
+    assert trusted["privacy"]["verdict"].startswith("within budget, conditional")
+    assert trusted["text"].count(", conditional") == 1  # the plan's guarantee line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("enforce", [True, False])
+def test_warm_start_with_spider_sosp_finder(enforce):
+    from dpsample.pipelines import WarmStart
+
+    consts = dict(lipschitz=G, smoothness=1.0, hessian_lipschitz=1.0, loss_range=2.0)
+    p, _ = _quadratic(**consts)
+    plan = WarmStart(
+        finder="spider_sosp",
+        sampler_domain=Ball(1.0, dim=D),
+        finder_options={"num_iters": 5, "enforce_sensitivity": enforce},
+    ).plan(p.spec, Budget(EPS, DELTA))
+    assert plan.stage("finder")["enforce_sensitivity"] is enforce
+    assert plan.guarantee.conditional is not enforce
+    assert _shown_conditional(plan) is not enforce
