@@ -445,6 +445,7 @@ def test_calibrated_finders_keep_the_assumptions():
         num_steps=5,
         batch_size=4,
         gradient_bound_failure=1e-9,
+        enforce_sensitivity=False,
     )
     assert len(sgd.privacy.assumptions) == 2
     assert any("gradient_bound_failure = 1e-09" in a for a in sgd.privacy.assumptions)
@@ -458,6 +459,7 @@ def test_calibrated_finders_keep_the_assumptions():
         num_steps=6,
         phase_length=3,
         variation_batch_size=4,
+        enforce_sensitivity=False,
     )
     texts = spider.privacy.assumptions
     assert len(texts) == 2 and all("not enforced" in t for t in texts)
