@@ -478,7 +478,8 @@ class DPSGDInfo(AlgorithmInfo):
 
     Attributes:
         algorithm: ``"dp_sgd"``.
-        mode: ``"clipped"`` or ``"no_clipping"``.
+        mode: ``"clipped"`` (default) or ``"no_clipping"``
+            (``enforce_sensitivity=False``).
         sampling: The batch-sampling scheme.
         num_steps: ``T``.
         batch_size: ``b`` (expected size for Poisson).
