@@ -275,6 +275,7 @@ def test_dp_sgd_example_config_clips_at_the_declared_constant(tmp_path):
     assert params["enforce_sensitivity"]["value"] is True
     assert not report["privacy"]["conditional"]
     assert "conditional" not in report["privacy"]["verdict"]
+    assert "conditional" not in report["text"]  # nowhere in the printed plan
     # [options] enforce_sensitivity = false: the CLI path labels it conditional
     text = example.read_text().replace(
         "[options]\n", "[options]\nenforce_sensitivity = false\n", 1

@@ -265,7 +265,7 @@ def _margin_of(problem: Problem | ProblemSpec, gradient_dtype: str, rows: int) -
 #: The plan note of a clip bound that defaults to the declared constant.
 ENFORCED_NOTE = (
     "the declared lipschitz G, enforced by clipping (enforce_sensitivity=False "
-    "opts out, conditional)"
+    "opts out)"
 )
 
 
