@@ -179,6 +179,7 @@ def quickstart(
                 "basic_composition_epsilon": epsilon,
                 "within_budget": total["within_budget"],
                 "assumptions": total["assumptions"],
+                "conditional": total["conditional"],
                 "verdict": total["verdict"],
             },
             "ledger": total["ledger"],
@@ -291,9 +292,9 @@ def _g(value: Any, spec: str = ".4g") -> str:
 
 
 def _print_verdict(indent: str, privacy: dict[str, Any]) -> None:
-    """The budget verdict, one assumption a line ("within budget, assuming:")."""
+    """The budget verdict, one assumption a line ("..., conditional, assuming:")."""
     if privacy["within_budget"] and privacy["assumptions"]:
-        print(f"{indent}within budget, assuming:")
+        print(f"{indent}within budget, conditional, assuming:")
         for text in privacy["assumptions"]:
             print(f"{indent}  - {text}")
     else:
@@ -342,7 +343,8 @@ def _print_quickstart(r: dict[str, Any]) -> None:
     routes = ", ".join(f"{k} {v:.6g}" for k, v in tot["routes"].items())
     print(
         f"  TOTAL    epsilon = {tot['epsilon']:.6g} at delta = {tot['delta']:g} "
-        f"(tightest route: {tot['tightest_route']}; routes: {routes})"
+        f"(tightest route: {tot['tightest_route']}; routes: {routes}"
+        + ("; conditional)" if tot["assumptions"] else ")")
     )
     print(
         f"           budget ({priv['budget']['epsilon']:g}, "
@@ -531,7 +533,8 @@ def _print_dry_run(report: dict[str, Any]) -> None:
     print(report["text"])
     print(
         f"VERDICT (epsilon = {priv['epsilon']:.6g} at delta = {priv['delta']:g}; "
-        f"budget {priv['budget']['epsilon']:g}, {priv['budget']['delta']:g})"
+        f"budget {priv['budget']['epsilon']:g}, {priv['budget']['delta']:g}"
+        + ("; conditional)" if priv["assumptions"] else ")")
     )
     _print_verdict("  ", priv)
     print(f"key: {job['rng_key']}")
@@ -548,7 +551,7 @@ def _print_run(report: dict[str, Any]) -> None:
         f"PRIVACY         epsilon = {priv['epsilon']:.6g} at delta = "
         f"{priv['delta']:g} (route {priv['tightest_route']}; budget "
         f"{priv['budget']['epsilon']:g}, {priv['budget']['delta']:g}; "
-        f"{priv['relation']})"
+        f"{priv['relation']}" + ("; conditional)" if priv["assumptions"] else ")")
     )
     _print_verdict("                ", priv)
     if "plan" in report:

@@ -352,6 +352,7 @@ class Plan:
                 "requested_epsilon": self.budget.epsilon,
                 "fraction_spent": spent / self.budget.epsilon,
                 "assumptions": list(getattr(self.guarantee, "assumptions", ())),
+                "conditional": bool(getattr(self.guarantee, "assumptions", ())),
                 "relation": self.guarantee.relation.name,
             },
             "params": {
@@ -389,11 +390,13 @@ class Plan:
         lines.append(
             f"{indent}  requested: epsilon={b.epsilon:g}, delta={b.delta:g}{cap}"
         )
+        assumptions = getattr(g, "assumptions", ())
         lines.append(
             f"{indent}  guarantee: epsilon={spent:.6g} at delta={b.delta:g} "
             f"({100 * frac:.1f}% of the requested epsilon), {g.relation.name}"
+            + (", conditional" if assumptions else "")
         )
-        for a in getattr(g, "assumptions", ()):
+        for a in assumptions:
             lines.append(f"{indent}    assuming: {a}")
         if self.params:
             lines.append(f"{indent}  parameters:")

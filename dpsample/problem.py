@@ -278,8 +278,8 @@ class ProblemSpec:
                 f"{name} with project=False on a Ball needs clipping: without it the "
                 "sensitivity comes from the constants declared on K, which say "
                 "nothing about the unprojected iterates outside K; keep "
-                "project=True, clip (clip_norm= / clip=True), or declare the problem "
-                "on Unconstrained(d) with constants valid on all of R^d"
+                "project=True, keep enforce_sensitivity=True (clipping), or declare "
+                "the problem on Unconstrained(d) with constants valid on all of R^d"
             )
         return project
 

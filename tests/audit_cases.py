@@ -761,6 +761,7 @@ def dp_sgd_audit(name: str, twin_scale: float = 0.5) -> Audit:
         x0=x0,
         sampling="full_batch",
         clip_norm=clip_norm,
+        enforce_sensitivity=clip_norm is not None,
         output="last",
         **kw,
     )
@@ -769,7 +770,10 @@ def dp_sgd_audit(name: str, twin_scale: float = 0.5) -> Audit:
     def mech(scale):
         def run(key, prob):
             o1 = oracles.first_kind(
-                prob, noise_multiplier=z * scale, clip_norm=clip_norm
+                prob,
+                noise_multiplier=z * scale,
+                clip_norm=clip_norm,
+                enforce_sensitivity=clip_norm is not None,
             )
             xs = _sgd_iterates(key, o1, x0, **kw)
             return score(xs[-1])
@@ -779,7 +783,12 @@ def dp_sgd_audit(name: str, twin_scale: float = 0.5) -> Audit:
     def check() -> str:
         # dp_sgd splits its key once (k_run, k_out) and runs this loop on k_run
         k_run = jax.random.split(jax.random.key(5))[0]
-        o1 = oracles.first_kind(d_plus, noise_multiplier=z, clip_norm=clip_norm)
+        o1 = oracles.first_kind(
+            d_plus,
+            noise_multiplier=z,
+            clip_norm=clip_norm,
+            enforce_sensitivity=clip_norm is not None,
+        )
         xs = _sgd_iterates(k_run, o1, x0, **kw)
         gap = float(jnp.max(jnp.abs(xs[-1] - res.value)))
         assert gap <= 1e-12 * (1.0 + float(jnp.max(jnp.abs(res.value)))), gap
@@ -878,6 +887,7 @@ def cubic_claim():
         learning_rate=DOMAIN_LR,
         sampling="full_batch",
         output="last",
+        enforce_sensitivity=False,
     )
 
 
@@ -887,7 +897,7 @@ def cubic_mechanism(x0, z):
     from dpsample.finders.dp_sgd import _sgd_iterates
 
     def run(key, prob):
-        o1 = oracles.first_kind(prob, noise_multiplier=z)
+        o1 = oracles.first_kind(prob, noise_multiplier=z, enforce_sensitivity=False)
         k_run = jax.random.split(key)[0]  # dp_sgd's split of its key
         xs = _sgd_iterates(
             k_run, o1, x0, num_steps=DOMAIN_STEPS, learning_rate=DOMAIN_LR
@@ -926,6 +936,7 @@ def _outside_k_case() -> Audit:
             learning_rate=DOMAIN_LR,
             sampling="full_batch",
             output="last",
+            enforce_sensitivity=False,
         )
 
     def released() -> bool:
@@ -1030,6 +1041,7 @@ def _spider_case() -> Audit:
         variation_batch_size=4,
         return_iterates=True,
         output="last",
+        enforce_sensitivity=False,
         **SPIDER_KW,
     )
     z1 = res.info["anchor_noise_multiplier"]
@@ -1037,8 +1049,12 @@ def _spider_case() -> Audit:
 
     def mech(scale):
         def run(key, prob):
-            o1 = oracles.first_kind(prob, noise_multiplier=z1 * scale)
-            o2 = oracles.second_kind(prob, noise_multiplier=z2 * scale)
+            o1 = oracles.first_kind(
+                prob, noise_multiplier=z1 * scale, enforce_sensitivity=False
+            )
+            o2 = oracles.second_kind(
+                prob, noise_multiplier=z2 * scale, enforce_sensitivity=False
+            )
             return _spider_iterates(key, o1, o2, jnp.zeros(1), **SPIDER_KW)
 
         return run
@@ -1097,7 +1113,9 @@ def o2_mechanism(scale: float = 1.0) -> Callable:
     from dpsample.finders import oracles
 
     def mech(key, data):
-        o2 = oracles.second_kind(_o2_problem(data), noise_multiplier=O2_Z * scale)
+        o2 = oracles.second_kind(
+            _o2_problem(data), noise_multiplier=O2_Z * scale, enforce_sensitivity=False
+        )
         return o2.estimate_fn(key, jnp.asarray(O2_X), jnp.asarray(O2_Y))
 
     return mech
@@ -1120,7 +1138,9 @@ def _o2_case() -> Audit:
     repl *= 8 / np.linalg.norm(repl, axis=1)[:, None]
     stack = np.repeat(data[None], k + 1, axis=0)
     stack[np.arange(1, k + 1), rows] = repl
-    o2 = oracles.second_kind(_o2_problem(data), noise_multiplier=O2_Z)
+    o2 = oracles.second_kind(
+        _o2_problem(data), noise_multiplier=O2_Z, enforce_sensitivity=False
+    )
     fn, ops = o2.functional()
     x, y = jnp.asarray(O2_X), jnp.asarray(O2_Y)
     stat = jax.jit(
@@ -1177,7 +1197,9 @@ def o2_curvature_mechanism(scale: float = 1.0) -> Callable:
     from dpsample.finders import oracles
 
     def mech(key, prob):
-        o2 = oracles.second_kind(prob, noise_multiplier=O2_Z * scale)
+        o2 = oracles.second_kind(
+            prob, noise_multiplier=O2_Z * scale, enforce_sensitivity=False
+        )
         return o2.estimate_fn(key, jnp.ones(1), jnp.full(1, 0.5))[0]
 
     return mech
@@ -1192,7 +1214,7 @@ def _o2_curvature_case() -> Audit:
     from dpsample.finders import oracles
 
     d_plus = o2_curvature_problem(1.0)
-    o2 = oracles.second_kind(d_plus, noise_multiplier=O2_Z)
+    o2 = oracles.second_kind(d_plus, noise_multiplier=O2_Z, enforce_sensitivity=False)
 
     def check() -> str:
         x, y = jnp.ones(1), jnp.full(1, 0.5)

@@ -182,7 +182,10 @@ def test_dry_run_reads_no_data_and_prints_the_guarantee_a_run_returns(
     assert "cost:" in text and "on this machine" in text
     assert planned["plan"]["cost"]["estimated_seconds"] >= 0
     assert config.SEED_ASSUMPTION in priv["assumptions"]
-    assert "within budget, assuming:" in text and "PRNG seed is kept secret" in text
+    assert (
+        "within budget, conditional, assuming:" in text
+        and "PRNG seed is kept secret" in text
+    )
     if source == "sklearn":
         assert planned["problem"]["n"] == 150 and planned["problem"]["dim"] == 2
         assert planned["plan"]["budget"]["max_evaluations"] == 20000
@@ -319,12 +322,15 @@ def test_a_given_seed_is_an_assumption_and_is_written_nowhere(where, tmp_path, c
     out = tmp_path / "out"
     assert cli.main(["run", str(path), "-o", str(out), *args]) == 0
     printed = capsys.readouterr().out
-    assert "within budget, assuming:" in printed and "PRNG seed is kept secret" in (
-        printed
+    assert (
+        "within budget, conditional, assuming:" in printed
+        and "PRNG seed is kept secret" in (printed)
     )
     report = json.loads((out / "report.json").read_text())
     assert config.SEED_ASSUMPTION in report["privacy"]["assumptions"]
-    assert report["privacy"]["verdict"].startswith("within budget, assuming: ")
+    assert report["privacy"]["verdict"].startswith(
+        "within budget, conditional, assuming: "
+    )
     assert config.SEED_ASSUMPTION in report["privacy"]["verdict"]
     copied = (out / "config.toml").read_text()
     assert "seed" not in tomllib.loads(copied)["job"] and "seed omitted" in copied

@@ -89,7 +89,9 @@ def test_bad_holdout_is_refused(data, match):
 
 @pytest.mark.slow  # 9-20 s: keeps the fast suite under 5 minutes
 def test_declared_bound_runs_algorithm_2():
-    cfg = resolve_config(_raw(model={"lipschitz": 5.0}, options={}))
+    cfg = resolve_config(
+        _raw(model={"lipschitz": 5.0}, options={"enforce_sensitivity": False})
+    )
     spec, facts = build_spec(cfg)
     assert spec.lipschitz == 5.0
     assert facts["constants"] == {"lipschitz": 5.0}

@@ -67,13 +67,17 @@ EPS = {"epsilon": 1.0, "delta": DELTA}
 SPIDER = {"num_steps": 4, "phase_length": 2, "variation_batch_size": 4}
 GOLD = {"alpha": 0.2, "num_directions": 2, "enforce_sensitivity": True}
 _STARTS = {
-    "dp_sgd": lambda p, x0: dp_sgd(KEY, p, x0=x0, num_steps=3, batch_size=4, **EPS),
+    "dp_sgd": lambda p, x0: dp_sgd(
+        KEY, p, x0=x0, num_steps=3, batch_size=4, enforce_sensitivity=False, **EPS
+    ),
     "dp_sgd_clipped": lambda p, x0: dp_sgd(
         KEY, p, x0=x0, num_steps=3, clip_norm=1.0, **EPS
     ),
-    "dp_spider": lambda p, x0: dp_spider(KEY, p, x0=x0, **SPIDER, **EPS),
+    "dp_spider": lambda p, x0: dp_spider(
+        KEY, p, x0=x0, enforce_sensitivity=False, **SPIDER, **EPS
+    ),
     "dp_spider_clipped": lambda p, x0: dp_spider(
-        KEY, p, x0=x0, clip=True, project=False, **SPIDER, **EPS
+        KEY, p, x0=x0, project=False, **SPIDER, **EPS
     ),
     "goldstein_zero_order": lambda p, x0: goldstein_zero_order(
         KEY, p, x0=x0, **GOLD, **EPS
@@ -147,10 +151,10 @@ def test_unprojected_runs_on_a_ball_need_clipping(finder):
     if finder == "dp_sgd":
         fn, kw, clip = dp_sgd, kw | dict(num_steps=3, batch_size=4), {"clip_norm": 1.0}
     else:
-        fn, clip = dp_spider, {"clip": True}
+        fn, clip = dp_spider, {}  # clipping is the default
         kw |= dict(num_steps=4, phase_length=2, variation_batch_size=4)
     with pytest.raises(ValueError, match="needs clipping"):
-        fn(KEY, p, **kw)
+        fn(KEY, p, **kw, enforce_sensitivity=False)
     p.loss_fn.armed = False
     res = fn(KEY, p, **kw, **clip)  # clipping bounds every contribution: allowed
     assert res.info["projected"] is False
@@ -162,7 +166,8 @@ def test_unprojected_runs_on_a_ball_need_clipping(finder):
         smoothness=1.0,
         loss_range=4.0,
     )
-    assert fn(KEY, free, **kw).value.shape == (2,)  # constants on R^d: allowed
+    unclipped = fn(KEY, free, **kw, enforce_sensitivity=False)
+    assert unclipped.value.shape == (2,)  # constants on R^d: allowed
 
 
 def test_warm_start_refuses_an_unprojected_finder_before_stage_a():
@@ -177,14 +182,18 @@ def test_warm_start_refuses_an_unprojected_finder_before_stage_a():
             delta=DELTA,
             spacing=0.5,
             finder="dp_sgd",
-            finder_options={"num_steps": 3, "project": False},
+            finder_options={
+                "num_steps": 3,
+                "project": False,
+                "enforce_sensitivity": False,
+            },
             ledger=ledger,
         )
     assert ledger.stages == []  # refused before anything was charged or computed
     # with clipping bounding every contribution, an unprojected finder stage plans
     for finder, clipping in (
         ("dp_sgd", {"clip_norm": 1.0}),
-        ("dp_spider", {"clip": True}),
+        ("dp_spider", {}),  # clipping is the default
     ):
         plan = WarmStart("net", finder).plan(
             p.spec,

@@ -417,14 +417,18 @@ def test_oracles_without_clipping_are_conditional_on_the_declarations():
     prob = _quadratic_problem()
     clipped = first_kind(prob, noise_multiplier=1.0, clip_norm=1.0)
     assert clipped.guarantee.assumptions == ()
-    (text,) = first_kind(prob, noise_multiplier=1.0).guarantee.assumptions
+    assert first_kind(prob, noise_multiplier=1.0).guarantee.assumptions == ()  # G
+    trusted = dict(noise_multiplier=1.0, enforce_sensitivity=False)
+    (text,) = first_kind(prob, **trusted).guarantee.assumptions
     assert "lipschitz G = 3" in text and "no clipping" in text
-    clipped = second_kind(prob, noise_multiplier=1.0, clip=True)
+    assert first_kind(prob, **trusted).guarantee.conditional
+    clipped = second_kind(prob, noise_multiplier=1.0)
     assert clipped.guarantee.assumptions == ()
-    (text,) = second_kind(prob, noise_multiplier=1.0).guarantee.assumptions
-    assert "smoothness M = 1" in text and "2 G = 6" in text and "clip=False" in text
+    (text,) = second_kind(prob, **trusted).guarantee.assumptions
+    assert "smoothness M = 1" in text and "2 G = 6" in text
+    assert "enforce_sensitivity=False" in text
     # run_guarantee (what the finders compose) keeps them
-    o1 = first_kind(prob, noise_multiplier=1.0)
+    o1 = first_kind(prob, **trusted)
     assert o1.run_guarantee(7).assumptions == o1.guarantee.assumptions
 
 
@@ -441,6 +445,7 @@ def test_calibrated_finders_keep_the_assumptions():
         num_steps=5,
         batch_size=4,
         gradient_bound_failure=1e-9,
+        enforce_sensitivity=False,
     )
     assert len(sgd.privacy.assumptions) == 2
     assert any("gradient_bound_failure = 1e-09" in a for a in sgd.privacy.assumptions)
@@ -454,6 +459,7 @@ def test_calibrated_finders_keep_the_assumptions():
         num_steps=6,
         phase_length=3,
         variation_batch_size=4,
+        enforce_sensitivity=False,
     )
     texts = spider.privacy.assumptions
     assert len(texts) == 2 and all("not enforced" in t for t in texts)

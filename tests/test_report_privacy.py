@@ -176,7 +176,9 @@ def test_the_verdict_states_the_guarantees_assumptions(reports, name):
     assumed = privacy["assumptions"]
     assert config.SEED_ASSUMPTION in assumed  # the runs were given a seed
     if assumed:
-        assert privacy["verdict"] == "within budget, assuming: " + "; ".join(assumed)
+        assert privacy[
+            "verdict"
+        ] == "within budget, conditional, assuming: " + "; ".join(assumed)
     else:
         assert privacy["verdict"] == "within budget"
     if ledger is not None:  # the ledger's total rests on the same assumptions

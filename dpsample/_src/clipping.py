@@ -85,7 +85,8 @@ def check_gradient_dtype(gradient_dtype: Any, clipped: bool) -> str:
         )
     if name == "float32" and not clipped:
         raise ValueError(
-            "gradient_dtype='float32' needs per-example clipping (clip_norm=...): "
+            "gradient_dtype='float32' needs per-example clipping (keep "
+            "enforce_sensitivity=True): "
             "without clipping the guarantee rests on the declared Lipschitz bound, "
             "which float32 rounding of the gradients could exceed"
         )
@@ -335,7 +336,7 @@ def difference_margin(rows: int, dim: int) -> tuple[float, float]:
 
     Rounding *inside* one example's gradient is outside this model, exactly as for
     the unclipped first-kind oracle (the declared ``G`` and ``M`` are trusted to bound
-    the computed per-example gradients); clipping (``clip=True``) removes that trust.
+    the computed per-example gradients); clipping (the default) removes that trust.
 
     Args:
         rows: ``m``, the number of rows of each sum (padded batch size).

@@ -47,21 +47,21 @@ def budget_verdict(within_budget: bool, assumptions: Sequence[str]) -> str:
             (:attr:`~dpsample.privacy.PrivacyGuarantee.assumptions`).
 
     Returns:
-        ``"within budget"``, ``"within budget, assuming: a; b"`` or
-        ``"over budget"``.
+        ``"within budget"``, ``"within budget, conditional, assuming: a; b"`` (a
+        guarantee with assumptions is *conditional*) or ``"over budget"``.
 
     Examples:
         >>> from dpsample.config import budget_verdict
         >>> budget_verdict(True, [])
         'within budget'
         >>> budget_verdict(True, ["the declared bound holds"])
-        'within budget, assuming: the declared bound holds'
+        'within budget, conditional, assuming: the declared bound holds'
     """
     if not within_budget:
         return "over budget"
     if not assumptions:
         return "within budget"
-    return "within budget, assuming: " + "; ".join(assumptions)
+    return "within budget, conditional, assuming: " + "; ".join(assumptions)
 
 
 def _within(epsilon: float, budget_epsilon: float) -> bool:
@@ -79,6 +79,7 @@ def guarantee_report(guarantee: Any, budget: Mapping[str, Any]) -> dict[str, Any
         "epsilon": summary["epsilon"],
         "within_budget": within,
         "assumptions": summary["assumptions"],
+        "conditional": summary["conditional"],
         "verdict": budget_verdict(within, summary["assumptions"]),
         "pure_epsilon": guarantee.epsilon(0.0),
         "tightest_route": summary["tightest"],
@@ -101,6 +102,7 @@ def _stage_report(name: str, plan: Any) -> dict[str, Any]:
         "delta": budget.delta,
         "fraction_spent": spent / budget.epsilon,
         "assumptions": list(g.assumptions),
+        "conditional": g.conditional,
         "cost": plan.cost.describe(),
     }
 
@@ -237,12 +239,14 @@ def _ledger_report(ledger: Any, extra: Sequence[str]) -> dict[str, Any]:
                 "name": name,
                 "epsilon": g.epsilon(ledger.delta),
                 "assumptions": list(g.assumptions),
+                "conditional": g.conditional,
             }
             for name, g in ledger.stages
         ],
         "spent_epsilon": ledger.spent_epsilon(),
         # sorted and without duplicates, as a guarantee's
         "assumptions": sorted({a.strip() for a in (*ledger.assumptions, *extra)}),
+        "conditional": bool(ledger.assumptions) or bool(extra),
     }
 
 

@@ -226,8 +226,9 @@ MODELS: dict[str, dict[str, Key]] = {
         # The public key of the start point MLP.init(jax.random.key(init_seed)).
         "init_seed": Key((int,), False, 0),
         # A declared bound G on every per-example gradient norm (public, e.g.
-        # from a non-private pilot): dp_sgd without clip_norm then runs seed
-        # 002's Algorithm 2 with C = G, its guarantee conditional on the bound.
+        # from a non-private pilot): dp_sgd without clip_norm then clips at G
+        # (enforced); with enforce_sensitivity = false it runs seed 002's
+        # Algorithm 2 with C = G, its guarantee conditional on the bound.
         "lipschitz": Key(_NUM),
     },
 }
@@ -461,8 +462,9 @@ def check_model_job(
     lipschitz`` is given: only a finder that clips per-example gradients
     (``clip_norm``) bounds its sensitivity, and the defaults that need a smoothness
     (learning rate, number of steps) must be given. With ``[model] lipschitz`` the
-    same finder may run without ``clip_norm`` (seed 002's Algorithm 2 with ``C =
-    G``: its guarantee is then conditional on that declared bound).
+    same finder may run without ``clip_norm``: it then clips at the declared ``G``
+    (or, with ``enforce_sensitivity = false``, runs seed 002's Algorithm 2 with ``C
+    = G``, its guarantee conditional on that declared bound).
     """
     if "model" not in cfg:
         return

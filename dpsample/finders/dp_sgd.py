@@ -7,8 +7,12 @@ One step of both variants is
     + \xi_t\Big)\Big), \qquad \xi_t \sim \mathcal N(0, \Delta^2 I_d),
 
 with ``g_i = clip_C(grad f(x_t, z_i))`` (**clipped**, Abadi et al. 2016, seed 002
-Algorithm 1) or ``g_i = grad f(x_t, z_i)`` (**no clipping**, seed 002 Algorithm 2: one
-backward pass of the weighted minibatch loss, no per-example gradients). ``Pi_K`` is the
+Algorithm 1; the default, at ``C = min(clip_norm, G)`` with ``clip_norm`` defaulting
+to the declared Lipschitz bound ``G``, so the declared constant is *enforced* and
+the guarantee holds whatever the data) or ``g_i = grad f(x_t, z_i)`` (**no
+clipping**, seed 002 Algorithm 2, an explicit opt-in: ``enforce_sensitivity=False``;
+one backward pass of the weighted minibatch loss, no per-example gradients; the
+guarantee is then *conditional* on the declared ``G``). ``Pi_K`` is the
 projection onto a :class:`~dpsample.domains.Ball` domain (identity when unconstrained;
 post-processing, it keeps the iterates where the declared constants hold). The noise
 std is ``Delta = z C / b``: ``z`` is the noise multiplier in the ecosystem's
@@ -34,7 +38,8 @@ paper:** seed 002 claims ``(epsilon, 2 delta)`` (Theorem 3.3), which is too smal
 the factor ``e^epsilon`` on the event term; the accountant's ``delta_acc`` is set to
 ``delta - (1 + e^epsilon) delta_E``. Theorem 3.3's ``c_2 C sqrt(T log(1/delta)) / (n
 epsilon)`` has unspecified constants and is not used (a numerical accountant replaces
-it, spec 002 §3.5); the "guarded" mode of the spec is ``clip_norm=G``.
+it, spec 002 §3.5); the "guarded" mode of the spec is the default (clipping at
+``G``).
 
 The same ``z`` means the same noise in :func:`dp_sgd_transform` (noise std ``z C`` on
 the clipped sum) and the same guarantee in :func:`dp_sgd_guarantee`, as in Opacus.
@@ -44,8 +49,8 @@ sensitivity ``2G/b`` is a statement about gradients at points of ``K``. So ``x0`
 lie in ``K`` (a ``ValueError`` before any private computation otherwise; within
 rounding of the ball it is projected onto it), and ``project=False`` on a ball is
 refused in the no-clipping mode: every gradient is then evaluated at ``x0`` or at a
-projected iterate, all in ``K``. With ``clip_norm`` every contribution is bounded
-wherever the iterate is, and unprojected runs are allowed.
+projected iterate, all in ``K``. With clipping (the default) every contribution is
+bounded wherever the iterate is, and unprojected runs are allowed.
 
 Non-finite values. The data are checked finite by the ``Problem``; a loss that
 returns NaN or inf at an iterate does not raise during the run. In the clipped mode a
@@ -120,8 +125,14 @@ from dpsample._src.clipping import (
 )
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
 from dpsample.domains import Ball, project_with, projection_operands
+from dpsample.errors import MissingConstantError
 from dpsample.finders import accounting
-from dpsample.finders.oracles import FirstKindOracle, first_kind
+from dpsample.finders.oracles import (
+    ENFORCED_NOTE,
+    FirstKindOracle,
+    check_enforce,
+    first_kind,
+)
 from dpsample.finders.planning import start_param
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
@@ -295,6 +306,7 @@ def dp_sgd(
     project: bool = True,
     return_iterates: bool = False,
     gradient_dtype: str = "float64",
+    enforce_sensitivity: bool = True,
 ) -> PrivateResult:
     r"""Differentially private (projected) SGD, noise calibrated to (epsilon, delta).
 
@@ -314,15 +326,18 @@ def dp_sgd(
         num_steps: ``T`` (default: Theorem 3.4, see the module docstring).
         batch_size: ``b`` (expected size for Poisson; default Abadi's lot size).
         learning_rate: ``eta`` (default ``1/(2M)``).
-        clip_norm: Per-example clipping norm ``C`` (Abadi); ``None`` selects seed 002's
-            no-clipping mode with ``C = G`` (declared ``lipschitz``).
+        clip_norm: Per-example clipping norm ``c`` (Abadi); ``C = min(c, G)``.
+            Default: the declared ``lipschitz`` ``G`` (clipping enforces it, so the
+            guarantee holds whatever the data); without a declared ``G`` it must
+            be given.
         sampling: ``"poisson"`` (default), ``"without_replacement"`` or
             ``"full_batch"``.
         max_batch_size: Poisson padded size (default: overflow probability
             ``<= 1e-12``; truncation is accounted in every case).
         initial_gap: Public bound ``f_max >= F(x0) - F*`` (default ``loss_range``).
         gradient_bound_failure: ``delta_E``, the probability that some per-example
-            gradient along the run exceeds ``C`` (no-clipping mode only).
+            gradient along the run exceeds ``C`` (``enforce_sensitivity=False``
+            only).
         output: Which point of the trajectory is released (every rule is
             post-processing of the released noisy iterates, so each has the same
             guarantee). ``"tail_average"`` (default, non-paper): the mean of the
@@ -337,8 +352,8 @@ def dp_sgd(
             (at least half the iterates are alpha-SOSPs w.h.p.). ``"last"``:
             ``x_T``.
         project: Project onto a ball domain after each step. ``False`` on a ball
-            needs ``clip_norm`` (without clipping the sensitivity rests on the
-            constants declared on ``K``).
+            needs clipping (``enforce_sensitivity=True``, the default: without
+            clipping the sensitivity rests on the constants declared on ``K``).
         return_iterates: Put all iterates in ``info["iterates"]`` (covered by the same
             guarantee: every iterate is post-processing of the noisy gradients).
         gradient_dtype: ``"float64"`` (default) or ``"float32"`` (clipped mode
@@ -349,6 +364,11 @@ def dp_sgd(
             (``F - 1 ~ 2 m^2 2^-24`` in float32, 0.8 % at ``m = 256``; about
             ``1e-11`` in float64), so the sensitivity ``2C/b`` holds for the
             computed statistic and the guarantee is the same in both dtypes.
+        enforce_sensitivity: Clip per-example gradients at ``C`` (default).
+            ``False`` opts into seed 002's unclipped Algorithm 2 (``C = G``
+            trusted, no per-example gradients): the guarantee is then
+            *conditional* on the declared ``G`` (listed in its ``assumptions``);
+            ``clip_norm`` must then be omitted.
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with the released point, its
@@ -359,22 +379,26 @@ def dp_sgd(
 
     Raises:
         ValueError: Bad privacy parameters, ``x0`` (wrong shape, not finite, or
-            outside ``K``), ``project=False`` on a ball without ``clip_norm``, batch
+            outside ``K``), ``project=False`` on a ball without clipping,
+            ``clip_norm`` or ``gradient_bound_failure > 0`` against the mode, batch
             size, ``T < 1``, sampling, output or ``gradient_dtype`` (float32 without
-            ``clip_norm``, or beyond the range of
+            clipping, or beyond the range of
             :func:`~dpsample.finders.oracles.clip_margin`), before any private
             computation.
+        TypeError: ``enforce_sensitivity`` is not a bool.
         MissingConstantError: No ``clip_norm`` and no declared ``lipschitz``; or a
             default needs ``smoothness`` / an initial gap that is not available.
 
     Privacy:
-        Replace-one neighbours. Per-example contribution ``C`` (clip norm, or declared
-        ``G`` conditional on the gradient-bound event), sensitivity of each noisy mean
-        ``2C/b``, noise std ``z C / b``; ``T`` adaptive releases composed by
-        dp_accounting (PLD for Poisson,
-        RDP for sampling without replacement, both for the full batch), plus a TV slack
-        ``delta_E`` in the no-clipping mode. The returned guarantee meets ``(epsilon,
-        delta)`` and covers every iterate. In the no-clipping mode it is conditional,
+        Replace-one neighbours. Per-example contribution ``C`` (enforced by
+        clipping at ``min(clip_norm, G)``, by default; or the declared ``G``,
+        trusted, with ``enforce_sensitivity=False``, conditional on the
+        gradient-bound event), sensitivity of each noisy mean ``2C/b``, noise std
+        ``z C / b``; ``T`` adaptive releases composed by dp_accounting (PLD for
+        Poisson, RDP for sampling without replacement, both for the full batch),
+        plus a TV slack ``delta_E`` in the no-clipping mode. The returned guarantee
+        meets ``(epsilon, delta)`` and covers every iterate. By default it rests on
+        no declaration. With ``enforce_sensitivity=False`` it is *conditional*,
         and says so in ``privacy.assumptions``: on the declared ``G`` bounding every
         per-example gradient along the run and, when ``delta_E > 0``, on the caller's
         ``delta_E``.
@@ -390,8 +414,15 @@ def dp_sgd(
         ...              x0=jnp.zeros(1), num_steps=5, batch_size=4)
         >>> res.value.shape, res.privacy.epsilon(1e-5) <= 2.0
         ((1,), True)
-        >>> res.info["mode"], res.info["sampling"]
-        ('no_clipping', 'poisson')
+        >>> res.info["mode"], res.info["sampling"], res.privacy.conditional
+        ('clipped', 'poisson', False)
+        >>> res.info["contribution_bound"]  # clipped at the declared G
+        3.0
+        >>> paper = dp_sgd(jax.random.key(0), prob, epsilon=2.0, delta=1e-5,
+        ...     x0=jnp.zeros(1), num_steps=5, batch_size=4,
+        ...     enforce_sensitivity=False)  # seed 002's unclipped Algorithm 2
+        >>> paper.info["mode"], paper.privacy.conditional
+        ('no_clipping', True)
         >>> r32 = dp_sgd(jax.random.key(0), prob, epsilon=2.0, delta=1e-5,
         ...              x0=jnp.zeros(1), num_steps=5, batch_size=4, clip_norm=1.0,
         ...              gradient_dtype="float32")
@@ -421,6 +452,7 @@ def dp_sgd(
         project=project,
         return_iterates=return_iterates,
         gradient_dtype=gradient_dtype,
+        enforce_sensitivity=enforce_sensitivity,
     )
 
 
@@ -446,7 +478,8 @@ class DPSGDInfo(AlgorithmInfo):
 
     Attributes:
         algorithm: ``"dp_sgd"``.
-        mode: ``"clipped"`` or ``"no_clipping"``.
+        mode: ``"clipped"`` (default) or ``"no_clipping"``
+            (``enforce_sensitivity=False``).
         sampling: The batch-sampling scheme.
         num_steps: ``T``.
         batch_size: ``b`` (expected size for Poisson).
@@ -555,12 +588,12 @@ class DPSGD(PrivateAlgorithm):
         project: bool = True,
         return_iterates: bool = False,
         gradient_dtype: str = "float64",
+        enforce_sensitivity: bool = True,
     ) -> Plan:
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
         x0_param = start_param(spec, x0, "the centre of the domain")
-        project = spec.check_projection(
-            project, clipped=clip_norm is not None, name="dp_sgd"
-        )
+        enforce = check_enforce(enforce_sensitivity)
+        project = spec.check_projection(project, clipped=enforce, name="dp_sgd")
         if sampling not in ("poisson", "without_replacement", "full_batch"):
             raise ValueError(
                 "Expected sampling in ('poisson', 'without_replacement', "
@@ -571,20 +604,42 @@ class DPSGD(PrivateAlgorithm):
         delta_e = validation.probability(
             "gradient_bound_failure", gradient_bound_failure
         )
-        if clip_norm is None:
+        clip_param = Param(clip_norm, "user")
+        if not enforce:
             mode = "no_clipping"
+            if clip_norm is not None:
+                raise ValueError(
+                    "clip_norm clips, enforce_sensitivity=False asks not to: omit "
+                    "clip_norm for seed 002's unclipped Algorithm 2"
+                )
             contribution = validation.require_constant(
                 "lipschitz",
                 spec.lipschitz,
                 needed_for="DP-SGD without clipping (seed 002 Algorithm 2: C = G)",
             )
+            clip_param = Param(
+                None, "user", "enforce_sensitivity=False: no clipping, G trusted"
+            )
         else:
             mode = "clipped"
+            if clip_norm is None:
+                if spec.lipschitz is None:
+                    raise MissingConstantError(
+                        "DP-SGD clips per-example gradients at the declared "
+                        "lipschitz G by default, and none was declared; pass "
+                        "lipschitz=... (a data-independent bound) to the Problem "
+                        "or clip_norm=..."
+                    )
+                clip_norm = float(spec.lipschitz)
+                clip_param = Param(clip_norm, "derived", ENFORCED_NOTE)
             clip_norm = validation.positive("clip_norm", clip_norm)
+            if clip_param.source == "user":
+                clip_param = Param(clip_norm, "user")
             if delta_e > 0:
                 raise ValueError(
                     "gradient_bound_failure applies to the no-clipping mode only "
-                    "(clipping bounds every contribution surely)"
+                    "(enforce_sensitivity=False; clipping bounds every "
+                    "contribution surely)"
                 )
             contribution = (
                 clip_norm if spec.lipschitz is None else min(clip_norm, spec.lipschitz)
@@ -616,6 +671,7 @@ class DPSGD(PrivateAlgorithm):
                 clip_norm=clip_norm,
                 max_batch_size=max_batch_size,
                 gradient_dtype=gradient_dtype,
+                enforce_sensitivity=enforce,
             )
 
         probe = make_oracle(1.0)  # validates sampling/batch/constants eagerly
@@ -669,12 +725,23 @@ class DPSGD(PrivateAlgorithm):
                 "" if sampling != "poisson" else "overflow probability <= 1e-12",
             ),
             "learning_rate": _param(learning_rate, sources["learning_rate"]),
-            "clip_norm": Param(clip_norm, "user" if clip_norm else "default"),
+            "clip_norm": clip_param,
+            "enforce_sensitivity": Param(
+                enforce,
+                "default" if enforce else "user",
+                "clipping enforces the sensitivity"
+                if enforce
+                else "opted out: the guarantee is conditional on the declared G",
+            ),
             "sampling": Param(sampling, "user" if sampling != "poisson" else "default"),
             "noise_multiplier": Param(
                 z, "calibrated", "smallest z the accountant certifies (PLD/RDP)"
             ),
-            "noise_std": Param(oracle.noise_std, "derived", "z C F / b"),
+            "noise_std": Param(
+                oracle.noise_std,
+                "derived",
+                "z C / b" if enforce else "z C F / b",
+            ),
             "gradient_bound_failure": Param(delta_e, "user" if delta_e else "default"),
             "output": Param(output, "user")
             if output != "tail_average"

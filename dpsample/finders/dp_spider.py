@@ -16,14 +16,21 @@ the rate). ``O1``/``O2`` are :mod:`dpsample.finders.oracles` (second kind on the
 sigma_hat_2)``,
 spec 003 A4). ``Pi_K`` projects onto a ball domain (spec 003 B19: the theory is
 unconstrained; with a ball the constants are those declared on ``K``). The
-unconstrained recursion (``project=False``) on a ball needs ``clip=True``: without
+unconstrained recursion (``project=False``) on a ball needs clipping (the default;
+``enforce_sensitivity=False`` turns it off): without
 clipping both sensitivities (``2G/b_1`` and ``2 min(M ||dw||, 2G)/b_2``) rest on the
 constants declared on ``K``, so every gradient must be taken at a point of ``K``. For
 the same reason ``x0`` must lie in ``K`` (a ``ValueError`` before any private
 computation; a point within rounding of the ball is projected onto it).
 
+Enforced by default: anchors clip per-example gradients at the declared ``G`` and
+variations clip per-example differences at ``min(M ||dw||, 2G)`` (spec 003 A6), so the
+guarantee holds whatever the data. ``enforce_sensitivity=False`` runs Arora et al.'s
+unclipped recursion; the guarantee then rests on the declared constants and is
+*conditional* (listed in its ``assumptions``).
+
 Non-finite values: a loss that returns NaN or inf at an iterate raises nothing during
-the run. With ``clip=True`` a per-example anchor gradient with a non-finite norm
+the run. With clipping a per-example anchor gradient with a non-finite norm
 contributes zero (the first-kind oracle's public rule; the second-kind oracle's
 clipped differences do not yet zero a non-finite row, so a NaN difference still
 reaches the iterates); without clipping it breaks the declared constants the
@@ -84,6 +91,7 @@ from dpsample.finders import accounting
 from dpsample.finders.oracles import (
     FirstKindOracle,
     SecondKindOracle,
+    check_enforce,
     first_kind,
     second_kind,
 )
@@ -261,10 +269,10 @@ def dp_spider(
     variation_batch_size: int | None = None,
     sampling: str = "poisson",
     initial_gap: float | None = None,
-    clip: bool = False,
     output: str = "random",
     project: bool = True,
     return_iterates: bool = False,
+    enforce_sensitivity: bool = True,
 ) -> PrivateResult:
     r"""DP-SPIDER with noise calibrated by an accountant to ``(epsilon, delta)``.
 
@@ -294,13 +302,16 @@ def dp_spider(
             padded Poisson, PLD) or ``"without_replacement"`` (RDP). A batch of size
             ``n`` is always the full batch.
         initial_gap: Public ``F_0`` (default the declared ``loss_range``).
-        clip: Clip per-example terms at the declared bounds (unconditional privacy
-            even for examples violating them; spec 003 A6).
         output: ``"random"`` (Unif over ``w_1..w_T``) or ``"last"``.
         project: Project onto a ball domain after each step. ``False`` on a ball
-            needs ``clip=True`` (without clipping the sensitivities rest on the
-            constants declared on ``K``).
+            needs clipping (``enforce_sensitivity=True``, the default: without
+            clipping the sensitivities rest on the constants declared on ``K``).
         return_iterates: Put all iterates in ``info["iterates"]``.
+        enforce_sensitivity: Clip per-example terms at the declared bounds
+            (default: unconditional privacy even for examples violating them;
+            spec 003 A6). ``False`` opts out (Arora et al.'s unclipped
+            recursion): the guarantee is then *conditional* on the declared
+            constants.
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult`; ``info`` has the schedule, both
@@ -312,16 +323,19 @@ def dp_spider(
 
     Raises:
         ValueError: Bad privacy parameters, ``x0`` (wrong shape, not finite, or
-            outside ``K``), ``project=False`` on a ball without ``clip=True``,
+            outside ``K``), ``project=False`` on a ball without clipping,
             batch sizes, ``T < 1``, ``q`` outside ``[1, T]``, sampling or output.
+        TypeError: ``enforce_sensitivity`` is not a bool.
         MissingConstantError: Missing ``lipschitz`` / ``smoothness`` / initial gap.
 
     Privacy:
         Replace-one. Anchors: sensitivity ``2G/b_1``; variations: ``2 min(M ||w_t -
         w_{t-1}||, 2G)/b_2`` (plus a rounding floor unless clipped) with noise
-        proportional to it. ``ceil(T/q)`` anchors and ``T - ceil(T/q)`` variations
-        (what runs) are composed by dp_accounting (RDP and/or PLD); the result meets
-        ``(epsilon, delta)`` and covers every iterate.
+        proportional to it, enforced by clipping by default (conditional on the
+        declared constants with ``enforce_sensitivity=False``). ``ceil(T/q)``
+        anchors and ``T - ceil(T/q)`` variations (what runs) are composed by
+        dp_accounting (RDP and/or PLD); the result meets ``(epsilon, delta)`` and
+        covers every iterate.
 
     Examples:
         >>> import jax, jax.numpy as jnp, dpsample
@@ -334,8 +348,8 @@ def dp_spider(
         ...     x0=jnp.zeros(1), num_steps=6, phase_length=3, variation_batch_size=4)
         >>> res.info["oracle_calls"]
         {'first_kind': 2, 'second_kind': 4}
-        >>> res.privacy.epsilon(1e-5) <= 2.0
-        True
+        >>> res.privacy.epsilon(1e-5) <= 2.0, res.privacy.conditional
+        (True, False)
     """
     return DPSpider().solve(
         rng_key,
@@ -350,10 +364,10 @@ def dp_spider(
         variation_batch_size=variation_batch_size,
         sampling=sampling,
         initial_gap=initial_gap,
-        clip=clip,
         output=output,
         project=project,
         return_iterates=return_iterates,
+        enforce_sensitivity=enforce_sensitivity,
     )
 
 
@@ -527,14 +541,15 @@ class DPSpider(PrivateAlgorithm):
         variation_batch_size: int | None = None,
         sampling: str = "poisson",
         initial_gap: float | None = None,
-        clip: bool = False,
         output: str = "random",
         project: bool = True,
         return_iterates: bool = False,
+        enforce_sensitivity: bool = True,
     ) -> Plan:
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
         x0_param = start_param(spec, x0, "the centre of the domain")
-        project = spec.check_projection(project, clipped=bool(clip), name="dp_spider")
+        clip = check_enforce(enforce_sensitivity)
+        project = spec.check_projection(project, clipped=clip, name="dp_spider")
         if sampling not in ("poisson", "without_replacement"):
             raise ValueError(
                 "Expected sampling in ('poisson', 'without_replacement'), got "
@@ -609,14 +624,14 @@ class DPSpider(PrivateAlgorithm):
                 noise_multiplier=c * shape1,
                 sampling=samp1,
                 batch_size=None if samp1 == "full_batch" else b1,
-                clip_norm=big_l if clip else None,
+                enforce_sensitivity=clip,
             )
             o2 = second_kind(
                 spec,
                 noise_multiplier=c * shape2,
                 sampling=samp2,
                 batch_size=None if samp2 == "full_batch" else b2,
-                clip=clip,
+                enforce_sensitivity=clip,
             )
             return o1, o2
 
@@ -706,7 +721,9 @@ class DPSpider(PrivateAlgorithm):
             "variation_noise_multiplier": Param(
                 o2.noise_multiplier, "derived", "c max{1, b2 sqrt(T)/n}"
             ),
-            "sigma1": Param(o1.noise_std, "derived", "z1 G F / b1"),
+            "sigma1": Param(
+                o1.noise_std, "derived", "z1 G / b1" if clip else "z1 G F / b1"
+            ),
             "sigma2": Param(
                 None
                 if spec.smoothness is None
@@ -717,7 +734,14 @@ class DPSpider(PrivateAlgorithm):
             "sigma2_hat": Param(
                 o2.noise_multiplier * 2.0 * big_l / b2, "derived", "z2 2G / b2"
             ),
-            "clip": Param(bool(clip), "user" if clip else "default"),
+            "enforce_sensitivity": Param(
+                clip,
+                "default" if clip else "user",
+                "clipping enforces the declared G and M"
+                if clip
+                else "opted out: the guarantee is conditional on the declared "
+                "constants",
+            ),
             "output": Param(output, "user" if output != "random" else "default"),
             "project": Param(project, "default" if project else "user"),
             "return_iterates": Param(bool(return_iterates), "default"),
@@ -787,7 +811,7 @@ class DPSpider(PrivateAlgorithm):
             gradient_evaluations=plan.cost.gradient_evaluations,
             output=plan["output"],
             output_index=index,
-            clipped=plan["clip"],
+            clipped=plan["enforce_sensitivity"],
             projected=bool(plan["project"] and isinstance(problem.domain, Ball)),
             parameter_sources=dict(plan.internal["sources"]),
             theorem_parameters=plan.internal["theorem_parameters"],

@@ -3,20 +3,29 @@ r"""Private gradient oracles of the first and second kind (seed 000 Eq. (2)/(3))
 Two oracles feed every first-order finder in :mod:`dpsample.finders`:
 
 * the **first kind** ``O1(x) = (1/b) sum_{i in S} g_i(x) + N(0, s1^2 I)``, a noisy
-  minibatch (or full-batch) mean gradient, with ``g_i(x) = grad f(x, z_i)`` (clipped at
-  ``clip_norm`` when asked);
+  minibatch (or full-batch) mean gradient, with ``g_i(x) = grad f(x, z_i)`` clipped at
+  the declared Lipschitz bound ``G`` (or at ``clip_norm`` when smaller) by default;
 * the **second kind** ``O2(x, y) = (1/b) sum_{i in S} (grad f(x, z_i) - grad f(y,
   z_i)) + N(0, s2(x, y)^2 I)``, a noisy gradient *difference* evaluated on the **same**
   batch at both points, whose noise is proportional to its sensitivity, hence to
   ``min(M ||x - y||, 2 G)``.
 
+Enforced by default. Both oracles clip every per-example term at the bound their
+accounting uses (O1 at ``C``, O2 at ``C(x, y)``), so the guarantee holds whatever the
+data, even if a declared constant is wrong. ``enforce_sensitivity=False`` (the same
+option name in every finder) turns clipping off: the sensitivity then rests on the
+declared constants holding for every example, the guarantee lists that in its
+``assumptions`` and shows as *conditional* (seed 002's unclipped Algorithm 2 is this
+mode).
+
 Sensitivities (replace-one neighbours, ``c_sens = 2``, spec 000 §1.4). Let ``C`` be
 a bound on every per-example term of the sum, for every possible example:
 
-* O1: ``C = G`` (declared Lipschitz bound), or ``C = min(G, clip_norm)`` /
-  ``clip_norm`` with per-example clipping. Replacing ``z`` by ``z'`` moves the sum by
-  ``||g(x, z) - g(x, z')|| <= 2 C``, so the released mean moves by at most
-  ``Delta_1 = 2 C / b``.
+* O1: ``C = min(G, clip_norm)`` (``G`` the declared Lipschitz bound; ``clip_norm``
+  defaults to ``G``, and without a declared ``G`` it must be given), enforced by
+  per-example clipping; with ``enforce_sensitivity=False``, ``C = G`` trusted.
+  Replacing ``z`` by ``z'`` moves the sum by ``||g(x, z) - g(x, z')|| <= 2 C``, so
+  the released mean moves by at most ``Delta_1 = 2 C / b``.
 * O2: each term is ``grad f(x, z) - grad f(y, z)``, whose norm is at most
   ``M ||x - y||`` (declared smoothness) and at most ``2 G`` (declared Lipschitz bound:
   two gradients of norm ``<= G``), so ``C(x, y) = min(M ||x - y||, 2 G)`` (whichever
@@ -73,7 +82,7 @@ Accounting matches the scheme that runs (dp-libraries spec §4.1); each call's
   that mix several fresh oracles on one permutation are covered by composing one call
   of each.
 
-Clipping in floating point (O1 with ``clip_norm``). Rows are clipped at ``C / F``,
+Clipping in floating point (O1, enforced). Rows are clipped at ``C / F``,
 where ``C = min(G, clip_norm)`` is the accounted bound (so a gradient that breaks the
 declared ``G`` is clipped too) and ``F >= 1`` is the rounding margin of
 :func:`clip_margin`: the per-example norms, the scale and the weighted sum are then
@@ -96,10 +105,10 @@ C_eff(x, y) / b`` with ``C_eff = F C(x, y) + A G`` from
 ``F - 1 ~ 2 m u`` and the floor ``A ~ 2 m^2 u``, ``u = 2^-53``), which bounds how far
 the *computed* statistics of two neighbouring batches can be apart; the guarantee
 holds for what is computed. The floor needs the declared ``G`` (without it only
-``clip=True`` is accepted). With ``clip=True`` the per-example differences are
-clipped at ``C(x, y) / F`` with :func:`clip_margin`'s ``F``, through the same
-clipping code as O1 (:func:`~dpsample._src.clipping.clipped_sum`), so no floor is
-needed; a bound below ``1e-140`` clips every row to zero
+the enforced oracle is accepted). Enforced (the default), the per-example
+differences are clipped at ``C(x, y) / F`` with :func:`clip_margin`'s ``F``,
+through the same clipping code as O1 (:func:`~dpsample._src.clipping.clipped_sum`),
+so no floor is needed; a bound below ``1e-140`` clips every row to zero
 (:func:`~dpsample._src.clipping.usable_clip_bound`). ``||x - y||`` is computed
 scaled by its largest entry, so it does not underflow.
 
@@ -253,16 +262,33 @@ def _margin_of(problem: Problem | ProblemSpec, gradient_dtype: str, rows: int) -
     return clip_margin(gradient_dtype, rows, problem.dim)
 
 
+#: The plan note of a clip bound that defaults to the declared constant.
+ENFORCED_NOTE = (
+    "the declared lipschitz G, enforced by clipping (enforce_sensitivity=False "
+    "opts out)"
+)
+
+
+def check_enforce(enforce_sensitivity: Any) -> bool:
+    """Validate the ``enforce_sensitivity`` opt-out (a bool; ``True`` by default)."""
+    if not isinstance(enforce_sensitivity, bool):
+        raise TypeError(
+            f"Expected enforce_sensitivity to be a bool, got {enforce_sensitivity!r}"
+        )
+    return enforce_sensitivity
+
+
 def _unclipped_gradient_assumption(bound: float) -> str:
     """The assumption of a first-kind oracle that does not clip (public text)."""
     return (
         "every per-example gradient at every queried point has norm <= the declared "
-        f"lipschitz G = {bound:.6g} (not enforced: no clipping)"
+        f"lipschitz G = {bound:.6g} (not enforced: enforce_sensitivity=False, no "
+        "clipping)"
     )
 
 
 def _unclipped_difference_assumption(smoothness: float | None, cap: float) -> str:
-    """The assumption of a second-kind oracle with ``clip=False`` (public text)."""
+    """The assumption of an unclipped second-kind oracle (public text)."""
     bounds = []
     if smoothness is not None:
         bounds.append(f"smoothness M = {smoothness:.6g} times ||x - y||")
@@ -270,7 +296,8 @@ def _unclipped_difference_assumption(smoothness: float | None, cap: float) -> st
         bounds.append(f"2 G = {cap:.6g}")
     return (
         "every per-example gradient difference between queried points has norm <= "
-        f"min({', '.join(bounds)}) (not enforced: clip=False)"
+        f"min({', '.join(bounds)}) (not enforced: enforce_sensitivity=False, no "
+        "clipping)"
     )
 
 
@@ -419,21 +446,40 @@ class FirstKindOracle(_OracleBase):
         clip_norm: float | None = None,
         max_batch_size: int | None = None,
         gradient_dtype: str = "float64",
+        enforce_sensitivity: bool = True,
     ) -> None:
         self._setup(problem, noise_multiplier, sampling, batch_size, max_batch_size)
+        self.enforce_sensitivity = check_enforce(enforce_sensitivity)
+        if not self.enforce_sensitivity and clip_norm is not None:
+            raise ValueError(
+                "clip_norm clips, enforce_sensitivity=False asks not to: pass one "
+                "of them (clip_norm with enforce_sensitivity=True, the default)"
+            )
         self.gradient_dtype = check_gradient_dtype(
-            gradient_dtype, clipped=clip_norm is not None
+            gradient_dtype, clipped=self.enforce_sensitivity
         )
-        if clip_norm is None:
+        if not self.enforce_sensitivity:
             self.clip_norm = None
             self.contribution_bound = validation.require_constant(
                 "lipschitz",
                 problem.lipschitz,
-                needed_for="the first-kind gradient oracle without clipping",
+                needed_for="the first-kind gradient oracle without clipping "
+                "(enforce_sensitivity=False)",
             )
         else:
-            self.clip_norm = validation.positive("clip_norm", clip_norm)
             g = problem.lipschitz
+            if clip_norm is None and g is None:
+                raise MissingConstantError(
+                    "the first-kind gradient oracle clips per-example gradients at "
+                    "the declared lipschitz G, which was not declared; pass "
+                    "lipschitz=... (a data-independent bound) to the Problem or "
+                    "clip_norm=... to the oracle"
+                )
+            self.clip_norm = (
+                float(g)
+                if clip_norm is None
+                else validation.positive("clip_norm", clip_norm)
+            )
             self.contribution_bound = check_clip_bound(
                 self.clip_norm if g is None else min(self.clip_norm, g),
                 self.gradient_dtype,
@@ -532,7 +578,8 @@ class SecondKindOracle(_OracleBase):
         + \mathcal N\big(0, (z\,C_{\rm eff}(x, y) / b)^2 I\big),\quad
         C(x, y) = \min(M \|x - y\|, 2G).
 
-    ``C_eff = C`` with ``clip=True``; without clipping ``C_eff = F C + A G`` covers the
+    ``C_eff = C`` when enforced (clipped, the default); with
+    ``enforce_sensitivity=False`` ``C_eff = F C + A G`` covers the
     rounding of the two gradient sums (module docstring,
     :func:`~dpsample._src.clipping.difference_margin`). At ``x == y`` the release is
     exactly zero (no noise). Build it with :func:`second_kind`.
@@ -541,10 +588,12 @@ class SecondKindOracle(_OracleBase):
 
     Privacy:
         Replace-one neighbours; per-example difference bound ``C(x, y)`` from the
-        declared constants (clipped below that bound when ``clip=True``, which makes
-        the guarantee unconditional); the computed statistics of neighbouring batches
-        are at most ``2 C_eff(x, y) / b`` apart and the noise std is ``z C_eff(x, y) /
-        b``, so one release costs ``record.guarantee`` whatever ``||x - y||``.
+        declared constants (clipped below that bound by default, which makes
+        the guarantee unconditional; ``enforce_sensitivity=False`` makes it
+        conditional on the declarations); the computed statistics of neighbouring
+        batches are at most ``2 C_eff(x, y) / b`` apart and the noise std is ``z
+        C_eff(x, y) / b``, so one release costs ``record.guarantee`` whatever
+        ``||x - y||``.
     """
 
     kind = "second"
@@ -557,8 +606,8 @@ class SecondKindOracle(_OracleBase):
         noise_multiplier: float,
         sampling: str = "full_batch",
         batch_size: int | None = None,
-        clip: bool = False,
         max_batch_size: int | None = None,
+        enforce_sensitivity: bool = True,
     ) -> None:
         self._setup(problem, noise_multiplier, sampling, batch_size, max_batch_size)
         if problem.smoothness is None and problem.lipschitz is None:
@@ -569,13 +618,15 @@ class SecondKindOracle(_OracleBase):
                 "smoothness=... or lipschitz=... (data-independent bounds) to the "
                 "Problem"
             )
-        self.clip = bool(clip)
+        self.enforce_sensitivity = check_enforce(enforce_sensitivity)
+        self.clip = self.enforce_sensitivity
         if not self.clip and problem.lipschitz is None:
             raise MissingConstantError(
-                "the unclipped second-kind oracle needs the public constant lipschitz "
-                "(G): the rounding of the two gradient sums it subtracts scales with "
-                "the gradients' size, which only G bounds; declare lipschitz=... on "
-                "the Problem or pass clip=True"
+                "the unclipped second-kind oracle (enforce_sensitivity=False) needs "
+                "the public constant lipschitz (G): the rounding of the two gradient "
+                "sums it subtracts scales with the gradients' size, which only G "
+                "bounds; declare lipschitz=... on the Problem or keep "
+                "enforce_sensitivity=True (clipping)"
             )
         self.smoothness = problem.smoothness
         self.cap = (
@@ -680,6 +731,7 @@ def first_kind(
     clip_norm: float | None = None,
     max_batch_size: int | None = None,
     gradient_dtype: str = "float64",
+    enforce_sensitivity: bool = True,
 ) -> FirstKindOracle:
     r"""Build the first-kind oracle ``O1`` (noisy mean gradient).
 
@@ -698,8 +750,8 @@ def first_kind(
             indices).
         batch_size: ``b`` (expected size for Poisson); must be omitted or ``n`` for
             the full batch.
-        clip_norm: Optional per-example clipping norm ``c``; then
-            ``C = min(G, c)`` (or ``c`` without a declared ``G``).
+        clip_norm: Per-example clipping norm ``c``; then ``C = min(G, c)`` (or
+            ``c`` without a declared ``G``). Default: the declared ``G``.
         max_batch_size: Poisson padding (default: overflow probability ``<= 1e-12``;
             any value is accounted exactly).
         gradient_dtype: ``"float64"`` (default) or ``"float32"``: the dtype of the
@@ -709,6 +761,9 @@ def first_kind(
             clipped at ``C / F`` (:func:`clip_margin`, ``F - 1 ~ 2 m^2 2^-24``)
             so that the float32 sum provably keeps the sensitivity ``2C/b``. The
             guarantee is the same in both dtypes.
+        enforce_sensitivity: Clip at ``C`` (default). ``False`` opts out: no
+            clipping, ``C = G`` trusted, and the guarantee is conditional on it
+            (listed in its ``assumptions``).
 
     Returns:
         A :class:`FirstKindOracle`.
@@ -716,8 +771,10 @@ def first_kind(
     Raises:
         MissingConstantError: Without ``clip_norm`` and without a declared
             ``lipschitz``.
-        ValueError: On a bad scheme, batch size, noise multiplier or
-            ``gradient_dtype`` (float32 needs ``clip_norm``, a clip bound in
+        TypeError: ``enforce_sensitivity`` is not a bool.
+        ValueError: On a bad scheme, batch size, noise multiplier,
+            ``clip_norm`` with ``enforce_sensitivity=False``, or
+            ``gradient_dtype`` (float32 needs clipping, a clip bound in
             ``[1e-12, 1e12]`` and a batch and dimension small enough for
             :func:`clip_margin`), or a float64 clip bound outside ``[1e-140,
             1e140]``.
@@ -726,12 +783,13 @@ def first_kind(
         Replace-one; sensitivity ``2C/b``, noise std ``z C / b``; per call
         ``record.guarantee``
         (Gaussian for the full batch / fresh batches, sampled-without-replacement
-        Gaussian (RDP), truncated-Poisson subsampled Gaussian (PLD)). With
-        clipping the per-example rows are clipped at ``C / F``, which keeps the
+        Gaussian (RDP), truncated-Poisson subsampled Gaussian (PLD)). By default
+        the per-example rows are clipped at ``C / F``, which keeps the
         sensitivity of the computed (rounded) statistic at ``2C/b``
-        (:func:`clip_margin`), in float64 and in float32. Without clipping the
-        sensitivity rests on the declared ``G`` holding for every example, and the
-        guarantee lists that in its ``assumptions``.
+        (:func:`clip_margin`), in float64 and in float32, whatever the data. With
+        ``enforce_sensitivity=False`` the sensitivity rests on the declared ``G``
+        holding for every example, and the guarantee lists that in its
+        ``assumptions`` (it is ``conditional``).
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -744,10 +802,15 @@ def first_kind(
         >>> est, rec = o1(jax.random.key(0), jnp.zeros(2))
         >>> est.shape, rec.sampling, rec.guarantee.epsilon(1e-5) < 3
         ((2,), 'full_batch', True)
-        >>> o1.sensitivity, o1.noise_std  # 2 G F / n and z G F / n
-        (0.5000000000000031, 1.0000000000000062)
-        >>> o1.rounding_margin - 1 < 1e-14  # F: float64 rounding of the sum
+        >>> o1.sensitivity, o1.noise_std  # 2 G / n and z G / n: clipped at G
+        (0.5, 1.0)
+        >>> o1.clip_bound < 1.0 and 1.0 - o1.clip_bound < 1e-14  # G / F
         True
+        >>> rec.guarantee.conditional  # enforced: rests on no declaration
+        False
+        >>> trusted = first_kind(prob, noise_multiplier=4.0, enforce_sensitivity=False)
+        >>> trusted.guarantee.conditional, trusted.rounding_margin - 1 < 1e-14
+        (True, True)
         >>> o32 = first_kind(prob, noise_multiplier=4.0, clip_norm=0.5,
         ...                  gradient_dtype="float32")
         >>> o32(jax.random.key(0), jnp.zeros(2))[0].dtype  # noise added in float64
@@ -763,6 +826,7 @@ def first_kind(
         clip_norm=clip_norm,
         max_batch_size=max_batch_size,
         gradient_dtype=gradient_dtype,
+        enforce_sensitivity=enforce_sensitivity,
     )
 
 
@@ -772,8 +836,8 @@ def second_kind(
     noise_multiplier: float,
     sampling: str = "full_batch",
     batch_size: int | None = None,
-    clip: bool = False,
     max_batch_size: int | None = None,
+    enforce_sensitivity: bool = True,
 ) -> SecondKindOracle:
     r"""Build the second-kind oracle ``O2`` (noisy paired gradient difference).
 
@@ -781,36 +845,42 @@ def second_kind(
         O_2(x, y) = \frac1b \sum_{i\in S}\big(\nabla f(x; z_i) - \nabla f(y; z_i)\big)
         + \mathcal N\Big(0, \big(z \, C_{\rm eff}(x, y)/b\big)^2 I_d\Big),
 
-    with ``C_eff = min(M ||x - y||, 2G)`` when clipped and ``F min(M ||x - y||, 2G) + A
-    G`` (a rounding floor, :func:`~dpsample._src.clipping.difference_margin`) when not;
+    with ``C_eff = min(M ||x - y||, 2G)`` when clipped (default) and ``F min(M ||x -
+    y||, 2G) + A G`` (a rounding floor,
+    :func:`~dpsample._src.clipping.difference_margin`) with
+    ``enforce_sensitivity=False``;
     exactly zero, without noise, at ``x == y``.
 
     Args:
         problem: The :class:`~dpsample.problem.Problem` (declares ``smoothness`` and/or
-            ``lipschitz``; ``lipschitz`` is needed without ``clip``).
+            ``lipschitz``; ``lipschitz`` is needed with
+            ``enforce_sensitivity=False``).
         noise_multiplier: ``z`` = std of the noise on the sum / per-example bound
             (the ecosystem's convention, as for :func:`first_kind`).
         sampling: As for :func:`first_kind`; both points use the **same** batch.
         batch_size: ``b``.
-        clip: Clip every per-example difference at ``min(M ||x - y||, 2G) / F``
-            (:func:`clip_margin`) so the sensitivity holds, as computed, even for
-            examples that violate the declared constants.
         max_batch_size: Poisson padding.
+        enforce_sensitivity: Clip every per-example difference at ``min(M ||x -
+            y||, 2G) / F`` (:func:`clip_margin`) so the sensitivity holds, as
+            computed, even for examples that violate the declared constants
+            (default). ``False`` opts out (conditional guarantee).
 
     Returns:
         A :class:`SecondKindOracle`.
 
     Raises:
         MissingConstantError: If neither ``smoothness`` nor ``lipschitz`` is declared,
-            or ``lipschitz`` is not declared and ``clip`` is off.
+            or ``lipschitz`` is not declared with ``enforce_sensitivity=False``.
+        TypeError: ``enforce_sensitivity`` is not a bool.
         ValueError: On a bad scheme, batch size or noise multiplier.
 
     Privacy:
         Replace-one; the computed statistics of neighbouring batches are at most ``2
         C_eff(x, y) / b`` apart and the noise std is ``z C_eff(x, y) / b``, so each
         call costs ``record.guarantee`` independently of the step. With
-        ``clip=False`` the sensitivity rests on the declared constants holding for
-        every example, and the guarantee lists that in its ``assumptions``.
+        ``enforce_sensitivity=False`` the sensitivity rests on the declared
+        constants holding for every example, and the guarantee lists that in its
+        ``assumptions`` (it is ``conditional``).
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -824,8 +894,12 @@ def second_kind(
         >>> est, rec = o2(jax.random.key(0), x, x)  # x = y: zero, noiseless
         >>> est.tolist(), rec.kind
         ([0.0, 0.0], 'second')
-        >>> y = x.at[0].set(1e-300)  # a tiny step: the rounding floor sets the noise
-        >>> float(o2.noise_std(x, y)) > 1e-20
+        >>> y = x.at[0].set(1e-300)  # clipped: the noise follows M ||x - y||
+        >>> float(o2.noise_std(x, y)) < 1e-290
+        True
+        >>> trusted = second_kind(prob, noise_multiplier=1.0,
+        ...                       enforce_sensitivity=False)
+        >>> float(trusted.noise_std(x, y)) > 1e-20  # unclipped: a rounding floor
         True
     """
     return SecondKindOracle(
@@ -833,8 +907,8 @@ def second_kind(
         noise_multiplier=noise_multiplier,
         sampling=sampling,
         batch_size=batch_size,
-        clip=clip,
         max_batch_size=max_batch_size,
+        enforce_sensitivity=enforce_sensitivity,
     )
 
 

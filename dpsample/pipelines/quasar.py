@@ -27,7 +27,10 @@ Implementation choices (spec 003 section 2.4 and its [I] notes):
   ``-F_D(x_i)`` has bounded range of differences ``osc/n`` (``osc =
   problem.utility_oscillation()``): the mechanism samples ``Pr[i] ∝
   exp(-k_sel F_D(x_i))`` with ``k_sel = eps_sel n / osc``, exactly as the net
-  exponential mechanism (errata E28).
+  exponential mechanism (errata E28). The bound is enforced, not assumed: each
+  example's losses at the ``k`` candidates are clipped to a range ``osc/2``
+  (:func:`_risks`; a no-op when the declared constants hold), so the selection is
+  ``eps_sel``-DP whatever the data.
 * Public rules (no exception after the eager checks): ``x0`` must lie in ``K``
   (``ValueError`` before any private computation otherwise); a candidate whose
   empirical risk is not finite (the loss returned NaN or inf there, breaking its
@@ -164,13 +167,35 @@ def _theorem_schedule(
 
 
 @functools.partial(jax.jit, static_argnames=("loss_fn",))
-def _risks(xs: Any, data: Any, *, loss_fn: Any) -> Any:
-    """``F_D`` at each candidate (``Problem.empirical_risk_batch``), compiled once."""
+def _risks(xs: Any, data: Any, half_osc: Any, *, loss_fn: Any) -> Any:
+    """``F_D`` at each candidate, each example's losses clipped to a range ``osc/2``.
 
-    def risk(x: Any) -> Any:
-        return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
+    Enforces the selection's sensitivity: example ``j``'s losses at the ``k``
+    candidates are clipped into ``[l_j, l_j + osc/2]``, ``l_j`` their minimum, so
+    for any two examples the difference of their (clipped) loss vectors has range
+    at most ``osc`` and the utilities ``-F_D`` of replace-one neighbours differ by
+    a constant plus at most ``osc/n`` in range: the exponential mechanism's bound.
+    When the declared constants hold this is a no-op (``osc = min(2 G D, 2 B,
+    oscillation)``: a ``G``-Lipschitz loss on ``K`` of diameter ``D`` or a loss of
+    range ``B`` has per-example range ``<= osc/2``; the bundled losses declare
+    ``oscillation = 2 x`` their range). A non-finite loss makes the candidate's
+    risk non-finite (excluded by :func:`_select`). Compiled once per shape.
 
-    return jax.vmap(risk)(xs)
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample.pipelines.quasar import _risks
+        >>> xs = jnp.array([[0.0], [1.0]])
+        >>> data = jnp.array([[1.0], [100.0]])  # the second example breaks osc
+        >>> loss = lambda x, z: -jnp.sum(x * z)
+        >>> _risks(xs, data, 0.5, loss_fn=loss).tolist()  # range 1/2 per example
+        [-50.0, -50.5]
+    """
+    per_example = jax.vmap(lambda x: jax.vmap(loss_fn, in_axes=(None, 0))(x, data))(
+        xs
+    )  # (k, n)
+    low = jnp.min(per_example, axis=0)
+    clipped = jnp.clip(per_example, low, low + half_osc)
+    return jnp.mean(clipped, axis=1)
 
 
 def _select(rng_key: PRNGKey, risks: Any, *, epsilon: float, sensitivity: float) -> int:
@@ -439,10 +464,13 @@ class QuasarSGD(PrivateAlgorithm):
         xs = jnp.stack(
             [runner.run(keys[i], run_plan, problem.data).value for i in range(k)]
         )
-        risks = _risks(xs, problem.data, loss_fn=problem.loss_fn)
-        # Pr[i] ∝ exp(eps_sel u_i / (2 Delta)) with Delta = osc/(2n) is exp(-k_sel F_D):
-        # valid by the bounded-range argument (utilities may be shifted by a constant).
         osc = problem.spec.utility_oscillation()
+        risks = _risks(
+            xs, problem.data, jnp.float64(0.5 * osc), loss_fn=problem.loss_fn
+        )
+        # Pr[i] ∝ exp(eps_sel u_i / (2 Delta)) with Delta = osc/(2n) is exp(-k_sel F_D):
+        # valid by the bounded-range argument (utilities may be shifted by a constant),
+        # enforced by _risks' per-example clip to a range osc/2.
         index = _select(
             keys[k], risks, epsilon=plan["epsilon_select"], sensitivity=osc / (2.0 * n)
         )

@@ -787,11 +787,32 @@ class PrivacyGuarantee:
                 break
         return float(hi)
 
+    @property
+    def conditional(self) -> bool:
+        """Whether the guarantee rests on :attr:`assumptions` (shown "conditional").
+
+        A guarantee is *conditional* when it holds only if something dpsample does
+        not prove or enforce is true (a declared constant no clip enforces, a
+        caller's event bound, a secret seed): exactly when :attr:`assumptions` is
+        not empty. Plans, reports and the CLI print it as "conditional" beside
+        the epsilon.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> g = PrivacyGuarantee.gaussian(2.0)
+            >>> g.conditional, g.assuming("the declared bound holds").conditional
+            (False, True)
+            >>> g.assuming("the declared bound holds")  # doctest: +ELLIPSIS
+            PrivacyGuarantee([...], relation=REPLACE_ONE, conditional, assumptions=...)
+        """
+        return bool(self.assumptions)
+
     def report(self, delta: float) -> dict[str, Any]:
         """Every valid route's epsilon at ``delta``, the tightest, and the components.
 
-        The dict also holds ``tv_slack``, ``relation`` and ``assumptions`` (a list,
-        empty for an unconditional guarantee).
+        The dict also holds ``tv_slack``, ``relation``, ``assumptions`` (a list,
+        empty for an unconditional guarantee) and ``conditional`` (whether it is
+        not empty).
 
         Examples:
             >>> from dpsample.privacy import PrivacyGuarantee
@@ -812,6 +833,7 @@ class PrivacyGuarantee:
             "relation": self.relation.name,
             "components": [(c.describe(), k) for c, k in self.components],
             "assumptions": list(self.assumptions),
+            "conditional": self.conditional,
         }
 
     def __repr__(self) -> str:
@@ -819,7 +841,11 @@ class PrivacyGuarantee:
             f"{c.describe()}" + (f" x{k}" if k > 1 else "") for c, k in self.components
         )
         slack = f", tv_slack={self.tv_slack:g}" if self.tv_slack else ""
-        assumed = f", assumptions={self.assumptions!r}" if self.assumptions else ""
+        assumed = (
+            f", conditional, assumptions={self.assumptions!r}"
+            if self.assumptions
+            else ""
+        )
         return (
             f"PrivacyGuarantee([{parts}], relation={self.relation.name}{slack}"
             f"{assumed})"

@@ -303,7 +303,7 @@ def test_functional_form_matches_estimate_fn_bit_for_bit(sampling, batch):
     problem = cosine_case(n=400, dim=2, seed=3).problem
     kw = {"sampling": sampling, "batch_size": batch}
     o1 = oracles.first_kind(problem, noise_multiplier=1.5, clip_norm=0.5, **kw)
-    o2 = oracles.second_kind(problem, noise_multiplier=2.0, clip=True, **kw)
+    o2 = oracles.second_kind(problem, noise_multiplier=2.0, **kw)
     idx = jnp.arange(batch) if sampling == "fresh" else None
     key, x, y = jax.random.key(7), jnp.array([0.3, -0.2]), jnp.array([0.1, 0.4])
     fn1, ops1 = o1.functional()

@@ -113,6 +113,7 @@ def test_gradient_bound_event_is_charged_to_delta(small):
         batch_size=8,
         learning_rate=0.05,
         gradient_bound_failure=1e-7,
+        enforce_sensitivity=False,
     )
     assert res.privacy.tv_slack == 1e-7
     assert res.privacy.delta(1.0) <= DELTA
@@ -127,6 +128,7 @@ def test_gradient_bound_event_is_charged_to_delta(small):
             num_steps=10,
             batch_size=8,
             gradient_bound_failure=1e-5,
+            enforce_sensitivity=False,
         )
     with pytest.raises(ValueError, match="no-clipping"):
         dp_sgd(
@@ -138,6 +140,17 @@ def test_gradient_bound_event_is_charged_to_delta(small):
             num_steps=10,
             batch_size=8,
             clip_norm=1.0,
+            gradient_bound_failure=1e-9,
+        )
+    with pytest.raises(ValueError, match="no-clipping"):  # the default clips too
+        dp_sgd(
+            jax.random.key(2),
+            p,
+            epsilon=1.0,
+            delta=DELTA,
+            x0=small.saddle,
+            num_steps=10,
+            batch_size=8,
             gradient_bound_failure=1e-9,
         )
 
@@ -450,13 +463,14 @@ def test_float32_gradients_keep_the_guarantee_and_agree(small):
 def test_float32_bad_inputs(small):
     p = small.problem
     kw = dict(x0=small.saddle, num_steps=5, batch_size=8, learning_rate=0.1)
-    with pytest.raises(ValueError, match="clip_norm"):
+    with pytest.raises(ValueError, match="needs per-example clipping"):
         dp_sgd(
             jax.random.key(0),
             p,
             epsilon=1.0,
             delta=DELTA,
             gradient_dtype="float32",
+            enforce_sensitivity=False,
             **kw,
         )
     with pytest.raises(ValueError, match="gradient_dtype"):

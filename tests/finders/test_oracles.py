@@ -401,8 +401,10 @@ def test_gradient_dtype_bad_inputs(case):
         oracles.first_kind(
             p, noise_multiplier=1.0, clip_norm=1.0, gradient_dtype="float16"
         )
-    with pytest.raises(ValueError, match="clip_norm"):
-        oracles.first_kind(p, noise_multiplier=1.0, gradient_dtype="float32")
+    with pytest.raises(ValueError, match="needs per-example clipping"):
+        oracles.first_kind(
+            p, noise_multiplier=1.0, gradient_dtype="float32", enforce_sensitivity=False
+        )
     with pytest.raises(ValueError, match="clip bound"):
         oracles.first_kind(
             p, noise_multiplier=1.0, clip_norm=1e-13, gradient_dtype="float32"
@@ -442,7 +444,7 @@ def test_unclipped_difference_noise_covers_rounding_near_x_equals_y():
         lipschitz=10.0,  # ||x - z|| <= 2 + 8
         smoothness=1.0,
     )
-    o2 = oracles.second_kind(p, noise_multiplier=z)
+    o2 = oracles.second_kind(p, noise_multiplier=z, enforce_sensitivity=False)
     x = np.array([0.7, -0.3, 1.1, 0.2])
     y = np.nextafter(x, np.inf)
     fn, ops = o2.functional()
@@ -492,7 +494,7 @@ def test_difference_oracle_at_x_equals_y_is_exactly_zero():
     )
     x = jnp.array([0.1, -0.2, 0.3])
     for clip in (False, True):
-        o2 = oracles.second_kind(p, noise_multiplier=1.0, clip=clip)
+        o2 = oracles.second_kind(p, noise_multiplier=1.0, enforce_sensitivity=clip)
         est, _ = o2(jax.random.key(2), x, x)
         assert np.all(np.asarray(est) == 0.0) and float(o2.noise_std(x, x)) == 0.0
 
@@ -528,9 +530,7 @@ def test_clipped_differences_never_exceed_the_accounted_bound(regime):
         s = np.ones((n, d)) * (1 + rng.uniform(0, 1e-6, (n, 1)))  # rows above M r
         x = jnp.full(d, 1e-156).at[0].set(1e-152)
     p = _diagonal_problem(s)
-    o2 = oracles.second_kind(
-        p, noise_multiplier=1.0, sampling="fresh", batch_size=1, clip=True
-    )
+    o2 = oracles.second_kind(p, noise_multiplier=1.0, sampling="fresh", batch_size=1)
     y, key = jnp.zeros(d), jax.random.key(0)
     rows = jax.jit(jax.vmap(lambda i: o2.mean_fn(key, x, y, i[None])))(jnp.arange(n))
     bound = Fraction(float(o2.difference_bound(x, y)))
@@ -543,8 +543,8 @@ def test_clipped_differences_never_exceed_the_accounted_bound(regime):
 def test_unclipped_difference_oracle_needs_the_lipschitz_bound():
     p = _diagonal_problem(np.ones((4, 2)))
     with pytest.raises(MissingConstantError, match="lipschitz"):
-        oracles.second_kind(p, noise_multiplier=1.0)
-    oracles.second_kind(p, noise_multiplier=1.0, clip=True)  # clipping suffices
+        oracles.second_kind(p, noise_multiplier=1.0, enforce_sensitivity=False)
+    oracles.second_kind(p, noise_multiplier=1.0)  # clipping (the default) suffices
 
 
 def test_difference_margin_is_tiny_and_grows_with_the_batch():

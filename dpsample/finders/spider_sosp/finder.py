@@ -174,8 +174,10 @@ class SpiderSOSP(PrivateAlgorithm):
         calibration: str = "accountant",
         selection_order: str = "backward",
         selection_share: float = 0.5,
+        enforce_sensitivity: bool = True,
     ) -> Plan:
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
+        enforce = oracles.check_enforce(enforce_sensitivity)
         if calibration not in ("accountant", "closed_form"):
             raise ValueError(
                 "Expected calibration 'accountant' or 'closed_form', got "
@@ -267,7 +269,7 @@ class SpiderSOSP(PrivateAlgorithm):
             # delta): Lemma A.4's conversion is loose, so phi' > phi_closed.
             def make_guarantee(scale: float) -> PrivacyGuarantee:
                 v = solve(num_iters, phi_closed / scale)
-                return empirical_guarantees(spec, v)[3]
+                return empirical_guarantees(spec, v, enforce)[3]
 
             try:
                 cal = calibrate(
@@ -333,6 +335,14 @@ class SpiderSOSP(PrivateAlgorithm):
                 "largest phi whose exact guarantee meets (eps, delta); Lemma A.4's "
                 f"closed form gives {phi_closed:.6g}",
             )
+        params["enforce_sensitivity"] = Param(
+            enforce,
+            "default" if enforce else "user",
+            "O1/O2 clip at the declared G and M"
+            if enforce
+            else "opted out: Algorithm 1's guarantee is conditional on the declared "
+            "G and M",
+        )
         params["calibration"] = Param(
             calibration,
             "user" if calibration != "accountant" else "default",
@@ -346,7 +356,7 @@ class SpiderSOSP(PrivateAlgorithm):
         # Algorithm 1's oracles, planned on the spec of the data they will see.
         relation = spec.relation
         if variant == "empirical":
-            o1, o2, alg1, guarantee = empirical_guarantees(spec, values)
+            o1, o2, alg1, guarantee = empirical_guarantees(spec, values, enforce)
             sequential = guarantee
         else:
             train_spec = spec.replace(n=values["n_train"])
@@ -355,12 +365,14 @@ class SpiderSOSP(PrivateAlgorithm):
                 noise_multiplier=values["noise_multiplier_o1"],
                 sampling="fresh",
                 batch_size=values["batch_o1"],
+                enforce_sensitivity=enforce,
             )
             o2 = oracles.second_kind(
                 train_spec,
                 noise_multiplier=values["noise_multiplier_o2"],
                 sampling="fresh",
                 batch_size=values["batch_o2"],
+                enforce_sensitivity=enforce,
             )
             # Fresh disjoint batches: each example is in at most one release, so the
             # run costs one release of the most expensive kind (parallel composition).
@@ -621,6 +633,7 @@ def spider_sosp(
     calibration: str = "accountant",
     selection_order: str = "backward",
     selection_share: float = 0.5,
+    enforce_sensitivity: bool = True,
 ) -> PrivateResult:
     r"""Private alpha-SOSP by Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2).
 
@@ -728,6 +741,11 @@ def spider_sosp(
             \varphi / 2`. Default 1/2, the paper's split; a smaller share buys
             little on the cosine saddle (``docs/finders.md``). Not used by the
             population variant (Algorithm 2 runs on :math:`D_2`).
+        enforce_sensitivity: Algorithm 1's oracles clip per-example gradients at
+            the declared ``G`` (O1) and per-example gradient differences at
+            ``min(M ||x - y||, 2G)`` (O2), so their sensitivities hold whatever
+            the data (default). ``False`` runs the paper's unclipped oracles; the
+            guarantee is then *conditional* on the declared constants.
 
     Returns:
         ``PrivateResult(value, privacy, info)``; ``info`` (a
@@ -787,6 +805,7 @@ def spider_sosp(
         calibration=calibration,
         selection_order=selection_order,
         selection_share=selection_share,
+        enforce_sensitivity=enforce_sensitivity,
     )
 
 

@@ -305,14 +305,23 @@ def schedule_cost(v: dict[str, Any], dim: int) -> Cost:
 
 
 def empirical_guarantees(
-    spec: ProblemSpec, values: dict[str, Any]
+    spec: ProblemSpec, values: dict[str, Any], enforce_sensitivity: bool = True
 ) -> tuple[Any, Any, PrivacyGuarantee, PrivacyGuarantee]:
     """``(O1, O2, Algorithm 1's guarantee, the whole guarantee)`` of a schedule.
 
-    The empirical variant's ``values``: every release on all ``n`` examples.
+    The empirical variant's ``values``: every release on all ``n`` examples. The
+    oracles clip at the declared constants unless ``enforce_sensitivity=False``.
     """
-    o1 = oracles.first_kind(spec, noise_multiplier=values["noise_multiplier_o1"])
-    o2 = oracles.second_kind(spec, noise_multiplier=values["noise_multiplier_o2"])
+    o1 = oracles.first_kind(
+        spec,
+        noise_multiplier=values["noise_multiplier_o1"],
+        enforce_sensitivity=enforce_sensitivity,
+    )
+    o2 = oracles.second_kind(
+        spec,
+        noise_multiplier=values["noise_multiplier_o2"],
+        enforce_sensitivity=enforce_sensitivity,
+    )
     alg1 = o1.run_guarantee(values["max_o1_calls"]).compose(
         o2.run_guarantee(values["num_iters"])
     )
