@@ -95,7 +95,7 @@ def main(dim: int, reps: int) -> dict:
         fns = {
             "select_sosp_iterate": jax.jit(
                 lambda d: select_sosp._combined_scores(
-                    loss, d, point, 0.1, -1.0, 1e-3, 2e-3, l_c
+                    loss, d, point, 0.1, -1.0, 1e-3, 2e-3, l_c, 1.0
                 )
             ),
             "spider_sosp_selection": jax.jit(
