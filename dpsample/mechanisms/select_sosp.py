@@ -13,7 +13,9 @@ textbook AboveThreshold on the one score
                    \frac{\lambda_{\min}(\nabla^2 F_D(x)) - \tau_h}{s_h}\Big),
 
 whose sensitivity is at most 1 (each argument moves by at most 1 between
-neighbours, and so does their minimum), with threshold 0.
+neighbours, and so does their minimum), with threshold 0. By default the gradient
+and Hessian are the means of the per-example ones clipped at the declared bounds
+(:mod:`dpsample._src.clipped_derivatives`), so that bound holds whatever the data.
 """
 
 from __future__ import annotations
@@ -208,14 +210,16 @@ def select_sosp_iterate(
     score is used; its sensitivities are the replace-one ones, ``2C/n`` and
     ``2L_c/n`` (the paper's ``C/n``, ``L/n`` would be those of add/remove), plus
     ``2η`` for the eigenvalue's computation error (a correction of ours: the paper
-    assumes exact eigenvalues);
-    ``L_c`` bounds each component's Hessian (Weyl), which the paper's smoothness of
-    ``f`` alone does not give; and the thresholds are shifted *inwards* by the
-    accuracy ``a`` so that, with probability ``>= 1 - β``, a released point is a
-    true α-SOSP (non-strict: ``||∇F|| <= α``, ``λ_min >= -sqrt(ρα)``), where the
-    paper's tolerances ``α/2`` and ``sqrt(ρα)/2`` (i.e. ``a s_g = α/2``,
-    ``a s_h = sqrt(ρα)/2``) certify an SOSP only up to constant factors. The
-    number ``k`` of candidates (unstated in the paper) is a public input.
+    assumes exact eigenvalues); ``L_c`` bounds each component's Hessian (Weyl),
+    which the paper's smoothness of ``f`` alone does not give; the declared ``C``
+    and ``L_c`` are enforced by clipping the per-example gradients and Hessians
+    (ours: the paper assumes them; ``enforce_sensitivity=False`` restores its
+    unclipped queries); and the thresholds are shifted *inwards* by the accuracy
+    ``a`` so that, with probability ``>= 1 - β``, a released point is a true α-SOSP
+    (non-strict: ``||∇F|| <= α``, ``λ_min >= -sqrt(ρα)``), where the paper's
+    tolerances ``α/2`` and ``sqrt(ρα)/2`` (i.e. ``a s_g = α/2``, ``a s_h =
+    sqrt(ρα)/2``) certify an SOSP only up to constant factors. The number ``k`` of
+    candidates (unstated in the paper) is a public input.
 
     Fixed work: the ``k`` candidates are drawn from the key alone, and both queries
     are evaluated at all ``k`` of them (one compiled ``lax.map``, dense Hessian and
