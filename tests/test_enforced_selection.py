@@ -31,7 +31,11 @@ import numpy as np
 import pytest
 
 import dpsample
-from dpsample._src.clipped_derivatives import clipped_hessian_mean, hessian_chunk
+from dpsample._src.clipped_derivatives import (
+    clipped_hessian_mean,
+    hessian_chunk,
+    operator_norm_bound,
+)
 from dpsample.finders.spider_sosp import selection
 from dpsample.mechanisms import select_sosp as mod
 from dpsample.mechanisms import select_sosp_iterate
@@ -201,9 +205,33 @@ def test_clipped_hessian_mean_chunks_give_the_same_bounds(monkeypatch):
     assert hessian_chunk(7, D) == 3  # 3 chunks, the last padded by 2
     chunked = clipped_hessian_mean(loss, jnp.zeros(D), data, 0.5)
     np.testing.assert_allclose(chunked, one, rtol=1e-14, atol=1e-16)
-    # the exact mean of the clipped Hessians (numpy), norm <= 0.5
-    h = data["s"]
-    norms = np.linalg.norm(np.asarray(h).reshape(7, -1), axis=1)
-    want = np.mean(np.asarray(h) * np.minimum(1, 0.5 / norms)[:, None, None], axis=0)
+    # the exact mean of the clipped Hessians (numpy), operator norm <= 0.5
+    h = np.asarray(data["s"])
+    nu = np.minimum(
+        np.linalg.norm(h.reshape(7, -1), axis=1), np.abs(h).sum(axis=2).max(axis=1)
+    )
+    want = np.mean(h * np.minimum(1, 0.5 / nu)[:, None, None], axis=0)
     np.testing.assert_allclose(chunked, want, rtol=1e-9)
-    assert np.linalg.norm(np.asarray(chunked)) <= 0.5
+    assert np.linalg.norm(np.asarray(chunked), 2) <= 0.5
+
+
+@pytest.mark.parametrize(
+    "h",
+    [np.diag([3.0, -4.0, 0.5]), np.outer([1.0, 2.0, -2.0], [1.0, 2.0, -2.0])],
+    ids=["diagonal", "rank_one"],
+)
+def test_operator_norm_bound_is_exact_on_diagonal_and_rank_one(h):
+    """nu is the operator norm itself there (no utility lost to the clip)."""
+    assert float(operator_norm_bound(jnp.asarray(h))) == pytest.approx(
+        np.linalg.norm(h, 2), rel=1e-15
+    )
+
+
+def test_operator_norm_bound_bounds_the_operator_norm():
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=(200, 4, 4)) * rng.lognormal(size=(200, 1, 1))
+    a = a + a.transpose(0, 2, 1)
+    nu = np.asarray(operator_norm_bound(jnp.asarray(a)))
+    ops = np.linalg.norm(a, 2, axis=(1, 2))
+    assert np.all(nu >= ops * (1 - 1e-14))
+    assert np.any(nu < np.linalg.norm(a.reshape(200, -1), axis=1))  # row sums help

@@ -14,17 +14,37 @@ default"), so the sensitivities hold whatever the data:
   *computed* mean has norm ``<= C`` and two replace-one neighbours give computed
   means at most ``2C/n`` apart.
 * :func:`clipped_hessian_mean`: each per-example Hessian ``H_i`` is scaled by
-  ``min(1, (L/F) / ||H_i||_F)`` (Frobenius norm; ``||H||_2 <= ||H||_F``, so the
-  clipped ``H_i`` has operator norm ``<= L``) and the scaled Hessians are summed as
-  rows of length ``d²`` by :func:`~dpsample._src.clipping.clipped_sum`, with the
-  margin ``F = clip_margin("float64", m, d²)`` over the ``m`` (padded) rows. By
-  :func:`~dpsample._src.clipping.clip_margin` (its bound holds for any summation
-  order or blocking, so for the chunked sum below), the computed mean ``Ĥ`` has
-  ``||Ĥ||_2 <= ||Ĥ||_F <= L`` (so the fixed-work eigenvalue's error bound
-  ``η(d, L)`` of :func:`dpsample._src.fixed_eig.min_eigenvalue_error` applies with
-  ``B = L``, no further margin) and two replace-one neighbours give computed means
-  with ``||Ĥ - Ĥ'||_2 <= ||Ĥ - Ĥ'||_F <= 2L/n``, hence (Weyl) exact smallest
-  eigenvalues at most ``2L/n`` apart.
+  ``min(1, (L/F) / ν(H_i))`` with the fixed-work operator-norm bound
+
+  .. math::
+
+      \nu(H) = \min\big(\|H\|_F,\ \max(\|H\|_1, \|H\|_\infty)\big)
+      \ \ge\ \|H\|_2
+
+  (``||H||_2 <= ||H||_F`` and ``||H||_2 <= sqrt(||H||_1 ||H||_inf)``; ``ν`` is the
+  operator norm itself for a diagonal or a rank-one Hessian, and at most
+  ``sqrt(rank) ||H||_2``), and the scaled Hessians are summed as rows of length
+  ``d²`` with the margin ``F = clip_margin("float64", m, d²)`` over the ``m``
+  (padded) rows. The computed mean ``Ĥ`` has ``||Ĥ||_2 <= L`` (so the fixed-work
+  eigenvalue's error bound ``η(d, L)`` of
+  :func:`dpsample._src.fixed_eig.min_eigenvalue_error` applies with ``B = L``, no
+  further margin) and two replace-one neighbours give computed means with
+  ``||Ĥ - Ĥ'||_2 <= 2L/n``, hence (Weyl) exact smallest eigenvalues at most
+  ``2L/n`` apart.
+
+  Why :func:`~dpsample._src.clipping.clip_margin`'s proof carries over from the
+  Euclidean norm of a row to ``ν`` and the operator norm: it uses (a) a lower bound
+  on the computed norm, ``ν̂ >= ν sqrt(1 - γ_{d²}) (1 - u)`` (the Frobenius part is
+  the Euclidean norm of ``d²`` entries, as there; a row sum of ``d`` absolute
+  values is within ``γ_{d-1}``, a smaller error, and ``min``/``max`` are exact),
+  and (b) that an entrywise rounding ``|E| <= γ Σ_i |y_i|`` of a sum of rows
+  ``y_i`` costs at most ``γ Σ_i ν(y_i)`` in the norm. (b) holds for the operator
+  norm: ``|E| <= B`` entrywise implies ``||E||_2 <= ||B||_2``, the operator norm is
+  a norm (triangle inequality), and ``||  |y| ||_2 <= ν(|y|) = ν(y)``. The scaled
+  row ``fl(c_i H_i)`` has ``ν <= (1 + u) c_i ν(H_i)``, as the Euclidean norm does
+  there. So every bound of ``clip_margin`` holds with ``||.||_2`` of the result
+  and ``ν`` of the rows, whatever the summation order or blocking (so for the
+  chunked sum below).
 
 Work and memory. A per-example Hessian is ``d x d``: the examples are processed in
 ``ceil(n / b)`` chunks of ``b = max(1, min(n, 2^22 // d²))`` examples (a
@@ -38,9 +58,10 @@ only. Records whose clipped row is not finite contribute zero (public rule of
 :func:`~dpsample._src.clipping.clip_coefficients`).
 
 What clipping costs in utility: the clipped quantities equal the true ones only
-where the declared bounds hold, the Hessian bound **in Frobenius norm** (up to
-``sqrt(rank)`` times the operator norm). Where a clip is active the score is that of
-the clipped mean (e.g. a shrunk negative eigenvalue), not of the empirical risk.
+where the declared bounds hold, the Hessian bound for ``ν`` (the operator norm for
+diagonal and rank-one Hessians, up to ``sqrt(rank)`` times it otherwise). Where a
+clip is active the score is that of the clipped mean (e.g. a shrunk negative
+eigenvalue), not of the empirical risk.
 """
 
 from __future__ import annotations
@@ -51,16 +72,12 @@ import jax
 import jax.numpy as jnp
 
 from dpsample._src import precision
-from dpsample._src.clipping import (
-    clip_margin,
-    clipped_mean,
-    clipped_sum,
-    usable_clip_bound,
-)
+from dpsample._src.clipping import clip_margin, clipped_mean, usable_clip_bound
 from dpsample.types import Array
 
 __all__ = [
     "HESSIAN_CHUNK_ENTRIES",
+    "operator_norm_bound",
     "hessian_chunk",
     "clipped_gradient_mean",
     "clipped_hessian_mean",
@@ -119,14 +136,56 @@ def clipped_gradient_mean(loss_fn: Any, x: Array, data: Any, bound: Any) -> Arra
     return clipped_mean(rows.reshape(rows.shape[0], -1), bound, "float64")
 
 
-def clipped_hessian_mean(loss_fn: Any, x: Array, data: Any, bound: Any) -> Array:
-    r"""Mean of the per-example Hessians at ``x``, each clipped to ``||H_i||_F <= L``.
+def operator_norm_bound(h: Array) -> Array:
+    r"""``ν(H) = min(||H||_F, max(||H||_1, ||H||_inf)) >= ||H||_2``, fixed work.
 
-    ``(1/n) sum_i min(1, (L/F) / ||H_i||_F) H_i`` with the margin
+    Batched over leading axes (``h`` of shape ``(..., d, d)``); ``inf`` or ``nan``
+    when an entry is not finite or the squared Frobenius norm overflows.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from dpsample._src.clipped_derivatives import operator_norm_bound
+        >>> with jax.enable_x64(True):
+        ...     diag = jnp.diag(jnp.array([3.0, -4.0]))  # operator norm 4
+        ...     ones = jnp.ones((2, 2))  # rank one, operator norm 2
+        ...     nus = [float(operator_norm_bound(a)) for a in (diag, ones)]
+        >>> nus
+        [4.0, 2.0]
+    """
+    h = jnp.asarray(h)
+    frobenius = jnp.sqrt(jnp.sum(h * h, axis=(-2, -1)))
+    a = jnp.abs(h)
+    rows = jnp.max(jnp.sum(a, axis=-1), axis=-1)
+    cols = jnp.max(jnp.sum(a, axis=-2), axis=-1)
+    return jnp.minimum(frobenius, jnp.maximum(rows, cols))
+
+
+def _clipped_hessian_sum(hess: Array, weights: Array, bound: Array) -> Array:
+    """``sum_i w_i min(1, bound / ν(H_i)) H_i`` as a ``d²`` row, float64.
+
+    As :func:`dpsample._src.clipping.clipped_sum` with ``ν`` in place of the
+    Euclidean norm of a row: Hessians whose ``ν`` is not finite contribute zero.
+    """
+    b, d = hess.shape[0], hess.shape[-1]
+    h = hess.astype(jnp.float64)
+    nu = operator_norm_bound(h)
+    finite = jnp.isfinite(nu)
+    tiny = jnp.finfo(jnp.float64).tiny
+    scale = jnp.minimum(1.0, bound / jnp.maximum(jnp.where(finite, nu, 0.0), tiny))
+    coef = jnp.where(finite, weights * scale, 0.0)
+    rows = jnp.where(finite[:, None], h.reshape(b, d * d), 0.0)
+    return jnp.dot(coef, rows, precision=jax.lax.Precision.HIGHEST)
+
+
+def clipped_hessian_mean(loss_fn: Any, x: Array, data: Any, bound: Any) -> Array:
+    r"""Mean of the per-example Hessians at ``x``, each clipped to ``ν(H_i) <= L``.
+
+    ``(1/n) sum_i min(1, (L/F) / ν(H_i)) H_i`` (``ν`` of
+    :func:`operator_norm_bound`, an upper bound on the operator norm) with the margin
     ``F = clip_margin("float64", m, d²)`` (``m`` the padded number of rows), computed
     in chunks of :func:`hessian_chunk` examples (module docstring: fixed work, memory
-    ``b d²``). The computed mean has ``||Ĥ||_2 <= ||Ĥ||_F <= L`` and moves by at most
-    ``2L/n`` in Frobenius (so in operator) norm when one record is replaced.
+    ``b d²``). The computed mean has ``||Ĥ||_2 <= L`` and moves by at most ``2L/n``
+    in operator norm when one record is replaced.
     Jittable (``bound`` may be traced).
 
     Args:
@@ -141,12 +200,12 @@ def clipped_hessian_mean(loss_fn: Any, x: Array, data: Any, bound: Any) -> Array
     Examples:
         >>> import jax, jax.numpy as jnp
         >>> from dpsample._src.clipped_derivatives import clipped_hessian_mean
-        >>> def loss(x, z):  # Hessian 2 z I: Frobenius norm 2 sqrt(2) |z|
+        >>> def loss(x, z):  # Hessian 2 z I: operator norm 2 |z| (= nu)
         ...     return z * (x @ x)
         >>> with jax.enable_x64(True):
         ...     h = clipped_hessian_mean(loss, jnp.zeros(2), jnp.array([1.0, 0.0]), 1.0)
-        >>> round(float(h[0, 0]), 6), round(float(h[0, 1]), 6)  # (1/sqrt 2) / 2
-        (0.353553, 0.0)
+        >>> round(float(h[0, 0]), 6), round(float(h[0, 1]), 6)  # (2 -> 1) / 2
+        (0.5, 0.0)
     """
     x = jnp.asarray(x, jnp.float64)
     n, d = _num_examples(data), int(x.shape[0])
@@ -169,8 +228,7 @@ def clipped_hessian_mean(loss_fn: Any, x: Array, data: Any, bound: Any) -> Array
 
     def add(total: Array, block: tuple[Any, Array]) -> tuple[Array, None]:
         records, w = block
-        rows = hess(x, records).reshape(b, d * d)
-        return total + clipped_sum(rows, w, usable, "float64"), None
+        return total + _clipped_hessian_sum(hess(x, records), w, usable), None
 
     total, _ = jax.lax.scan(add, jnp.zeros(d * d, jnp.float64), (blocks, weights))
     return (total / n).reshape(d, d)

@@ -128,8 +128,9 @@ def _combined_scores(
 
     With ``enforce`` (static, the default) the gradient is the mean of the
     per-example gradients clipped at ``grad_bound = C`` and the Hessian the mean of
-    the per-example Hessians clipped to Frobenius norm ``<= eig_bound = L_c``
-    (:mod:`dpsample._src.clipped_derivatives`, with the rounding margin); without it,
+    the per-example Hessians clipped to ``ν <= eig_bound = L_c`` (an operator-norm
+    bound, :mod:`dpsample._src.clipped_derivatives`, with the rounding margin);
+    without it,
     the gradient and Hessian of the empirical risk (the declared bounds assumed).
     The eigenvalue is :func:`~dpsample._src.fixed_eig.min_eigenvalue` (Householder
     tridiagonalisation and a fixed number of Sturm multisection rounds, scaled by the
@@ -247,11 +248,13 @@ def select_sosp_iterate(
         Replace-one, pure ε-DP **whatever the data** (enforced by default, issue
         25): the score reads the mean of the per-example gradients clipped at
         ``C`` and the mean of the per-example Hessians each scaled by
-        ``min(1, L_c / ||∇²f(x, z_i)||_F)`` (Frobenius ``>=`` operator norm), both
+        ``min(1, L_c / ν(∇²f(x, z_i)))`` with
+        ``ν(H) = min(||H||_F, max(||H||_1, ||H||_∞)) >= ||H||_2``
+        (:func:`dpsample._src.clipped_derivatives.operator_norm_bound`), both
         with the rounding margin of :func:`dpsample._src.clipping.clip_margin`, so
         that the *computed* means ``ĝ``, ``Ĥ`` satisfy ``||ĝ|| <= C``,
-        ``||Ĥ||_2 <= ||Ĥ||_F <= L_c`` and move by at most ``2C/n`` and ``2L_c/n``
-        between replace-one neighbours. Then ``||ĝ||`` moves by at most ``2C/n``,
+        ``||Ĥ||_2 <= L_c`` and move by at most ``2C/n`` and ``2L_c/n`` (operator
+        norm) between replace-one neighbours. Then ``||ĝ||`` moves by at most ``2C/n``,
         the exact ``λ_min(Ĥ)`` by at most ``2L_c/n`` (Weyl), the computed
         eigenvalue is within ``η = η(d, L_c)`` of it on each dataset
         (``||Ĥ||_2 <= L_c`` is what :func:`~dpsample._src.fixed_eig.min_eigenvalue`
@@ -271,8 +274,9 @@ def select_sosp_iterate(
         enforce_sensitivity=False" (conditional, ``docs/privacy.md``).
 
     Utility (Dwork & Roth 2014, Thm 3.24), where no clip is active (every
-    per-example gradient norm ``<= C/F`` and Hessian **Frobenius** norm
-    ``<= L_c/F`` at the candidates, ``F - 1 ~ 1e-11``; otherwise the score is that
+    per-example gradient norm ``<= C/F`` and Hessian ``ν <= L_c/F`` at the
+    candidates, ``F - 1 ~ 1e-11``; ``ν`` is the operator norm for diagonal and
+    rank-one Hessians and at most ``sqrt(rank)`` times it; otherwise the score is that
     of the clipped means, e.g. a shrunk negative eigenvalue, and the
     α-SOSP statements below are about them): with probability ``>= 1 - β`` every
     one of the ``k`` comparisons is correct up to ``a``: a released point has
@@ -293,7 +297,7 @@ def select_sosp_iterate(
         num_candidates: ``k >= 1``.
         failure_prob: β in (0, 1).
         enforce_sensitivity: Clip the per-example gradients at ``C`` and the
-            per-example Hessians at Frobenius norm ``L_c`` (default ``True``), so
+            per-example Hessians at ``ν <= L_c`` (default ``True``), so
             the guarantee holds whatever the data. ``False`` is the explicit
             opt-out (unclipped queries, guarantee conditional on the declared
             constants).

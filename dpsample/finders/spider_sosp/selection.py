@@ -16,10 +16,12 @@ returns :math:`\hat\lambda + \eta \ge \lambda_{\min}`, and
 
 Enforced by default (issue 25): both queries read clipped means
 (:mod:`dpsample._src.clipped_derivatives`): the per-example gradients clipped at
-the declared ``G`` and the per-example Hessians scaled to Frobenius norm ``<= M``,
+the declared ``G`` and the per-example Hessians scaled to ``ν <= M`` (``ν`` of
+:func:`~dpsample._src.clipped_derivatives.operator_norm_bound`, an upper bound on the
+operator norm),
 each with the rounding margin of :func:`dpsample._src.clipping.clip_margin`. The
-computed means then move by at most ``c_sens G/|S|`` and ``c_sens M/|S|`` (Frobenius,
-so operator, norm) between neighbours and the computed Hessian mean has
+computed means then move by at most ``c_sens G/|S|`` and ``c_sens M/|S|`` (operator
+norm) between neighbours and the computed Hessian mean has
 ``||Ĥ||_2 <= M``, so :func:`selection_sensitivities` and ``eta`` hold whatever the
 data. ``enforce_sensitivity=False`` (the finder's opt-out, passed through
 :func:`selection_queries`) reads the exact full-data gradient and Hessian instead:
@@ -60,7 +62,7 @@ def _min_eig_upper(
     """``lambda_hat + eta`` of the full-data Hessian at ``x`` (fixed work).
 
     With ``enforce`` (static, default) the Hessian is the mean of the per-example
-    Hessians clipped to Frobenius norm ``<= bound = M``; else the exact one. ``nan``
+    Hessians clipped to ``ν <= bound = M``; else the exact one. ``nan``
     when the Hessian is not finite (a ``select``, not a branch).
     """
     if enforce:
@@ -117,7 +119,7 @@ def selection_queries(
     ``eta = eigenvalue_error(d, M)`` and ``M = problem.smoothness``. With
     ``enforce_sensitivity`` (default) ``F_S`` is read through the means of the
     per-example gradients clipped at ``G = problem.lipschitz`` and Hessians clipped
-    at Frobenius norm ``M`` (module docstring); ``False`` reads the exact ones.
+    at ``ν <= M`` (module docstring); ``False`` reads the exact ones.
 
     Public rule for non-finite values (no exception mid-run): a gradient norm that
     is not finite is ``+inf`` and the eigenvalue query of a Hessian with a
