@@ -40,7 +40,9 @@ default"), so the sensitivities hold whatever the data:
   and (b) that an entrywise rounding ``|E| <= γ Σ_i |y_i|`` of a sum of rows
   ``y_i`` costs at most ``γ Σ_i ν(y_i)`` in the norm. (b) holds for the operator
   norm: ``|E| <= B`` entrywise implies ``||E||_2 <= ||B||_2``, the operator norm is
-  a norm (triangle inequality), and ``||  |y| ||_2 <= ν(|y|) = ν(y)``. The scaled
+  a norm (triangle inequality), and ``||  |y| ||_2 <= ν(|y|) = ν(y)``; likewise the
+  final division's entrywise rounding ``u |Ŝ|/n`` costs ``u || |Ŝ| ||_2 / n <=
+  u (1 + γ_m) Σ_i ν(y_i) / n``, the bound ``clip_margin`` uses. The scaled
   row ``fl(c_i H_i)`` has ``ν <= (1 + u) c_i ν(H_i)``, as the Euclidean norm does
   there. So every bound of ``clip_margin`` holds with ``||.||_2`` of the result
   and ``ν`` of the rows, whatever the summation order or blocking (so for the
@@ -54,8 +56,10 @@ per-example Hessians (32 MiB, or one Hessian if ``d² > 2^22``) exist at a time.
 work is ``n`` per-example Hessians (``n d`` Hessian-vector products, the same count
 as one full-data Hessian) plus ``O(n d²)`` for the norms and the sum, whatever the
 data: no step depends on a value, and the chunk size depends on ``n`` and ``d``
-only. Records whose clipped row is not finite contribute zero (public rule of
-:func:`~dpsample._src.clipping.clip_coefficients`).
+only. A record whose gradient norm or Hessian ``ν`` is not finite contributes zero
+to that mean (the public rule of :func:`~dpsample._src.clipping.clip_coefficients`).
+The per-example gradients are formed at once (``n d`` entries, as the finders'
+first-kind oracle does).
 
 What clipping costs in utility: the clipped quantities equal the true ones only
 where the declared bounds hold, the Hessian bound for ``ν`` (the operator norm for
