@@ -34,13 +34,14 @@ from dpsample.finders.goldstein import goldstein_first_order, goldstein_zero_ord
 from dpsample.finders.goldstein_stationarity import goldstein_stationarity
 
 _THEORY_B = {"sizing": "theory", "enforce_sensitivity": True}
+_THEORY_A = {"sizing": "theory", "enforce_sensitivity": False}  # the opt-in
 CONFIGS = (
     ("zero_order", "practical (default)", {}),
     ("zero_order", "theory, Mode B", _THEORY_B),
-    ("zero_order", "theory (Mode A)", {"sizing": "theory"}),
+    ("zero_order", "theory (Mode A)", _THEORY_A),
     ("first_order", "practical (default)", {}),
     ("first_order", "theory, Mode B", _THEORY_B),
-    ("first_order", "theory (Mode A)", {"sizing": "theory"}),
+    ("first_order", "theory (Mode A)", _THEORY_A),
 )
 FINDERS = {"zero_order": goldstein_zero_order, "first_order": goldstein_first_order}
 

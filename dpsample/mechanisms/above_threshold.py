@@ -243,7 +243,9 @@ def above_threshold(
         index = jnp.asarray(first, dtype=int)
         examined = jnp.asarray(count, dtype=int)
     else:
-        nu = q_scale * _indexed_laplace(query_key, jnp.arange(n))
+        # the jitted block (same draws as _indexed_laplace(query_key, arange(n))):
+        # an eager vmap would be traced again on every call (~10 ms on the host)
+        nu = q_scale * _laplace_block(query_key, jnp.asarray(0), n)
         index, examined = _first_passing(query_array + nu >= noisy_threshold)
     info = {
         "threshold": threshold,

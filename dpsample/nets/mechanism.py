@@ -89,15 +89,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
+import jax
 import jax.numpy as jnp
 
 from dpsample import bounds, progress
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm
 from dpsample.errors import PlanRefusal, Search
-from dpsample.nets.ball import problem_ball, theorem_radius
+from dpsample.nets.ball import ball_center, problem_ball, theorem_radius
 from dpsample.nets.grid import (
     MAX_ROWS,
     GridNet,
@@ -110,10 +112,12 @@ from dpsample.nets.stream import jit_net, resolve_chunk_size, stream_argmax
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec
-from dpsample.types import ArrayLike, PRNGKey
+from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
     "FLOAT_CAVEAT",
+    "ConeClippedLoss",
+    "cone_clip_data",
     "NetExponentialMechanism",
     "NetInfo",
     "exponential_mechanism",
@@ -128,6 +132,94 @@ FLOAT_CAVEAT = (
 
 #: Default cap on the number of net points (``max_points``).
 MAX_POINTS = 10**8
+
+
+@dataclasses.dataclass(frozen=True)
+class ConeClippedLoss:
+    r"""A per-example loss clipped into the cone of slope ``G`` around the centre.
+
+    ``f~(p, z) = clip(f(p, z), a_z - w(p), a_z + w(p))`` with ``w(p) = G min(||p -
+    c||, R)`` and the anchor ``a_z = f(c, z)`` (a NaN value becomes ``a_z``, a
+    non-finite anchor ``0``). It is called on examples ``{"example": z, "anchor":
+    a_z}`` (:func:`cone_clip_data`). Each ``f~(., z)`` lies in ``a_z + [-G R, G R]``,
+    so ``osc(f~(., z) - f~(., z')) <= 4 G R = 2 G D`` for *any* loss and data: the
+    Lipschitz route of ``utility_oscillation`` is enforced. A ``G``-Lipschitz loss
+    is unchanged on ``K`` (``|f(p, z) - f(c, z)| <= G ||p - c||``). Hashable (a
+    static argument of the compiled scan).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample.nets.mechanism import ConeClippedLoss, cone_clip_data
+        >>> loss = ConeClippedLoss(lambda x, z: 100.0 * z * x[0], 1.0, (0.0,), 1.0)
+        >>> data = cone_clip_data(loss, jnp.array([1.0]))
+        >>> example = {"example": data["example"][0], "anchor": data["anchor"][0]}
+        >>> float(loss(jnp.array([0.5]), example))  # 50 clipped to G |p - c| = 0.5
+        0.5
+    """
+
+    loss_fn: Callable[..., Any]
+    lipschitz: float
+    center: tuple[float, ...]
+    radius: float
+
+    def __call__(self, x: Array, example: Any) -> Array:
+        """``f~(x, z)`` for ``example = {"example": z, "anchor": a_z}``."""
+        f = self.loss_fn(x, example["example"])
+        a = example["anchor"]
+        c = jnp.asarray(self.center, jnp.float64)
+        w = self.lipschitz * jnp.minimum(jnp.linalg.norm(x - c), self.radius)
+        return jnp.where(jnp.isnan(f), a, jnp.clip(f, a - w, a + w))
+
+
+def cone_clip_data(loss: ConeClippedLoss, data: Any) -> dict[str, Any]:
+    """The examples with their anchors ``f(c, z)`` (non-finite anchors set to 0)."""
+    c = jnp.asarray(loss.center, jnp.float64)
+    a = jax.vmap(loss.loss_fn, in_axes=(None, 0))(c, data)
+    return {"example": data, "anchor": jnp.where(jnp.isfinite(a), a, 0.0)}
+
+
+def _sensitivity_route(
+    spec: ProblemSpec, enforce: bool
+) -> tuple[float, bool, str | None]:
+    """``(osc, clip, assumption)`` of the score sensitivity (public inputs only).
+
+    ``osc`` is ``utility_oscillation()`` (the tightest declared bound). Enforced,
+    the cone clip runs whenever ``G`` is declared; the guarantee is unconditional
+    when ``2 G D`` is the bound used, and otherwise rests on the tighter declared
+    bound (a loss range ``B`` whose interval is not located, or an oscillation of
+    differences, which no per-example clip enforces), stated as an assumption.
+    """
+    osc = validation.positive("utility_oscillation", spec.utility_oscillation())
+    g, diameter = spec.lipschitz, spec.domain.diameter
+    lip_bound = 2.0 * g * diameter if g is not None else math.inf
+    clip = enforce and g is not None
+    if clip and osc >= lip_bound:
+        return osc, True, None
+    if osc >= lip_bound:
+        what = (
+            f"every f(., z) is G-Lipschitz on K with the declared lipschitz G = "
+            f"{g:.6g}, so osc_K(f(., z) - f(., z')) <= 2 G D = {osc:.6g} (not "
+            "enforced: enforce_sensitivity=False, no clipping)"
+        )
+        return osc, False, what
+    parts = []
+    if spec.loss_range is not None and osc >= 2.0 * spec.loss_range:
+        parts.append(
+            f"every f(., z) takes values in an interval of length the declared "
+            f"loss_range B = {spec.loss_range:.6g} on K"
+        )
+    else:
+        parts.append(
+            "the declared oscillation bounds osc_K(f(., z) - f(., z')) for every "
+            "pair of examples"
+        )
+    reason = (
+        "not enforced: no per-example clip enforces a loss range whose interval is "
+        "not declared, or an oscillation of differences"
+    )
+    if clip:
+        reason += f"; the enforced Lipschitz route would give 2 G D = {lip_bound:.6g}"
+    return osc, clip, f"{parts[0]}, so the score sensitivity is {osc:.6g}/n ({reason})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -263,12 +355,18 @@ class NetExponentialMechanism(PrivateAlgorithm):
         max_points: int = MAX_POINTS,
         failure_prob: float | None = None,
         minimizer_gap: float = 0.0,
+        enforce_sensitivity: bool = True,
     ) -> Plan:
         epsilon = budget.epsilon
+        if not isinstance(enforce_sensitivity, bool):
+            raise TypeError(
+                "Expected enforce_sensitivity to be a bool, got "
+                f"{enforce_sensitivity!r}"
+            )
         max_points = validation.positive_int("max_points", max_points)
         ball = problem_ball(spec, "exponential_mechanism")
         dim, n = spec.dim, spec.n
-        osc = validation.positive("utility_oscillation", spec.utility_oscillation())
+        osc, cone_clip, assumption = _sensitivity_route(spec, enforce_sensitivity)
         sensitivity = osc / n
         inverse_temperature = epsilon / sensitivity
         r_theorem = theorem_radius(ball, epsilon, n)
@@ -347,6 +445,17 @@ class NetExponentialMechanism(PrivateAlgorithm):
         guarantee = PrivacyGuarantee.exponential_mechanism(
             epsilon, relation=spec.relation
         )
+        if assumption is not None:
+            guarantee = guarantee.assuming(assumption)
+        clipped_loss = None
+        if cone_clip:
+            assert spec.lipschitz is not None
+            clipped_loss = ConeClippedLoss(
+                spec.loss_fn,
+                float(spec.lipschitz),
+                tuple(float(v) for v in ball_center(ball)),
+                float(ball.radius),
+            )
         grid = isinstance(the_net, GridNet)
         covering = the_net.covering_radius
         if net_given:
@@ -393,6 +502,16 @@ class NetExponentialMechanism(PrivateAlgorithm):
                 max_points, "user" if max_points != MAX_POINTS else "default"
             ),
             "minimizer_gap": Param(gap, "user" if gap else "default"),
+            "enforce_sensitivity": Param(
+                enforce_sensitivity,
+                "default" if enforce_sensitivity else "user",
+                (
+                    "per-example losses clipped into the cone a_z +- G min(||p - c||,"
+                    " R), a_z = f(c, z): osc <= 2 G D whatever the data"
+                    if cone_clip
+                    else "no clip runs (G not declared or the opt-in)"
+                ),
+            ),
         }
         notes = [FLOAT_CAVEAT]
         warm = None
@@ -454,17 +573,24 @@ class NetExponentialMechanism(PrivateAlgorithm):
             cost=Cost(loss_evaluations=rows * n, steps=num_chunks),
             warm_start=warm,
             notes=tuple(notes),
-            internal={"net": the_net},
+            internal={"net": the_net, "clipped_loss": clipped_loss},
         )
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
         net = plan.internal["net"]
+        clipped_loss = plan.internal.get("clipped_loss")
+        loss_fn, data = problem.loss_fn, problem.data
+        if clipped_loss is not None:
+            # the loss that runs (a pipeline may run the plan on another Problem
+            # object), clipped at the plan's public G, centre and radius
+            clipped_loss = dataclasses.replace(clipped_loss, loss_fn=loss_fn)
+            loss_fn, data = clipped_loss, cone_clip_data(clipped_loss, data)
         point, _ = stream_argmax(
             rng_key,
-            problem.data,
+            data,
             jit_net(net),
             jnp.asarray(plan["inverse_temperature"], jnp.float64),
-            loss_fn=problem.loss_fn,
+            loss_fn=loss_fn,
             chunk_size=plan["chunk_size"],
             num_chunks=plan["num_chunks"],
             show_progress=progress.is_enabled(),
@@ -497,6 +623,7 @@ def exponential_mechanism(
     net: GridNet | PointNet | ArrayLike | None = None,
     chunk_size: int | None = None,
     max_points: int = MAX_POINTS,
+    enforce_sensitivity: bool = True,
 ) -> PrivateResult:
     r"""Exponential mechanism over a net of the ball ``K`` (Theorem 5.8), streamed.
 
@@ -520,6 +647,14 @@ def exponential_mechanism(
             reduced so a chunk's ``(chunk, n)`` loss matrix stays within 32 MiB. It
             affects speed and memory only, not the output.
         max_points: Refuse nets with more than this many points.
+        enforce_sensitivity: Clip every per-example loss into the cone
+            :class:`ConeClippedLoss` when ``G`` is declared (the default), so the
+            Lipschitz route ``2 G D`` of the sensitivity holds whatever the data.
+            ``False`` (opt-in) runs the unclipped losses, and the guarantee is
+            conditional on the declared constants (``privacy.assumptions``). A
+            tighter declared ``loss_range`` or ``oscillation`` bound, which no
+            per-example clip enforces, is used either way and stated in the
+            assumptions.
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with ``value`` the selected point
@@ -562,6 +697,7 @@ def exponential_mechanism(
         net=net,
         chunk_size=chunk_size,
         max_points=max_points,
+        enforce_sensitivity=enforce_sensitivity,
     )
 
 

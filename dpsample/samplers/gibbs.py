@@ -52,6 +52,7 @@ from dpsample.samplers.gibbs_calibration import (
 )
 from dpsample.samplers.gibbs_privacy import (
     GibbsPrivacyReport,
+    constant_assumptions,
     gll_gaussian_dp,
     oscillation_bound,
     target_privacy,
@@ -372,7 +373,9 @@ class Gibbs(PrivateAlgorithm):
                 rests_on = (
                     "a nominal TV bound: the step constant exceeds GLL's proof constant"
                 )
-            privacy = exact.with_tv_slack(sched.tv_total)
+            privacy = exact.with_tv_slack(sched.tv_total).assuming(
+                *constant_assumptions(spec, bound_name, convex=convex, proximal=True)
+            )
             if not sched.proven:
                 privacy = privacy.assuming(
                     f"the proximal schedule's TV bound {sched.tv_total:.3g} with "
@@ -494,7 +497,8 @@ class Gibbs(PrivateAlgorithm):
             )
             privacy = exact.with_tv_slack(tv).assuming(
                 f"MALA is within total variation {tv:g} of the Gibbs target "
-                "(tv_bound declared by the caller; MALA has no bound of its own)"
+                "(tv_bound declared by the caller; MALA has no bound of its own)",
+                *constant_assumptions(spec, bound_name, convex=convex, proximal=False),
             )
             rests_on = "the caller's declared tv_bound (MALA has no bound of its own)"
             kernel = KernelSpec("mala")

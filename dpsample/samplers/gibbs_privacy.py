@@ -55,10 +55,12 @@ from dpsample.privacy.lsi import (
     minami_epsilon,
     minami_is_implied,
 )
+from dpsample.problem import ProblemSpec
 from dpsample.samplers.target import GibbsTarget
 
 __all__ = [
     "GibbsPrivacyReport",
+    "constant_assumptions",
     "gll_gaussian_dp",
     "oscillation_bound",
     "target_privacy",
@@ -306,6 +308,91 @@ def target_privacy(target: GibbsTarget, *, convex: bool = False) -> GibbsPrivacy
     return GibbsPrivacyReport(
         beta, mu, bool(convex), bounds, consts, best, notes, minami_inputs
     )
+
+
+_NOT_ENFORCED = (
+    "not enforced: the sampler's target is built from the loss itself, and no clip "
+    "of values or gradients enforces a bound on the loss function"
+)
+
+
+def constant_assumptions(
+    spec: ProblemSpec, bound: str, *, convex: bool, proximal: bool
+) -> tuple[str, ...]:
+    r"""The declared constants a Gibbs guarantee rests on, as assumption texts.
+
+    A sample of the exact target (and a sampler within TV of it) is private because
+    of properties of the *loss function*: a Lipschitz bound, a loss range, an
+    oscillation of differences, convexity. No clip of values or gradients can
+    enforce them on the target, so a guarantee built from them states them
+    (:meth:`~dpsample.privacy.PrivacyGuarantee.assuming`; it shows as
+    conditional):
+
+    * ``"pure"``: the declared bound ``utility_oscillation()`` uses (``2 G D``: each
+      ``f(., z)`` ``G``-Lipschitz on ``K``; ``2 B``: values in an interval of
+      length ``B``; or the declared ``oscillation``);
+    * ``"lsi_zcdp"`` / ``"minami"``: ``G``-Lipschitz (``Lambda = 2 beta G/n``) and
+      the declared constants the LSI constant uses (``G``, ``B``, convexity);
+    * ``"gll_gdp"``: convexity and ``G``-Lipschitz;
+    * ``proximal=True`` adds the proximal sampler's TV slack: its rejection RGO and
+      schedule use ``G``-Lipschitz (and ``B`` for the initial KL).
+
+    The projected-Langevin route needs none of these (its per-example gradients are
+    clipped at ``G``: enforced) and does not call this.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Ball, Problem
+        >>> from dpsample.samplers.gibbs_privacy import constant_assumptions
+        >>> p = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.zeros(10),
+        ...             Ball(1.0, dim=1), lipschitz=1.0)
+        >>> [a[:33] for a in constant_assumptions(p.spec, "pure", convex=False,
+        ...                                        proximal=False)]
+        ['every f(., z) is G-Lipschitz on K']
+    """
+    g, b, osc_decl = spec.lipschitz, spec.loss_range, spec.oscillation
+    lip = (
+        f"every f(., z) is G-Lipschitz on K with the declared lipschitz G = {g:.6g}"
+        if g is not None
+        else None
+    )
+    out: list[str] = []
+    if bound == "pure":
+        osc = spec.utility_oscillation()
+        if g is not None and osc >= 2.0 * g * spec.domain.diameter:
+            out.append(
+                f"{lip}, so the target's privacy loss ranges over at most "
+                f"beta 2 G D/n ({_NOT_ENFORCED})"
+            )
+        elif b is not None and osc >= 2.0 * b:
+            out.append(
+                f"every f(., z) takes values in an interval of length the declared "
+                f"loss_range B = {b:.6g} on K ({_NOT_ENFORCED})"
+            )
+        else:
+            out.append(
+                f"the declared oscillation {osc_decl:.6g} bounds osc_K(f(., z) - "
+                f"f(., z')) for every pair of examples ({_NOT_ENFORCED})"
+            )
+    else:
+        if lip is not None:
+            out.append(f"{lip} ({_NOT_ENFORCED})")
+        if bound in ("lsi_zcdp", "minami") and b is not None:
+            out.append(
+                f"every f(., z) takes values in an interval of length the declared "
+                f"loss_range B = {b:.6g} on K, as the LSI constant uses "
+                f"({_NOT_ENFORCED})"
+            )
+    if convex and bound in ("gll_gdp", "lsi_zcdp", "minami"):
+        out.append(
+            "every f(., z) is convex on K, as declared (convex=True; not enforced)"
+        )
+    if proximal and lip is not None:
+        out.append(
+            f"{lip}, as the proximal sampler's rejection step (RGO) and its TV "
+            f"schedule use ({_NOT_ENFORCED})"
+        )
+    return tuple(dict.fromkeys(out))
 
 
 precision.scope_public(globals())

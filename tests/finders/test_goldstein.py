@@ -290,7 +290,8 @@ def test_mode_a_charges_the_failure_event():
         initial_gap=1.0,
         alpha=0.1,
         num_directions=8,
-        sizing="theory",  # Mode A by default
+        sizing="theory",
+        enforce_sensitivity=False,  # Mode A: the explicit opt-in
     )
     tau = DELTA / (2 * (1 + math.e**eps))
     assert p["tv_slack"] == pytest.approx(tau, rel=1e-12)
@@ -398,6 +399,7 @@ def test_o2nc_invariants_and_output():
         initial_gap=1.0,
         num_directions=4,
         sizing="theory",
+        enforce_sensitivity=False,  # Mode A: the explicit opt-in
         return_iterates=True,
     )
     p = res.info["plan"]
@@ -414,7 +416,7 @@ def test_o2nc_invariants_and_output():
     np.testing.assert_allclose(res.value, windows[res.info["output_window"]])
     assert np.linalg.norm(np.asarray(res.value) - np.asarray(x0)) <= big_t * big_d
     assert res.privacy.epsilon(DELTA) <= 5.0 + 1e-9
-    # Mode A: the theory sizing's default
+    # Mode A (enforce_sensitivity=False): the TV slack of the union bound
     assert p["estimator"] == "first_order" and p["tv_slack"] > 0
 
 
@@ -717,16 +719,19 @@ def test_coupled_difference_is_bounded_for_every_draw():
 def test_practical_sizing_is_the_default_and_hundreds_of_times_cheaper():
     """Default: Mode B, coupled zero-order differences, m = ceil(2 (d+1)^2
     log(2/gamma)); its difference bound is at most 2 D sqrt(d) lip_d. The theory
-    sizing keeps Mode A and the theorem's m."""
+    sizing keeps the theorem's m and is enforced (Mode B) by default too; Mode A is
+    the explicit opt-in enforce_sensitivity=False."""
     kw = dict(
         n=1000, dim=2, epsilon=1.0, delta=DELTA, lipschitz=1.0, initial_gap=2.0,
         alpha=0.45,
     )  # fmt: skip
     p = goldstein_theorem_parameters(**kw)
-    t = goldstein_theorem_parameters(**kw, sizing="theory")
+    t = goldstein_theorem_parameters(**kw, sizing="theory", enforce_sensitivity=False)
     assert p["sizing"] == "practical" and p["enforce_sensitivity"]
     assert p["coupled_directions"] and not t["coupled_directions"]
     assert not t["enforce_sensitivity"] and t["tv_slack"] > 0
+    t_b = goldstein_theorem_parameters(**kw, sizing="theory")
+    assert t_b["enforce_sensitivity"] and t_b["tv_slack"] == 0
     log_g = math.log(2 / p["failure_prob"])
     assert p["num_directions"] == math.ceil(2 * 3**2 * log_g)
     lip_d = math.sqrt(2) / 0.45

@@ -80,8 +80,9 @@ def test_cosine_saddle_closed_forms_match_the_loss():
         np.testing.assert_allclose(np.diag(fd.hess_diag(x)), hess, atol=1e-12)
 
 
-def _smoke(name, tmp_path):
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
+def _run_smoke(name, tmp_path, env=None, timeout=600):
+    """``dpsample sweep experiments/NAME.toml --smoke`` into ``tmp_path / NAME``."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu", **(env or {}))
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(REPO), env.get("PYTHONPATH")) if p
     )
@@ -91,10 +92,15 @@ def _smoke(name, tmp_path):
         + ["--out", str(out), "--smoke", "--workers", "0"],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
         env=env,
         cwd=REPO,
     )
+    return proc, out
+
+
+def _smoke(name, tmp_path):
+    proc, out = _run_smoke(name, tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = pd.read_csv(out / "summary.csv")
     assert len(summary) > 0

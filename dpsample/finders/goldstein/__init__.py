@@ -108,8 +108,9 @@ declared ``lipschitz``, the public initial gap ``Phi`` = ``initial_gap`` or the 
   (``c_D, c_Sigma, c_m, c_G, c_T``) defaults to 1 and every parameter can be
   overridden; the accounting always uses what runs. Theory-scale ``m`` is large
   (spec §4.3).
-* ``sizing="practical"`` (default; spec §3.4-3.5): Mode B unless
-  ``enforce_sensitivity=False`` is passed, and the smallest ``m`` that keeps the
+* Mode B (``enforce_sensitivity=True``) is the default under either sizing; Mode A
+  is the explicit opt-in ``enforce_sensitivity=False``.
+* ``sizing="practical"`` (default; spec §3.4-3.5): the smallest ``m`` that keeps the
   clip bounds near the signal bounds. Zero order: the two estimates of a difference
   sample share their directions (a change to the paper's independent draws), which
   bounds ``||a - b|| <= d L ||z_t - z_{t-1}||/alpha`` for every draw, so only the

@@ -135,7 +135,7 @@ def _goldstein_plan(
     enforce = opts.pop("enforce_sensitivity")
     enforce_given = enforce is not None
     if enforce is None:
-        enforce = opts.get("sizing", "practical") == "practical"
+        enforce = True  # enforced by default, whatever the sizing
     return_iterates = opts.pop("return_iterates")
     epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
     x0_param = start_param(spec, x0, "the centre of K")
@@ -184,7 +184,7 @@ def _goldstein_plan(
         "enforce_sensitivity": Param(
             enforce,
             "user" if enforce_given else "default",
-            "" if enforce_given else f"the {schedule['sizing']} sizing's mode",
+            "" if enforce_given else "enforced by default (Mode B, clipping)",
         ),
     }
     capped = "uncapped_evaluations" in schedule
@@ -478,11 +478,13 @@ def goldstein_zero_order(
             and the norm target balanced, ``2 alpha L / Phi = beta(alpha) / L``).
         passes: ``"single"`` (stochastic, tree mechanism) or ``"multi"`` (ERM).
         preset: ``"corrected"`` (default) or ``"paper"`` (printed theorem).
-        sizing: ``"practical"`` (default: Mode B and the smallest ``m`` the
-            sensitivity bounds need, spec §3.4-3.5) or ``"theory"`` (the theorem's
-            variance-driven ``m``, Mode A); see docs/goldstein.md for both run times.
-        enforce_sensitivity: Clip to enforce the sensitivity (Mode B, spec §3.5);
-            default: True under ``sizing="practical"``, False under ``"theory"``.
+        sizing: ``"practical"`` (default: the smallest ``m`` the sensitivity
+            bounds need, spec §3.4-3.5) or ``"theory"`` (the theorem's
+            variance-driven ``m``); see docs/goldstein.md for both run times.
+        enforce_sensitivity: Clip to enforce the sensitivity (Mode B, spec §3.5;
+            the default, whatever the sizing). ``False`` is the paper's Mode A: the
+            guarantee is then conditional on the declared ``L`` (in its
+            ``assumptions``).
         initial_gap: Public ``Phi >= F(x0) - inf F`` (default ``loss_range``).
         beta: Multi-pass target (default: the Theorem 4.1 rate at ``n``).
         num_iters: Override ``T``.
@@ -616,7 +618,8 @@ def goldstein_first_order(
         sizing: ``"practical"`` (default) or ``"theory"``, as for
             :func:`goldstein_zero_order`.
         enforce_sensitivity: Clip gradients to ``L`` and differences to ``C_D(t)``
-            (default: True under ``sizing="practical"``, False under ``"theory"``).
+            (the default, whatever the sizing; ``False``: Mode A, conditional on
+            the declared ``L``).
         initial_gap: Public ``Phi`` (default ``loss_range``).
         num_iters: Override ``T``.
         clip_radius: Override ``D``.

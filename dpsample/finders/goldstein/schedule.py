@@ -45,7 +45,8 @@ GOLDSTEIN_PRESETS = ("corrected", "paper")
 #: log(2/gamma)`` (hundreds, not ``1e5``). First order: §3.4's coupled difference
 #: rule. ``"theory"``: the theorems' variance-driven ``m`` (``~ d^2 B1^2 log`` zero
 #: order, single pass) with independent directions, maxed with §3.4's ``m`` in Mode
-#: A, and Mode A by default.
+#: A. Either sizing runs Mode B by default; Mode A is the opt-in
+#: ``enforce_sensitivity=False`` (conditional on the declared ``L``).
 GOLDSTEIN_SIZINGS = ("practical", "theory")
 ESTIMATORS = ("zero_order", "first_order")
 
@@ -341,11 +342,12 @@ def goldstein_theorem_parameters(
         preset: ``"corrected"`` (default) or ``"paper"`` (as printed).
         estimator: ``"zero_order"`` or ``"first_order"`` (single pass only).
         beta: Multi-pass target norm (default: the Thm 4.1 rate at ``n``).
-        sizing: ``"practical"`` (default: Mode B and the smallest ``m`` the
-            sensitivity bounds need) or ``"theory"`` (the theorems' ``m``, Mode A);
-            see :data:`GOLDSTEIN_SIZINGS`.
-        enforce_sensitivity: Mode B (clipping) if True, Mode A if False (default:
-            True with ``sizing="practical"``, False with ``"theory"``).
+        sizing: ``"practical"`` (default: the smallest ``m`` the sensitivity
+            bounds need) or ``"theory"`` (the theorems' ``m``); see
+            :data:`GOLDSTEIN_SIZINGS`.
+        enforce_sensitivity: Mode B (clipping) if True (the default, whatever the
+            sizing), Mode A (the paper's, conditional on the declared ``L``) if
+            False.
         num_iters: Override ``T``.
         clip_radius: Override ``D``.
         period: Override ``Sigma``.
@@ -394,7 +396,7 @@ def goldstein_theorem_parameters(
     if passes == "multi" and estimator == "first_order":
         raise ValueError("the first-order oracle is single-pass only (Algorithm 5)")
     if enforce_sensitivity is None:
-        enforce_sensitivity = sizing == "practical"
+        enforce_sensitivity = True  # enforced by default, whatever the sizing
     if not isinstance(enforce_sensitivity, bool):
         raise TypeError("Expected enforce_sensitivity to be a bool")
     if a > phi / big_l * (1 + 1e-12):

@@ -19,17 +19,26 @@ gradient and the Hessian and the paper's advanced-composition calibration, with 
 corrections listed in spec 001 §7.
 
 The loop runs on the host (the stopping time is a post-processing of released noisy
-quantities); each iteration is one jitted call. Both finders assume the constants hold
-on all of :math:`\mathbb{R}^d` (no projection, no clipping), so the problem must be
-declared on :class:`~dpsample.domains.Unconstrained` (a ``ValueError`` before any
-private computation otherwise); every finite ``x0`` then lies in the domain.
+quantities); each iteration is one jitted call. **Enforced by default**: per-example
+gradients are clipped at the declared ``G`` and per-example Hessians' upper triangles
+(the released vector) at :math:`\sqrt{k}M`, with the library's rounding margin, so
+the sensitivities hold whatever the data
+(:func:`~dpsample.finders.trust_region.step.noisy_model`);
+``enforce_sensitivity=False`` runs the paper's unclipped algorithms, whose guarantee
+is conditional on the declared constants (``privacy.assumptions``). The steps are not
+projected and the theorems need the constants on all of :math:`\mathbb{R}^d`, so the
+problem must be declared on :class:`~dpsample.domains.Unconstrained` (a
+``ValueError`` before any private computation otherwise); every finite ``x0`` then
+lies in the domain.
 
 Non-finite values. The data are checked finite by the ``Problem``; nothing raises
 during a run. The stopping rule is a comparison ``lambda_k <= threshold`` of a
 released value, and a multiplier that is not finite (the loss or its derivatives
 returned NaN or inf at an iterate) never satisfies it (public rule): the run goes on to
-``T`` iterations and the guarantee is unchanged. Such a loss breaks the declared
-``G`` and ``M`` the sensitivities rest on, so the iterates may carry the NaN.
+``T`` iterations and the guarantee is unchanged. Enforced, a per-example gradient
+or Hessian with a non-finite entry contributes zero (the clipping path's public
+rule); unclipped, such a loss breaks the declared ``G`` and ``M`` the sensitivities
+rest on, and the iterates may carry the NaN.
 """
 
 from dpsample.finders.trust_region.algorithms import (

@@ -28,6 +28,7 @@ from dpsample.finders.trust_region.schedule import (
     check_unconstrained,
     str_batch_sizes,
     tr_constants,
+    tr_enforcement,
     tr_hessian_rank,
     tr_schedule,
     tr_start,
@@ -80,6 +81,9 @@ class DPTrustRegionInfo(AlgorithmInfo):
         hessian_rank: ``k``.
         zcdp_rho: zCDP parameter of the run (``phi`` for ``"paper"``).
         calibration: ``"tight"`` or ``"paper"``.
+        enforce_sensitivity: Whether per-example gradients and Hessians were
+            clipped at the declared ``G`` and ``sqrt(k) M`` (the default; ``False``:
+            the guarantee is conditional on the declared constants).
         converged: Whether the stopping rule fired.
         stopped_at: The iteration at which it fired (``None`` otherwise).
         iterations_run: Iterations that ran (public: the stopping time is
@@ -101,6 +105,7 @@ class DPTrustRegionInfo(AlgorithmInfo):
     hessian_rank: int
     zcdp_rho: float
     calibration: str
+    enforce_sensitivity: bool
     converged: bool
     stopped_at: int | None
     iterations_run: int
@@ -165,6 +170,7 @@ class DPTrustRegion(PrivateAlgorithm):
         hessian_rank: int | None = None,
         calibration: str = "tight",
         return_iterates: bool = False,
+        enforce_sensitivity: bool = True,
     ) -> Plan:
         name = "dp_trust_region"
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
@@ -184,6 +190,9 @@ class DPTrustRegion(PrivateAlgorithm):
             max_evaluations=budget.max_evaluations,
         )
         rank, rank_param = tr_hessian_rank(spec, hessian_rank)
+        clips, enforce_param, assumption = tr_enforcement(
+            enforce_sensitivity, g_const, m_const, rank, d
+        )
         if calibration not in ("paper", "tight"):
             raise ValueError(
                 f"Expected calibration 'paper' or 'tight', got {calibration!r}"
@@ -222,12 +231,15 @@ class DPTrustRegion(PrivateAlgorithm):
             .repeat(t)
             .compose(gaussian_sum_guarantee(z, relation).repeat(t))
         )
+        if assumption is not None:
+            guarantee = guarantee.assuming(assumption)
         sigma_g = z * (g_const / n)
         sigma_h = z * (math.sqrt(rank) * m_const / n)
         params = {
             "x0": x0_param,
             **sched.sources,
             "hessian_rank": rank_param,
+            "enforce_sensitivity": enforce_param,
             "calibration": Param(
                 calibration, "default" if calibration == "tight" else "user"
             ),
@@ -257,7 +269,7 @@ class DPTrustRegion(PrivateAlgorithm):
                 steps=t,
             ),
             notes=("the stopping rule may end the run before T iterations",),
-            internal={"batch_sizes": None},
+            internal={"batch_sizes": None, "clip_bounds": clips or (None, None)},
         )
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
@@ -276,6 +288,7 @@ class DPTrustRegion(PrivateAlgorithm):
             hessian_rank=plan["hessian_rank"],
             zcdp_rho=plan["zcdp_rho"],
             calibration=plan["calibration"],
+            enforce_sensitivity=plan["enforce_sensitivity"],
             **run_info,
         )
         return PrivateResult(w, plan.guarantee, info)  # type: ignore[arg-type]
@@ -296,6 +309,7 @@ def dp_trust_region(
     hessian_rank: int | None = None,
     calibration: str = "tight",
     return_iterates: bool = False,
+    enforce_sensitivity: bool = True,
 ) -> PrivateResult:
     r"""DP-TR: differentially private trust region (seed 001, Algorithm 1).
 
@@ -336,13 +350,27 @@ def dp_trust_region(
     ``jit`` of the whole finder is not supported.
 
     Privacy:
-        Neighbouring relation: replace-one. Sensitivities from the declared
-        constants: gradient :math:`\|\nabla L(w,D) - \nabla L(w,D')\| \le 2G/n`;
-        Hessian (as the vector of its upper triangle)
-        :math:`\le \|\Delta\nabla^2 L\|_F \le 2\sqrt{k}M/n`, where ``k`` bounds the
-        rank of :math:`\nabla^2 f(w,z) - \nabla^2 f(w,z')` (``k = p`` always holds;
-        ``hessian_rank=2`` is valid e.g. for a GLM data term plus a data-independent
-        regulariser, spec 001 §7 item 16). Each of the :math:`2T` Gaussian mechanisms
+        Neighbouring relation: replace-one. Sensitivities, **enforced by
+        default** (``enforce_sensitivity=True``): each per-example gradient is
+        clipped at the declared ``G`` and each per-example Hessian's upper
+        triangle (the vector the mechanism releases) at :math:`\sqrt{k}M`, with
+        the library's rounding margin (:mod:`dpsample._src.clipping`), so the
+        computed statistics obey gradient :math:`\|\nabla L(w,D) -
+        \nabla L(w,D')\| \le 2G/n` and Hessian (upper triangle) :math:`\le
+        2\sqrt{k}M/n` for *any* data, without the rank condition. A loss that
+        obeys the declared constants is not changed by the clips when ``k = p``
+        (the default): the upper triangle of a Hessian of operator norm
+        :math:`\le M` has norm :math:`\le \|\cdot\|_F \le \sqrt{p}M`. With
+        ``hessian_rank = k < p`` a per-example Hessian whose upper triangle
+        exceeds :math:`\sqrt{k}M` (e.g. a large data-independent regulariser) is
+        scaled down: a bias, never a privacy loss. With
+        ``enforce_sensitivity=False`` (the paper's unclipped algorithm, opt-in)
+        the bounds rest on the declared constants and ``k`` bounding the rank of
+        :math:`\nabla^2 f(w,z) - \nabla^2 f(w,z')` (``k = p`` always holds;
+        ``hessian_rank=2`` is valid e.g. for a GLM data term plus a
+        data-independent regulariser, spec 001 §7 item 16), and the guarantee
+        says so in its ``assumptions`` (conditional). Each of the :math:`2T`
+        Gaussian mechanisms
         has noise over sensitivity :math:`\sqrt{T/\varphi}` (noise multiplier
         ``z`` :math:`= 2\sqrt{T/\varphi}`: std of the noise on the sum over the
         per-example bound :math:`G`, resp. :math:`\sqrt{k}M`), i.e. is
@@ -382,6 +410,11 @@ def dp_trust_region(
             iteration that ran, the last one the released point) in
             ``info["iterates"]``, shape ``(iterations_run, d)``; covered by the
             same guarantee (post-processing, see Privacy).
+        enforce_sensitivity: clip every per-example gradient at ``G`` and every
+            per-example Hessian's upper triangle at ``sqrt(k) M`` (the default),
+            so the sensitivities hold whatever the data; ``False`` is the paper's
+            unclipped algorithm, whose guarantee is conditional on the declared
+            constants (stated in ``privacy.assumptions``).
 
     Returns:
         ``PrivateResult(value, privacy, info)``: ``value`` the released point;
@@ -439,6 +472,7 @@ def dp_trust_region(
         hessian_rank=hessian_rank,
         calibration=calibration,
         return_iterates=return_iterates,
+        enforce_sensitivity=enforce_sensitivity,
     )
 
 
@@ -539,6 +573,8 @@ class DPStochasticTrustRegionInfo(AlgorithmInfo):
         advanced_composition: The paper's Theorem 17 statement and whether it
             applies (``None`` for ``"tight"``).
         base_epsilons: Lemma 5's per-mechanism epsilons (``None`` for ``"tight"``).
+        enforce_sensitivity: Whether per-example gradients and Hessians were
+            clipped at the declared ``G`` and ``sqrt(k) M`` (the default).
         converged: Whether the stopping rule fired.
         stopped_at: The iteration at which it fired (``None`` otherwise).
         iterations_run: Iterations that ran.
@@ -562,6 +598,7 @@ class DPStochasticTrustRegionInfo(AlgorithmInfo):
     accounting: str
     advanced_composition: dict[str, Any] | None
     base_epsilons: dict[str, float] | None
+    enforce_sensitivity: bool
     converged: bool
     stopped_at: int | None
     iterations_run: int
@@ -631,6 +668,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
         hessian_rank: int | None = None,
         accounting: str = "tight",
         return_iterates: bool = False,
+        enforce_sensitivity: bool = True,
     ) -> Plan:
         name = "dp_stochastic_trust_region"
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
@@ -699,6 +737,9 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             else Param(b_h, "theorem", "ceil(M^2 ln(p/zeta)/(alpha rho)); " + rule),
         }
         rank, rank_param = tr_hessian_rank(spec, hessian_rank)
+        clips, enforce_param, assumption = tr_enforcement(
+            enforce_sensitivity, g_const, m_const, rank, d
+        )
         if accounting not in ("paper", "strict", "tight"):
             raise ValueError(
                 f"Expected accounting 'paper', 'strict' or 'tight', got {accounting!r}"
@@ -778,11 +819,14 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
                     f"{epsilon:g} at delta = {delta:g}; use accounting='tight' (the "
                     "default), which calibrates the noise to the budget"
                 )
+        if assumption is not None:
+            guarantee = guarantee.assuming(assumption)
         params = {
             "x0": x0_param,
             **batch_params,
             **sched.sources,
             "hessian_rank": rank_param,
+            "enforce_sensitivity": enforce_param,
             "accounting": Param(
                 accounting, "default" if accounting == "tight" else "user"
             ),
@@ -813,6 +857,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             notes=("the stopping rule may end the run before T iterations",),
             internal={
                 "batch_sizes": (b_g, b_h),
+                "clip_bounds": clips or (None, None),
                 "advanced_composition": advanced,
                 "base_epsilons": base_eps,
             },
@@ -837,6 +882,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             accounting=plan["accounting"],
             advanced_composition=plan.internal["advanced_composition"],
             base_epsilons=plan.internal["base_epsilons"],
+            enforce_sensitivity=plan["enforce_sensitivity"],
             **run_info,
         )
         return PrivateResult(w, plan.guarantee, info)  # type: ignore[arg-type]
@@ -859,6 +905,7 @@ def dp_stochastic_trust_region(
     hessian_rank: int | None = None,
     accounting: str = "tight",
     return_iterates: bool = False,
+    enforce_sensitivity: bool = True,
 ) -> PrivateResult:
     r"""DP-STR: differentially private stochastic trust region (seed 001, Algorithm 2).
 
@@ -896,7 +943,10 @@ def dp_stochastic_trust_region(
     Privacy:
         Neighbouring relation: replace-one. Sensitivities: :math:`2G/|S|` for the
         batch gradient and :math:`2\sqrt{k}M/|B_H|` for the batch Hessian's upper
-        triangle. The returned ``privacy`` is the exact accounting of what ran:
+        triangle, enforced by default by per-example clipping on each batch as
+        for :func:`dp_trust_region` (``enforce_sensitivity=False``: the paper's
+        unclipped Algorithm 2, conditional on the declared constants). The
+        returned ``privacy`` is the exact accounting of what ran:
         :math:`T` rounds of each of two Gaussian mechanisms on a fixed-size sample
         without replacement, as ``dp_accounting.SampledWithoutReplacementDpEvent``
         (RDP of Wang, Balle & Kasiviswanathan 2019, Thm 27), with noise multipliers
@@ -932,6 +982,8 @@ def dp_stochastic_trust_region(
         accounting: ``"tight"`` (default), ``"strict"`` or ``"paper"``.
         return_iterates: put the iterates in ``info["iterates"]`` (as for
             :func:`dp_trust_region`; covered by the same guarantee).
+        enforce_sensitivity: as for :func:`dp_trust_region` (clipping on the
+            batches; default ``True``).
 
     Returns:
         ``PrivateResult``; ``info`` as for :func:`dp_trust_region` plus
@@ -982,6 +1034,7 @@ def dp_stochastic_trust_region(
         hessian_rank=hessian_rank,
         accounting=accounting,
         return_iterates=return_iterates,
+        enforce_sensitivity=enforce_sensitivity,
     )
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "check_unconstrained",
     "str_batch_sizes",
     "tr_constants",
+    "tr_enforcement",
     "tr_hessian_rank",
     "tr_schedule",
     "tr_start",
@@ -318,6 +319,68 @@ def tr_constants(spec: ProblemSpec, name: str) -> tuple[float, float]:
     g_const = spec.require("lipschitz", needed_for=f"{name}'s gradient noise")
     m_const = spec.require("smoothness", needed_for=f"{name}'s Hessian noise")
     return g_const, m_const
+
+
+def tr_enforcement(
+    enforce_sensitivity: Any, g_const: float, m_const: float, rank: int, dim: int
+) -> tuple[tuple[float, float] | None, Param, str | None]:
+    r"""Clip bounds, plan entry and assumption of DP-TR / DP-STR's enforcement.
+
+    Enforced (``enforce_sensitivity=True``, the default): per-example gradients are
+    clipped at ``G`` and per-example Hessians' upper triangles (the vector the
+    Gaussian mechanism releases) at ``sqrt(k) M``, with the rounding margin
+    (:func:`~dpsample.finders.trust_region.step.noisy_model`), so the sensitivities
+    ``2G/m`` and ``2 sqrt(k) M/m`` hold whatever the data: no assumption. With
+    ``enforce_sensitivity=False`` (the paper's unclipped Algorithms 1-2) the plain
+    means run and the guarantee carries the assumption returned here.
+
+    Returns:
+        ``(clip_bounds, param, assumption)``: ``clip_bounds = (G, sqrt(k) M)`` or
+        ``None``; ``assumption`` is ``None`` when enforced.
+
+    Raises:
+        TypeError: ``enforce_sensitivity`` is not a bool.
+
+    Examples:
+        >>> from dpsample.finders.trust_region.schedule import tr_enforcement
+        >>> bounds, param, assumption = tr_enforcement(True, 1.0, 2.0, 4, 4)
+        >>> bounds, assumption
+        ((1.0, 4.0), None)
+        >>> tr_enforcement(False, 1.0, 2.0, 4, 4)[2][:39]
+        'every per-example gradient has norm <= '
+    """
+    if not isinstance(enforce_sensitivity, bool):
+        raise TypeError(
+            f"Expected enforce_sensitivity to be a bool, got {enforce_sensitivity!r}"
+        )
+    hess_bound = math.sqrt(rank) * m_const
+    if enforce_sensitivity:
+        return (
+            (float(g_const), float(hess_bound)),
+            Param(
+                True,
+                "default",
+                f"per-example gradients clipped at G = {g_const:.6g}, per-example "
+                f"Hessians' upper triangles at sqrt(k) M = {hess_bound:.6g}",
+            ),
+            None,
+        )
+    rank_text = (
+        ""
+        if rank >= dim
+        else f" (hessian_rank k = {rank}: every per-example Hessian difference has "
+        f"rank <= {rank})"
+    )
+    return (
+        None,
+        Param(False, "user", "unclipped (the paper's algorithm): conditional"),
+        (
+            f"every per-example gradient has norm <= the declared lipschitz G = "
+            f"{g_const:.6g} and every per-example Hessian has operator norm <= the "
+            f"declared smoothness M = {m_const:.6g}{rank_text}, everywhere the "
+            "iterates go (not enforced: enforce_sensitivity=False, no clipping)"
+        ),
+    )
 
 
 precision.scope_public(globals())
