@@ -1562,8 +1562,9 @@ def spider_sosp_problem(sign, *, wave: bool = False):
 def _spider_sosp_case() -> Audit:
     """:func:`dpsample.finders.spider_sosp` end to end (empirical variant, defaults,
     ``T = 2``), written traceably from the finder's own pieces: Algorithm 1's jitted
-    scan (``_spider_scan`` with the plan's oracles and parameters), the exact
-    selection queries of every candidate in the backward order, and
+    scan (``_spider_scan`` with the plan's oracles and parameters), the selection
+    queries of every candidate in the backward order (the default, enforced ones:
+    clipped gradient and Hessian means, fixed-work eigenvalue), and
     :func:`~dpsample.mechanisms.above_threshold_sosp` on them (the array path, the
     same output per key as the finder's lazy path); ⊥ and the O1 cap release ``x0``.
     ``check`` compares it with the public call (2.5 s a call, so not auditable
@@ -1656,10 +1657,11 @@ def spider_sosp_audit(
     """The spider_sosp audits: the release (``transcript=False``) or
     ``[log-likelihood ratio of the Gaussian releases, release]`` (see
     :func:`_spider_sosp_case` and :func:`_spider_sosp_transcript_case`)."""
-    from dpsample._src.fixed_eig import min_eigenvalue
     from dpsample.finders.spider_sosp import SpiderSOSP, spider_sosp
     from dpsample.finders.spider_sosp.algorithm1 import _spider_scan
     from dpsample.finders.spider_sosp.selection import (
+        _gradient_norm,
+        _min_eig_upper,
         eigenvalue_error,
         selection_sensitivities,
     )
@@ -1745,14 +1747,16 @@ def spider_sosp_audit(
                 batches=None,
             )
             cand = xs[::-1]
-
-            def risk(x):
-                return jnp.mean(jax.vmap(prob.loss_fn, in_axes=(None, 0))(x, prob.data))
-
-            grad_norm = jax.vmap(lambda x: jnp.linalg.norm(jax.grad(risk)(x)))(cand)
-            # spider_sosp's query: the fixed-work eigenvalue plus its error bound
+            # spider_sosp's queries (enforced by default): the norm of the clipped
+            # gradient mean, the fixed-work eigenvalue of the clipped Hessian mean
+            # plus its error bound
+            grad_norm = jax.vmap(
+                lambda x: _gradient_norm(prob.loss_fn, x, prob.data, spec.lipschitz)
+            )(cand)
             min_eig = jax.vmap(
-                lambda x: min_eigenvalue(jax.hessian(risk)(x), spec.smoothness) + eta
+                lambda x: _min_eig_upper(
+                    prob.loss_fn, x, prob.data, spec.smoothness, eta
+                )
             )(cand)
             sel = above_threshold_sosp(
                 k_alg2,

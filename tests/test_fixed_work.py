@@ -51,7 +51,7 @@ def test_select_sosp_scores_trace_has_no_solver():
     with record_solvers(clear=False) as found:
         jax.make_jaxpr(
             lambda data, p: select_sosp._combined_scores(
-                problem.loss_fn, data, p, 0.1, -1.0, 1e-3, 2e-3, 1.0
+                problem.loss_fn, data, p, 0.1, -1.0, 1e-3, 2e-3, 1.0, 1.0
             )
         )(problem.data, xs)
     assert not not_allowed(found), sorted(set(found))

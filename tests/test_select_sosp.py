@@ -58,8 +58,16 @@ def test_guarantee_and_thresholds_recomputed():
     res = run(jax.random.key(1), xs, epsilon=0.7)
     assert res.privacy.pure_epsilon() == pytest.approx(0.7)
     assert res.privacy.epsilon(0.0) == pytest.approx(0.7)
-    assert any("<= C = 6" in a for a in res.privacy.assumptions)
-    assert any("L_c = 10" in a for a in res.privacy.assumptions)
+    # enforced by default (clipped at C and L_c): unconditional
+    assert res.privacy.assumptions == ()
+    assert res.info.enforce_sensitivity
+    opted_out = run(jax.random.key(1), xs, epsilon=0.7, enforce_sensitivity=False)
+    assert opted_out.privacy.pure_epsilon() == pytest.approx(0.7)
+    assert not opted_out.info.enforce_sensitivity
+    assumptions = opted_out.privacy.assumptions
+    assert any("<= C = 6" in a for a in assumptions)
+    assert any("L_c = 10" in a for a in assumptions)
+    assert all("not enforced: enforce_sensitivity=False" in a for a in assumptions)
     info = res.info
     # the fixed-work eigenvalue's public error bound, eta = 2 L_c (130 d^2.5 + 32) u
     eta = 2 * 10.0 * (130 * 2**2.5 + 32) * 2.0**-53
@@ -106,7 +114,7 @@ def test_same_work_for_two_datasets(monkeypatch):
         str(
             jax.make_jaxpr(
                 lambda d, p: mod._combined_scores(
-                    loss, d, p, 0.1, -1.0, 1e-3, 2e-3, 10.0
+                    loss, d, p, 0.1, -1.0, 1e-3, 2e-3, 10.0, 6.0
                 )
             )({"z": z}, points)
         )

@@ -13,7 +13,9 @@ textbook AboveThreshold on the one score
                    \frac{\lambda_{\min}(\nabla^2 F_D(x)) - \tau_h}{s_h}\Big),
 
 whose sensitivity is at most 1 (each argument moves by at most 1 between
-neighbours, and so does their minimum), with threshold 0.
+neighbours, and so does their minimum), with threshold 0. By default the gradient
+and Hessian are the means of the per-example ones clipped at the declared bounds
+(:mod:`dpsample._src.clipped_derivatives`), so that bound holds whatever the data.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision, validation
+from dpsample._src.clipped_derivatives import (
+    clipped_gradient_mean,
+    clipped_hessian_mean,
+)
 from dpsample._src.fixed_eig import min_eigenvalue, min_eigenvalue_error
 from dpsample.base import AlgorithmInfo
 from dpsample.domains import require_member
@@ -75,6 +81,9 @@ class SOSPSelectionInfo(AlgorithmInfo):
         accept_grad_bound: ``α − 2 a s_g``: a candidate with a smaller gradient
             norm and an eigenvalue above ``accept_eig_bound`` has score ``>= a``.
         accept_eig_bound: ``−sqrt(ρα) + 2 a s_h + 2η``.
+        enforce_sensitivity: Whether the per-example gradients and Hessians were
+            clipped at ``C`` and ``L_c`` (the default); ``False`` is the opt-out,
+            whose guarantee is conditional on the declared constants.
     """
 
     selected: int
@@ -100,6 +109,7 @@ class SOSPSelectionInfo(AlgorithmInfo):
     failure_prob: float
     accept_grad_bound: float
     accept_eig_bound: float
+    enforce_sensitivity: bool = True
 
 
 def _combined_scores(
@@ -111,9 +121,17 @@ def _combined_scores(
     s_g: float,
     s_h: float,
     eig_bound: float | jax.Array,
+    grad_bound: float | jax.Array,
+    enforce: bool = True,
 ) -> jax.Array:
     """Scores of all candidates: both full-data queries at every one (fixed work).
 
+    With ``enforce`` (static, the default) the gradient is the mean of the
+    per-example gradients clipped at ``grad_bound = C`` and the Hessian the mean of
+    the per-example Hessians clipped to ``ν <= eig_bound = L_c`` (an operator-norm
+    bound, :mod:`dpsample._src.clipped_derivatives`, with the rounding margin);
+    without it,
+    the gradient and Hessian of the empirical risk (the declared bounds assumed).
     The eigenvalue is :func:`~dpsample._src.fixed_eig.min_eigenvalue` (Householder
     tridiagonalisation and a fixed number of Sturm multisection rounds, scaled by the
     public ``eig_bound = L_c``): no LAPACK solver iterating to convergence on the
@@ -124,8 +142,12 @@ def _combined_scores(
         return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
 
     def one(x: jax.Array) -> jax.Array:
-        g = jnp.linalg.norm(jax.grad(risk)(x))
-        h = jax.hessian(risk)(x)
+        if enforce:
+            g = jnp.linalg.norm(clipped_gradient_mean(loss_fn, x, data, grad_bound))
+            h = clipped_hessian_mean(loss_fn, x, data, eig_bound)
+        else:
+            g = jnp.linalg.norm(jax.grad(risk)(x))
+            h = jax.hessian(risk)(x)
         lam = min_eigenvalue(h, eig_bound)
         score = jnp.minimum((tau_g - g) / s_g, (lam - tau_h) / s_h)
         return jnp.where(jnp.isfinite(score), score, _FAILING_SCORE)
@@ -133,7 +155,19 @@ def _combined_scores(
     return jax.lax.map(one, xs)
 
 
-_scores_jit = jax.jit(_combined_scores, static_argnums=0)
+def _unenforced_assumptions(c: float, l_c: float) -> tuple[str, str]:
+    """The assumptions of the opted-out selection (public text)."""
+    return (
+        f"every per-example gradient norm is <= C = {c:g} at every iterate (declared "
+        "lipschitz), for every record (not enforced: enforce_sensitivity=False, no "
+        "clipping)",
+        f"every per-example Hessian has operator norm <= L_c = {l_c:g} at every "
+        "iterate (declared smoothness), for every record (not enforced: "
+        "enforce_sensitivity=False, no clipping)",
+    )
+
+
+_scores_jit = jax.jit(_combined_scores, static_argnums=(0, 9))
 
 
 def select_sosp_iterate(
@@ -145,6 +179,7 @@ def select_sosp_iterate(
     epsilon: float,
     num_candidates: int,
     failure_prob: float = 0.05,
+    enforce_sensitivity: bool = True,
 ) -> PrivateResult:
     r"""Procedure 3′ (spec 002 §2.4): privately select an α-SOSP among iterates.
 
@@ -176,14 +211,16 @@ def select_sosp_iterate(
     score is used; its sensitivities are the replace-one ones, ``2C/n`` and
     ``2L_c/n`` (the paper's ``C/n``, ``L/n`` would be those of add/remove), plus
     ``2η`` for the eigenvalue's computation error (a correction of ours: the paper
-    assumes exact eigenvalues);
-    ``L_c`` bounds each component's Hessian (Weyl), which the paper's smoothness of
-    ``f`` alone does not give; and the thresholds are shifted *inwards* by the
-    accuracy ``a`` so that, with probability ``>= 1 - β``, a released point is a
-    true α-SOSP (non-strict: ``||∇F|| <= α``, ``λ_min >= -sqrt(ρα)``), where the
-    paper's tolerances ``α/2`` and ``sqrt(ρα)/2`` (i.e. ``a s_g = α/2``,
-    ``a s_h = sqrt(ρα)/2``) certify an SOSP only up to constant factors. The
-    number ``k`` of candidates (unstated in the paper) is a public input.
+    assumes exact eigenvalues); ``L_c`` bounds each component's Hessian (Weyl),
+    which the paper's smoothness of ``f`` alone does not give; the declared ``C``
+    and ``L_c`` are enforced by clipping the per-example gradients and Hessians
+    (ours: the paper assumes them; ``enforce_sensitivity=False`` restores its
+    unclipped queries); and the thresholds are shifted *inwards* by the accuracy
+    ``a`` so that, with probability ``>= 1 - β``, a released point is a true α-SOSP
+    (non-strict: ``||∇F|| <= α``, ``λ_min >= -sqrt(ρα)``), where the paper's
+    tolerances ``α/2`` and ``sqrt(ρα)/2`` (i.e. ``a s_g = α/2``, ``a s_h =
+    sqrt(ρα)/2``) certify an SOSP only up to constant factors. The number ``k`` of
+    candidates (unstated in the paper) is a public input.
 
     Fixed work: the ``k`` candidates are drawn from the key alone, and both queries
     are evaluated at all ``k`` of them (one compiled ``lax.map``, dense Hessian and
@@ -198,25 +235,50 @@ def select_sosp_iterate(
     proven a-priori error ``|λ̂ − λ_min| <= η`` whenever ``||∇²F_D|| <= L_c``.
     ``η`` is public and accounted above: in the sensitivity (``2η``, the error on
     each neighbour) and in the threshold (``η``, so that a released point is a true
-    α-SOSP). Cost: ``k`` full-data gradients, ``k`` full-data Hessians (``d``
-    Hessian-vector products each) and ``k`` fixed-work eigenvalues
-    (``O(d^3)`` each). A non-finite score (possible only outside the assumptions)
+    α-SOSP). Cost: ``k`` times (``n`` per-example gradients, ``n`` per-example
+    Hessians, i.e. ``n d`` Hessian-vector products, the count of one full-data
+    Hessian, and one fixed-work eigenvalue, ``O(d^3)``); with the default
+    ``enforce_sensitivity=True`` also ``O(n d^2)`` for the Hessians' norms and
+    clipped sum, in chunks of at most ``2^22`` Hessian entries (32 MiB) at a time
+    (:func:`dpsample._src.clipped_derivatives.clipped_hessian_mean`), never
+    ``n x d x d`` at once. A non-finite score (possible only without enforcement)
     fails its test (public rule).
 
     Privacy:
-        Replace-one. Assumptions (declared constants, public): for every record
-        ``z`` and every ``x`` in the domain, ``||∇f(x, z)|| <= C`` and
-        ``||∇²f(x, z)|| <= L_c``. Then ``||∇F_D(x)||`` moves by at most ``2C/n``
-        and ``λ_min(∇²F_D(x))`` by at most ``2L_c/n`` (Weyl); the computed
-        eigenvalue is within ``η`` of it on each dataset (``||∇²F_D|| <= L_c``
-        follows from the per-example bound), so it moves by at most
-        ``2L_c/n + 2η``, and the score has sensitivity ``<= 1`` and
-        AboveThreshold (Dwork & Roth 2014, Thm 3.23) is pure ε-DP; the iterates
-        are public (their own guarantee covers them; the selection composes
-        with it by basic composition, spec 002 §3.6). Returned as
-        ``PrivacyGuarantee.pure(epsilon)`` with these assumptions attached.
+        Replace-one, pure ε-DP **whatever the data** (enforced by default, issue
+        25): the score reads the mean of the per-example gradients clipped at
+        ``C`` and the mean of the per-example Hessians each scaled by
+        ``min(1, L_c / ν(∇²f(x, z_i)))`` with
+        ``ν(H) = min(||H||_F, max(||H||_1, ||H||_∞)) >= ||H||_2``
+        (:func:`dpsample._src.clipped_derivatives.operator_norm_bound`), both
+        with the rounding margin of :func:`dpsample._src.clipping.clip_margin`, so
+        that the *computed* means ``ĝ``, ``Ĥ`` satisfy ``||ĝ|| <= C``,
+        ``||Ĥ||_2 <= L_c`` and move by at most ``2C/n`` and ``2L_c/n`` (operator
+        norm) between replace-one neighbours. Then ``||ĝ||`` moves by at most ``2C/n``,
+        the exact ``λ_min(Ĥ)`` by at most ``2L_c/n`` (Weyl), the computed
+        eigenvalue is within ``η = η(d, L_c)`` of it on each dataset
+        (``||Ĥ||_2 <= L_c`` is what :func:`~dpsample._src.fixed_eig.min_eigenvalue`
+        needs, so ``B = L_c`` with no further margin), so it moves by at most
+        ``2L_c/n + 2η``; the score has sensitivity ``<= 1`` and AboveThreshold
+        (Dwork & Roth 2014, Thm 3.23) is pure ε-DP. The iterates are an input
+        (the guarantee holds for every fixed ``iterates``; when they come from a
+        private optimiser, the selection composes with its guarantee by basic
+        composition, spec 002 §3.6). Returned as ``PrivacyGuarantee.pure(epsilon)``
+        with no assumption (unconditional).
 
-    Utility (Dwork & Roth 2014, Thm 3.24): with probability ``>= 1 - β`` every
+        ``enforce_sensitivity=False`` (opt-out, the paper's unclipped queries):
+        the score reads the exact gradient and Hessian of the empirical risk, and
+        the same argument holds only if, for every record ``z`` and every
+        iterate ``x``, ``||∇f(x, z)|| <= C`` and ``||∇²f(x, z)||_2 <= L_c``; the
+        guarantee carries these two assumptions, each marked "not enforced:
+        enforce_sensitivity=False" (conditional, ``docs/privacy.md``).
+
+    Utility (Dwork & Roth 2014, Thm 3.24), where no clip is active (every
+    per-example gradient norm ``<= C/F`` and Hessian ``ν <= L_c/F`` at the
+    candidates, ``F - 1 ~ 1e-11``; ``ν`` is the operator norm for diagonal and
+    rank-one Hessians and at most ``sqrt(rank)`` times it; otherwise the score is that
+    of the clipped means, e.g. a shrunk negative eigenvalue, and the
+    α-SOSP statements below are about them): with probability ``>= 1 - β`` every
     one of the ``k`` comparisons is correct up to ``a``: a released point has
     score ``>= -a``, i.e. (with ``λ_min >= λ̂ − η``) is an α-SOSP; a candidate
     with score ``>= a`` (gradient norm ``<= α - 2 a s_g`` and
@@ -234,14 +296,21 @@ def select_sosp_iterate(
         epsilon: The selection's budget ε_sel > 0.
         num_candidates: ``k >= 1``.
         failure_prob: β in (0, 1).
+        enforce_sensitivity: Clip the per-example gradients at ``C`` and the
+            per-example Hessians at ``ν <= L_c`` (default ``True``), so
+            the guarantee holds whatever the data. ``False`` is the explicit
+            opt-out (unclipped queries, guarantee conditional on the declared
+            constants).
 
     Returns:
         ``PrivateResult(value, privacy, info)``: ``value`` the selected iterate
-        (``(d,)`` array) or ``None`` on FAIL; ``privacy`` pure ε; ``info`` a
+        (``(d,)`` array) or ``None`` on FAIL; ``privacy`` pure ε (conditional on
+        the declared constants only with ``enforce_sensitivity=False``); ``info`` a
         :class:`SOSPSelectionInfo`.
 
     Raises:
         MissingConstantError: A needed constant is not declared.
+        TypeError: ``enforce_sensitivity`` is not a bool.
         ValueError: Invalid parameters, iterates of the wrong shape, not finite or
             outside the domain (all before any private computation).
 
@@ -256,8 +325,8 @@ def select_sosp_iterate(
         >>> xs = jnp.array([[0.0, 0.0], [0.0, 2.0 ** 0.5]])  # saddle, minimum
         >>> res = select_sosp_iterate(jax.random.key(0), prob, xs, alpha=0.2,
         ...                           epsilon=1.0, num_candidates=10)
-        >>> res.info.selected, res.privacy.epsilon(0.0)
-        (1, 1.0)
+        >>> res.info.selected, res.privacy.epsilon(0.0), res.privacy.assumptions
+        (1, 1.0, ())
 
     References:
         Spec 002 §2.4 (Procedure 3′) and §3.6; seed 002, Sec 3.4.
@@ -278,6 +347,11 @@ def select_sosp_iterate(
     epsilon = validation.positive("epsilon", epsilon)
     k = validation.positive_int("num_candidates", num_candidates)
     beta = validation.delta_in_open_unit(failure_prob, name="failure_prob")
+    if not isinstance(enforce_sensitivity, bool):
+        raise TypeError(
+            f"Expected enforce_sensitivity to be a bool, got {enforce_sensitivity!r}"
+        )
+    enforce = enforce_sensitivity
     xs = np.asarray(iterates, dtype=np.float64)
     if xs.ndim != 2 or xs.shape[0] == 0 or xs.shape[1] != problem.dim:
         raise ValueError(
@@ -302,7 +376,7 @@ def select_sosp_iterate(
     )
     # ---- private part: both queries at all k candidates, then one AboveThreshold
     scores = _scores_jit(
-        problem.loss_fn, problem.data, points, tau_g, tau_h, s_g, s_h, l_c
+        problem.loss_fn, problem.data, points, tau_g, tau_h, s_g, s_h, l_c, c, enforce
     )
     at = above_threshold(
         at_key, scores, threshold=0.0, epsilon=epsilon, sensitivity=1.0
@@ -310,13 +384,9 @@ def select_sosp_iterate(
     position = int(at.value)
     failed = position < 0
     selected = -1 if failed else int(candidates[position])
-    guarantee = at.privacy.assuming(
-        f"every per-example gradient norm is <= C = {c:g} on the domain (declared "
-        "lipschitz), for every record",
-        f"every per-example Hessian has operator norm <= L_c = {l_c:g} on the domain "
-        "(declared smoothness), for every record",
-        "the iterates are public (their release is accounted separately)",
-    )
+    guarantee = at.privacy
+    if not enforce:
+        guarantee = guarantee.assuming(*_unenforced_assumptions(c, l_c))
     info = SOSPSelectionInfo(
         selected=selected,
         failed=failed,
@@ -341,6 +411,7 @@ def select_sosp_iterate(
         failure_prob=beta,
         accept_grad_bound=alpha - 2.0 * a * s_g,
         accept_eig_bound=-math.sqrt(rho * alpha) + 2.0 * a * s_h + 2.0 * eta,
+        enforce_sensitivity=enforce,
     )
     value = None if failed else jnp.asarray(xs[selected])
     return PrivateResult(value, guarantee, info)

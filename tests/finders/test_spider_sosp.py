@@ -382,8 +382,8 @@ def test_selection_work_is_constant_per_examined_candidate(case, monkeypatch):
     calls = []
     selection_queries = module.selection_queries
 
-    def counting(problem, xs):
-        grad_norm, min_eig = selection_queries(problem, xs)
+    def counting(problem, xs, **options):
+        grad_norm, min_eig = selection_queries(problem, xs, **options)
 
         def grad(i):
             calls.append(("g", i))

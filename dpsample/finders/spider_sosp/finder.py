@@ -441,7 +441,13 @@ class SpiderSOSP(PrivateAlgorithm):
         # per examined candidate.
         backward = plan["selection_order"] == "backward"
         candidates = xs_np[::-1] if backward else xs_np
-        grad_norm, min_eig = selection_queries(select, candidates)
+        # Clipped at the declared G and M unless the plan opts out
+        # (enforce_sensitivity=False, the paper's unclipped Algorithm 2).
+        grad_norm, min_eig = selection_queries(
+            select,
+            candidates,
+            enforce_sensitivity=bool(plan.get("enforce_sensitivity", True)),
+        )
         spec = plan.spec
         # The eigenvalue query is lambda_hat + eta with fixed work; Delta_M carries
         # 2 eta for its error (selection.py).
