@@ -115,6 +115,11 @@ def _nonprivate_tr(problem, x0, radius, threshold, num_iters):
 
 
 @pytest.mark.slow  # 10 s in the fast suite
+@pytest.mark.xfail(
+    strict=True,
+    raises=ValueError,
+    reason='issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "Extreme settings"); this noiseless-path check needs a huge epsilon: to be rewritten on a noise-free path (found at merge, 2026-11-28)',
+)
 def test_dp_tr_large_epsilon_is_nonprivate_tr_and_reaches_minimum(case):
     prob = case.problem
     x0 = np.array([0.3, 0.2])
@@ -197,6 +202,11 @@ def test_return_iterates_are_the_iterations_that_ran(case, finder):
     assert np.all(np.linalg.norm(steps, axis=1) <= res.info["radius"] * (1 + 1e-9))
 
 
+@pytest.mark.xfail(
+    strict=True,
+    raises=ValueError,
+    reason='issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "Extreme settings"); this noiseless-path check needs a huge epsilon: to be rewritten on a noise-free path (found at merge, 2026-11-28)',
+)
 def test_return_iterates_match_the_nonprivate_path_at_huge_epsilon(case):
     # Every iterate (not only the last) is the non-private TR iterate when the noise
     # vanishes: the iterates are the path that ran, in order.
@@ -384,6 +394,11 @@ def test_dp_str_escapes_saddle_to_sosp():
     assert abs(abs(float(res.value[1])) - math.pi) < 0.3, msg
 
 
+@pytest.mark.xfail(
+    strict=True,
+    raises=ValueError,
+    reason='issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "Extreme settings"); this noiseless-path check needs a huge epsilon: to be rewritten on a noise-free path (found at merge, 2026-11-28)',
+)
 def test_dp_str_large_epsilon_full_batch_equals_dp_tr(case):
     # With batches of size n (a permutation of the data) and negligible noise,
     # DP-STR takes DP-TR's noiseless steps.
