@@ -2100,6 +2100,7 @@ def _quasar_transcript_case(k: int = QUASAR_TRANSCRIPT_RUNS) -> Audit:
 JL_INNER = {"num_steps": 1, "sampling": "full_batch"}
 
 
+@functools.cache  # one object: jl_glm checks that the problem's loss is its glm's
 def jl_linear_glm() -> Any:
     """The GLM family of the JL audit: the linear link ``phi_y(z) = -y z``
     (``|phi'| = 1`` everywhere, so the link's Lipschitz bound is attained at every
@@ -2572,9 +2573,21 @@ def _linear_loss_vec(x, z):
     return -z["z"] * x[0]
 
 
-def warm_start_release(variant: str = "erm") -> Callable:
+#: The under-declared twin runs both stages on its declared constants, unclipped
+#: (``enforce_sensitivity=False``): enforced by default, the clips at the twin's
+#: constants would hold its sensitivity to its claim (issue 25).
+WS_OPT_OUT = {
+    "sampler": "net",
+    "sampler_options": {"enforce_sensitivity": False},
+    "finder_options": {"enforce_sensitivity": False},
+}
+
+
+def warm_start_release(variant: str = "erm", opt_out: bool = False) -> Callable:
     """The pair ``(x_0, x_priv)`` released by :func:`dpsample.pipelines.warm_start`."""
     from dpsample.pipelines import warm_start
+
+    extra = WS_OPT_OUT if opt_out else {}
 
     def release(key, problem):
         res = warm_start(
@@ -2584,13 +2597,14 @@ def warm_start_release(variant: str = "erm") -> Callable:
             delta=WS_DELTA,
             spacing=WS_SPACING,
             variant=variant,
+            **extra,
         )
         return jnp.concatenate([res.info["warm_start"], res.value])
 
     return release
 
 
-def warm_start_claim(problem, variant: str = "erm") -> float:
+def warm_start_claim(problem, variant: str = "erm", opt_out: bool = False) -> float:
     from dpsample.pipelines import warm_start
 
     res = warm_start(
@@ -2600,6 +2614,7 @@ def warm_start_claim(problem, variant: str = "erm") -> float:
         delta=WS_DELTA,
         spacing=WS_SPACING,
         variant=variant,
+        **(WS_OPT_OUT if opt_out else {}),
     )
     return res.privacy.epsilon(WS_DELTA)
 
@@ -2634,11 +2649,12 @@ def warm_start_audit(
     """
     z, z_prime = WS_PAIRS[variant]
     d = warm_start_problem(z, scale=scale)
+    opt_out = scale != 1.0  # the twin: its constants unenforced (WS_OPT_OUT)
     return Audit(
-        mechanism=warm_start_release(variant),
+        mechanism=warm_start_release(variant, opt_out),
         dataset=d,
         neighbour=warm_start_problem(z_prime, scale=scale),
-        claim=warm_start_claim(d, variant),
+        claim=warm_start_claim(d, variant, opt_out),
         delta=WS_DELTA,
         num_samples=num_samples,
         seed=WS_SEED,

@@ -477,7 +477,7 @@ class FirstKindOracle(_OracleBase):
                 )
             self.clip_norm = (
                 float(g)
-                if clip_norm is None
+                if clip_norm is None and g is not None
                 else validation.positive("clip_norm", clip_norm)
             )
             self.contribution_bound = check_clip_bound(

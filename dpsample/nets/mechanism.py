@@ -485,7 +485,7 @@ class NetExponentialMechanism(PrivateAlgorithm):
                     f"the net needs {rows * n:,} loss evaluations ({rows:,} rows x "
                     f"n={n:,}), more than max_evaluations={cap:,}"
                 )
-                if spacing_given and the_net.size() > 1:
+                if spacing is not None and spacing_given and the_net.size() > 1:
                     raise PlanRefusal(
                         reason,
                         search=Search(

@@ -157,6 +157,8 @@ def _fast_pld_delta(pld: Any) -> Any:
     pmfs = [getattr(pld, "_pmf_remove", None), getattr(pld, "_pmf_add", None)]
     tables = []
     for pmf in pmfs:
+        if pmf is None:
+            return None
         try:
             probs = np.asarray(pmf._probs, dtype=np.float64)
             step, lower = float(pmf._discretization), int(pmf._lower_loss)
@@ -647,9 +649,11 @@ class PrivacyGuarantee:
             ):
                 # the group's delta and epsilon disagree (a PLD below its
                 # truncated tail): search again on the split epsilon itself
-                found = _smallest_passing_delta(
-                    lambda d: self._split_epsilon(d) <= epsilon, found
-                )
+                def split_passes(d: float) -> bool:
+                    split = self._split_epsilon(d)
+                    return split is not None and split <= epsilon
+
+                found = _smallest_passing_delta(split_passes, found)
         self._cache[key] = found
         return found
 

@@ -92,7 +92,9 @@ def test_perturb_kicks_make_no_o1_calls(case):
 @pytest.mark.xfail(
     strict=True,
     raises=ValueError,
-    reason='issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "Extreme settings"); this noiseless-path check needs a huge epsilon: to be rewritten on a noise-free path (found at merge, 2026-11-28)',
+    reason="issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "
+    "'Extreme settings'); this noiseless-path check needs a huge epsilon: to be "
+    "rewritten on a noise-free path (found at the merge of 2026-11-28)",
 )
 def test_large_epsilon_is_gradient_descent_and_reaches_minimum(case):
     # Zero noise: O2 telescopes, so the estimate is the exact gradient and Algorithm 1

@@ -118,7 +118,9 @@ def _nonprivate_tr(problem, x0, radius, threshold, num_iters):
 @pytest.mark.xfail(
     strict=True,
     raises=ValueError,
-    reason='issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "Extreme settings"); this noiseless-path check needs a huge epsilon: to be rewritten on a noise-free path (found at merge, 2026-11-28)',
+    reason="issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "
+    "'Extreme settings'); this noiseless-path check needs a huge epsilon: to be "
+    "rewritten on a noise-free path (found at the merge of 2026-11-28)",
 )
 def test_dp_tr_large_epsilon_is_nonprivate_tr_and_reaches_minimum(case):
     prob = case.problem
@@ -205,7 +207,9 @@ def test_return_iterates_are_the_iterations_that_ran(case, finder):
 @pytest.mark.xfail(
     strict=True,
     raises=ValueError,
-    reason='issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "Extreme settings"); this noiseless-path check needs a huge epsilon: to be rewritten on a noise-free path (found at merge, 2026-11-28)',
+    reason="issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "
+    "'Extreme settings'); this noiseless-path check needs a huge epsilon: to be "
+    "rewritten on a noise-free path (found at the merge of 2026-11-28)",
 )
 def test_return_iterates_match_the_nonprivate_path_at_huge_epsilon(case):
     # Every iterate (not only the last) is the non-private TR iterate when the noise
@@ -397,7 +401,9 @@ def test_dp_str_escapes_saddle_to_sosp():
 @pytest.mark.xfail(
     strict=True,
     raises=ValueError,
-    reason='issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "Extreme settings"); this noiseless-path check needs a huge epsilon: to be rewritten on a noise-free path (found at merge, 2026-11-28)',
+    reason="issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "
+    "'Extreme settings'); this noiseless-path check needs a huge epsilon: to be "
+    "rewritten on a noise-free path (found at the merge of 2026-11-28)",
 )
 def test_dp_str_large_epsilon_full_batch_equals_dp_tr(case):
     # With batches of size n (a permutation of the data) and negligible noise,

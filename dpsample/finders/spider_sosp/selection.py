@@ -131,6 +131,8 @@ def selection_queries(
             f"Expected enforce_sensitivity to be a bool, got {enforce_sensitivity!r}"
         )
     enforce = enforce_sensitivity
+    # both declared: Spider-SOSP's plan requires them before any selection runs
+    assert problem.smoothness is not None and problem.lipschitz is not None
     bound = float(problem.smoothness)
     grad_bound = float(problem.lipschitz)
     eta = eigenvalue_error(problem.dim, bound)
