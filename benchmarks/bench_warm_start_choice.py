@@ -1,12 +1,14 @@
-"""Benchmark: the default warm start fits (issue 16 item 5).
+"""Benchmark: the default rule of the warm start (issues 16 item 5 and 24).
 
 ``warm_start(key, problem, epsilon=2, delta=1e-5)`` with its defaults (sampler
-chosen by cost, :func:`dpsample.pipelines.choose_sampler`) on the smooth sigmoid
+and finder chosen by the public default rule,
+:func:`dpsample.pipelines.choose_sampler`: the net where its psi is below the loss
+range within the compute cap, else a cold start) on the smooth sigmoid
 problem of ``tests/test_warm_start_choice.py``: n = 4,000 examples of
 :func:`dpsample.datasets.make_classification` (``||a|| <= 1``), the sigmoid loss on
 ``Ball(1)`` with its derived constants, for d = 1 ... 10. The finder is the
-pipeline's default, DP-SPIDER with its defaults (``--finder dp_sgd`` runs DP-SGD
-with a fixed ``num_steps``, ``--finder-steps``).
+pipeline's default, DP-SGD with its defaults (``--finder dp_spider`` runs
+DP-SPIDER; ``--finder-steps`` fixes DP-SGD's ``num_steps``).
 
 Reported per d: the chosen sampler (and method), the rule's sentence, the sampler
 plan's per-example evaluations and the plan's forecast, the plan time, and the wall
@@ -58,10 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=4000)
     parser.add_argument("--epsilon", type=float, default=2.0)
     parser.add_argument("--delta", type=float, default=1e-5)
-    parser.add_argument("--finder", default="dp_spider")
-    parser.add_argument("--finder-steps", type=int, default=50)
+    parser.add_argument("--finder", default=None)
+    parser.add_argument("--finder-steps", type=int, default=None)
     args = parser.parse_args(argv)
-    options = {"num_steps": args.finder_steps} if args.finder == "dp_sgd" else {}
+    options = {"num_steps": args.finder_steps} if args.finder_steps else {}
     rows = []
     for d in args.dims:
         prob = problem(d, args.n)
@@ -72,14 +74,16 @@ def main(argv: list[str] | None = None) -> int:
         res = algo.run(jax.random.key(0), plan, prob.data)
         jax.block_until_ready(res.value)
         wall = time.perf_counter() - t0
-        stage = plan.stage("sampler")
+        warm = plan["sampler"] != "none"
+        stage = plan.stage("sampler") if warm else None
         row = {
             "d": d,
             "sampler": plan["sampler"],
-            "method": stage.get("method"),
-            "rule": plan.params["sampler"].note,
-            "sampler_evaluations": stage.cost.evaluations,
-            "sampler_forecast_s": stage.estimated_seconds(),
+            "finder": plan["finder"],
+            "method": stage.get("method") if warm else None,
+            "rule": plan.params["default_rule"].note,
+            "sampler_evaluations": stage.cost.evaluations if warm else 0,
+            "sampler_forecast_s": stage.estimated_seconds() if warm else 0.0,
             "plan_evaluations": plan.cost.evaluations,
             "psi": plan["psi"],
             "psi_source": res.info["psi_source"],
@@ -89,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         rows.append(row)
         print(
-            f"d={d:2d}  {row['sampler']:5s} {row['method'] or '':9s} "
+            f"d={d:2d}  {row['sampler']:5s} {row['finder']:8s} "
             f"sampler evals {row['sampler_evaluations']:.3g} "
             f"(forecast {row['sampler_forecast_s']:.1f} s)  total evals "
             f"{row['plan_evaluations']:.3g}  psi {row['psi']:.3g} "

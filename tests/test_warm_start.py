@@ -9,11 +9,13 @@ import pytest
 from scipy import special, stats
 
 import dpsample
+from dpsample import Budget
 from dpsample.errors import BudgetExceededError, MissingConstantError
 from dpsample.finders import dp_spider
 from dpsample.finders.dp_spider import spider_theorem_parameters
 from dpsample.nets import grid_net
 from dpsample.pipelines import (
+    WarmStart,
     net_warm_start_bound,
     should_warm_start,
     theorem_3_2_stationarity_bound,
@@ -56,6 +58,7 @@ def small_run():
         prob,
         epsilon=EPS,
         delta=DELTA,
+        finder="dp_spider",
         finder_options=SMALL,
         spend="split",
     )
@@ -101,6 +104,7 @@ def test_split_moves_the_budget():
         epsilon=EPS,
         delta=DELTA,
         split=0.25,
+        finder="dp_spider",
         finder_options=SMALL,
         spend="split",
     )
@@ -162,6 +166,7 @@ def test_diagnostics_are_labelled():
         prob,
         epsilon=EPS,
         delta=DELTA,
+        finder="dp_spider",
         finder_options=SMALL,
         diagnostics=True,
     )
@@ -202,6 +207,7 @@ def test_budget_refusal_before_private_computation():
             epsilon=EPS,
             delta=DELTA,
             ledger=ledger,
+            finder="dp_spider",
             finder_options=SMALL,
         )
     assert counter.calls == 0
@@ -214,6 +220,7 @@ def test_budget_refusal_before_private_computation():
         epsilon=EPS,
         delta=DELTA,
         ledger=roomy,
+        finder="dp_spider",
         finder_options=SMALL,
     )
     assert len(roomy.stages) == 2 and counter.calls > 0
@@ -277,15 +284,23 @@ def test_bad_problem_and_key():
         warm_start(0, prob, epsilon=EPS, delta=DELTA)
     with pytest.raises(TypeError):
         warm_start(jax.random.key(0), "problem", epsilon=EPS, delta=DELTA)
+    # an explicit sampler needs a compact K and G
     with pytest.raises(ValueError, match="Ball"):
-        warm_start(jax.random.key(0), free, epsilon=EPS, delta=DELTA)
+        warm_start(jax.random.key(0), free, epsilon=EPS, delta=DELTA, sampler="net")
     with pytest.raises(MissingConstantError):
-        warm_start(jax.random.key(0), no_lip, epsilon=EPS, delta=DELTA)
+        warm_start(jax.random.key(0), no_lip, epsilon=EPS, delta=DELTA, sampler="net")
+    # the default rule starts these cold, and the default finder then needs a
+    # smoothness (no_smooth) or an initial gap (free: no loss_range), before any
+    # private computation
     with pytest.raises(MissingConstantError):
         warm_start(jax.random.key(0), no_smooth, epsilon=EPS, delta=DELTA)
-    # eps_A n <= d without an explicit net.
-    with pytest.raises(ValueError, match="eps_A n > d"):
-        warm_start(jax.random.key(0), tiny, epsilon=1.0, delta=DELTA)
+    with pytest.raises(ValueError, match="initial-gap"):
+        warm_start(jax.random.key(0), free, epsilon=EPS, delta=DELTA)
+    # eps_A n <= d: the default rule starts cold; an explicit net refuses
+    plan = WarmStart().plan(tiny.spec, Budget(1.0, DELTA))
+    assert plan["sampler"] == "none" and plan["default_rule"] == "cold: eps n <= d"
+    with pytest.raises(ValueError, match="eps n"):
+        warm_start(jax.random.key(0), tiny, epsilon=1.0, delta=DELTA, sampler="net")
     # A GridNet of a smaller ball does not cover K.
     with pytest.raises(ValueError, match="cover"):
         warm_start(

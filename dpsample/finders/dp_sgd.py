@@ -68,6 +68,11 @@ computes the per-example gradients, norms and clipped sum in float32 (``F - 1`` 
 accounting stay in float64 and the guarantee is unchanged. Norms, scale and sum are
 fused (no scaled copy of the ``(m, d)`` per-example gradients).
 
+Defaults without a declared smoothness (no theorem schedule applies): the projected
+subgradient method on the schedule practitioners run, expected batch ``min(256, n //
+20)``, ten epochs, step ``D / (C sqrt T)`` on a ``Ball`` of diameter ``D``
+(``docs/utility_benchmark.md``).
+
 Defaults (when an argument is ``None``), from declared public constants and a public
 initial-gap bound ``f_max`` (``initial_gap``, default the declared ``loss_range``; never
 measured on the data):
@@ -218,6 +223,74 @@ def _sgd_iterates(
     )
 
 
+#: Epochs of the default schedule when no smoothness is declared.
+NONSMOOTH_EPOCHS = 10
+#: Largest expected batch of the default schedule when no smoothness is declared.
+NONSMOOTH_BATCH = 256
+
+
+def _nonsmooth_defaults(
+    spec: ProblemSpec,
+    contribution: float,
+    num_steps: int | None,
+    batch_size: int | None,
+    learning_rate: float | None,
+    sampling: str,
+) -> tuple[int, int | None, float, dict[str, str]]:
+    """The defaults without a declared smoothness: the projected subgradient method.
+
+    No theorem schedule of seed 002 applies (its step ``1/(2M)`` and ``T`` need
+    ``M``). The schedule is then the one practitioners run (the peer libraries'
+    tutorials): expected batch ``min(256, max(1, n // 20))``, ``T = ceil(10 n /
+    b)`` (ten epochs), and the projected subgradient method's step ``D / (C
+    sqrt(T))`` (``D`` the diameter of the ``Ball`` ``K``, ``C`` the clipping norm),
+    which needs a bounded domain. Public inputs only.
+    """
+    sources: dict[str, str] = {}
+    n = spec.n
+    if not isinstance(spec.domain, Ball):
+        raise MissingConstantError(
+            "DP-SGD's default schedule needs a declared smoothness (the theorem's "
+            "step 1/(2M)), or, without one, a Ball domain (the projected "
+            "subgradient step D/(C sqrt T)); declare smoothness=..., use a Ball, or "
+            "pass learning_rate= and num_steps="
+        )
+    if sampling == "full_batch":
+        if batch_size is not None and int(batch_size) != n:
+            raise ValueError(
+                f"full_batch uses all n={n} examples; got batch_size={batch_size}"
+            )
+        batch_size, sources["batch_size"] = n, "full batch"
+    elif batch_size is None:
+        batch_size = min(NONSMOOTH_BATCH, max(1, n // 20), n)
+        sources["batch_size"] = (
+            "no smoothness declared: the practitioners' batch min(256, n // 20)"
+        )
+    else:
+        batch_size = spec.check_batch_size(batch_size)
+        sources["batch_size"] = "user"
+    if num_steps is None:
+        t = math.ceil(NONSMOOTH_EPOCHS * n / batch_size)
+        num_steps = max(1, min(MAX_DEFAULT_STEPS, t))
+        sources["num_steps"] = (
+            f"no smoothness declared: {NONSMOOTH_EPOCHS} epochs, ceil(10 n / b)"
+            + (f", capped at {MAX_DEFAULT_STEPS}" if t > MAX_DEFAULT_STEPS else "")
+        )
+    else:
+        num_steps = validation.positive_int("num_steps", num_steps)
+        sources["num_steps"] = "user"
+    if learning_rate is None:
+        diameter = 2.0 * float(spec.domain.radius)
+        learning_rate = diameter / (contribution * math.sqrt(num_steps))
+        sources["learning_rate"] = (
+            "no smoothness declared: the projected subgradient step D / (C sqrt T)"
+        )
+    else:
+        learning_rate = validation.positive("learning_rate", learning_rate)
+        sources["learning_rate"] = "user"
+    return num_steps, batch_size, learning_rate, sources
+
+
 def _theorem_defaults(
     spec: ProblemSpec,
     epsilon: float,
@@ -231,6 +304,10 @@ def _theorem_defaults(
 ) -> tuple[int, int | None, float, dict[str, str]]:
     sources: dict[str, str] = {}
     n, d = spec.n, spec.dim
+    if spec.smoothness is None and (learning_rate is None or num_steps is None):
+        return _nonsmooth_defaults(
+            spec, contribution, num_steps, batch_size, learning_rate, sampling
+        )
     if learning_rate is None:
         m = validation.require_constant(
             "smoothness",

@@ -383,15 +383,34 @@ class NetExponentialMechanism(PrivateAlgorithm):
     pure_dp: ClassVar[bool] = True
 
     @staticmethod
-    def evaluations_bound(spec: ProblemSpec, budget: Budget) -> float:
-        """A public upper bound on the default plan's evaluations, without the net.
+    def evaluations_bound(
+        spec: ProblemSpec, budget: Budget, *, covering_radius: float | None = None
+    ) -> float:
+        """A public upper bound on a grid net's evaluations, without the net.
 
-        ``grid_net_size_bound(d, R, h) n`` for the theorem's spacing ``h = 2 r /
-        sqrt(d)``, ``r = D d/(eps n)`` (``inf`` when ``eps n <= d``): what a
-        pipeline's cost rule reads before building a net that may be huge.
+        ``grid_net_size_bound(d, R, h) n`` for the spacing ``h = 2 r / sqrt(d)`` of
+        covering radius ``r``: by default the theorem's ``r = D d/(eps n)`` (``inf``
+        when ``eps n <= d``). What a pipeline's cost rule reads before building a
+        net that may be huge; with ``covering_radius`` the coarsest net it would
+        still use (a net whose covering radius is ``r`` has ``psi >= G r``).
+
+        Examples:
+            >>> import jax.numpy as jnp
+            >>> from dpsample import Ball, Budget, Problem
+            >>> from dpsample.nets import NetExponentialMechanism as Net
+            >>> p = Problem(lambda x, z: jnp.sum(x * z), jnp.zeros((100, 2)),
+            ...             Ball(1.0, dim=2), lipschitz=1.0)
+            >>> fine = Net.evaluations_bound(p.spec, Budget(1.0, 0.0))
+            >>> coarse = Net.evaluations_bound(p.spec, Budget(1.0, 0.0),
+            ...                                covering_radius=0.5)
+            >>> coarse < fine
+            True
         """
         ball = problem_ball(spec, "exponential_mechanism")
-        r = theorem_radius(ball, budget.epsilon, spec.n)
+        if covering_radius is None:
+            r = theorem_radius(ball, budget.epsilon, spec.n)
+        else:
+            r = validation.positive("covering_radius", covering_radius)
         if r is None:
             return math.inf
         h = 2.0 * r / math.sqrt(spec.dim)

@@ -26,9 +26,13 @@ from dpsample.plan import Budget
 from dpsample.problem import ProblemSpec
 
 __all__ = [
+    "DEFAULT_FINDER",
     "DEFAULT_MAX_EVALUATIONS",
     "DEFAULT_SAMPLERS",
+    "SamplerChoice",
+    "choose",
     "choose_sampler",
+    "cold_start_reason",
     "should_warm_start",
 ]
 
@@ -175,14 +179,174 @@ def should_warm_start(
 #: measured on 2 shared cores: ``benchmarks/bench_warm_start_choice.py``).
 DEFAULT_MAX_EVALUATIONS = 10**10
 
-#: The default samplers, in order of preference: the first that fits the compute
-#: budget (and, but for the last, has a warm-start bound) runs. Registry names and
-#: options.
+#: The default samplers, in order of preference: the first whose plan fits the
+#: compute budget and has a public warm-start bound psi below the declared loss
+#: range runs; if none does, the pipeline starts cold (the finder alone, with the
+#: whole budget). Registry names and options. Projected Langevin is not a candidate:
+#: it has no psi of its own (a warm start "bounded" by the loss range is a cold
+#: start that has spent half the budget; issue 24).
 DEFAULT_SAMPLERS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("net", {}),
     ("gibbs", {}),
-    ("gibbs", {"method": "langevin"}),
 )
+
+#: The default finder (stage B, and the whole pipeline on a cold start): DP-SGD.
+#: The utility benchmark (``docs/utility_benchmark.md``) measured it the best or
+#: within the noise of the best first-order finder at its defaults on the smooth
+#: problems, where DP-SPIDER at its theorem schedule ended further from the
+#: optimum; see ``docs/choosing_a_pipeline.md``.
+DEFAULT_FINDER = "dp_sgd"
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplerChoice:
+    """The default rule's choice of stage A (public).
+
+    Attributes:
+        sampler: The chosen sampler, or ``None``: a cold start.
+        plan: Its plan on the stage budget (``None`` for a cold start).
+        rule: Which branch of the rule fired: ``"warm"`` (a candidate qualified),
+            ``"cold: eps n <= d"``, ``"cold: no sampler qualified"``.
+        reason: One sentence with the numbers (printed with the plan).
+    """
+
+    sampler: PrivateAlgorithm | None
+    plan: Any
+    rule: str
+    reason: str
+
+
+def cold_start_reason(
+    spec: ProblemSpec,
+    budget: Budget,
+    *,
+    split: float = DEFAULT_SPLIT,
+    sampler_domain: Any = None,
+) -> tuple[str, str] | None:
+    """The default rule's cold starts that need no sampler plan, or ``None``.
+
+    ``(rule, reason)`` when no sampler can run: the problem has no public compact
+    ``K`` (a ``Ball`` domain, or a ``sampler_domain``), no declared Lipschitz
+    constant (every sampler's ``psi`` needs one), or ``split eps n <= d`` (spec 003
+    B6). Public inputs only.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Budget, Problem, Unconstrained
+        >>> from dpsample.pipelines.choice import cold_start_reason
+        >>> p = Problem(lambda x, z: jnp.sum((x - z) ** 2), jnp.zeros((100, 1)),
+        ...             Unconstrained(dim=1), lipschitz=4.0, smoothness=2.0)
+        >>> cold_start_reason(p.spec, Budget(1.0, 1e-5))[0]
+        'cold: no compact K'
+    """
+    from dpsample.domains import Ball
+
+    if sampler_domain is None and not isinstance(spec.domain, Ball):
+        return "cold: no compact K", (
+            "cold start: the problem is on "
+            f"{type(spec.domain).__name__}, so no sampler has a compact K to search "
+            "(pass sampler_domain=Ball(...) for a warm start)"
+        )
+    if spec.lipschitz is None:
+        return "cold: no lipschitz", (
+            "cold start: no declared lipschitz G, which every sampler's warm-start "
+            "bound psi needs"
+        )
+    split = validation.positive("split", split)
+    eps_a = split * validation.positive("epsilon", budget.epsilon)
+    if not eps_a * spec.n > spec.dim:
+        return "cold: eps n <= d", (
+            f"cold start: eps_A n = {eps_a * spec.n:.6g} <= d = {spec.dim}, no "
+            "sampler can help (spec 003 B6)"
+        )
+    return None
+
+
+def _label(name: str, options: dict[str, Any]) -> str:
+    return " ".join([name, *map(str, options.values())])
+
+
+def choose(
+    spec: ProblemSpec,
+    budget: Budget,
+    *,
+    split: float = DEFAULT_SPLIT,
+    delta_split: float = 0.5,
+    max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+    failure_prob: float | None = None,
+    **plan_options: Any,
+) -> SamplerChoice:
+    """The default warm start, or none: :func:`choose_sampler` with its plan.
+
+    See :func:`choose_sampler` for the rule. ``plan_options`` (e.g. the pipeline's
+    ``minimizer_gap``) are passed to every candidate's plan, and ``failure_prob``
+    times the candidate's ``psi_failure_share``, so the plan returned is the one
+    the pipeline runs.
+    """
+    early = cold_start_reason(spec, budget, split=split)
+    if early is not None:
+        return SamplerChoice(None, None, *early)
+    cap = validation.positive_int("max_evaluations", max_evaluations)
+    ceiling = spec.loss_range
+    skipped = []
+    for name, options in DEFAULT_SAMPLERS:
+        candidate = registry.create(name, "sampler", **options)
+        label = _label(name, options)
+        delta_a = 0.0 if getattr(candidate, "pure_dp", False) else delta_split
+        stage_budget = dataclasses.replace(
+            stage_budgets(budget, split, delta_a)[0], max_evaluations=cap
+        )
+        quick = getattr(candidate, "evaluations_bound", None)
+        if quick is not None and ceiling is not None and spec.lipschitz is not None:
+            # the coarsest net worth running has covering radius range / G
+            # (psi >= G r): if even that one cannot fit the cap, skip the plan
+            coarsest = quick(
+                spec, stage_budget, covering_radius=ceiling / spec.lipschitz
+            )
+            if coarsest > cap:
+                skipped.append(
+                    f"{label}: even its coarsest useful net needs <= {coarsest:.3g} "
+                    f"evaluations > max_evaluations {cap:.3g}"
+                )
+                continue
+        options_c = dict(plan_options)
+        if failure_prob is not None:
+            share = getattr(candidate, "psi_failure_share", 1.0)
+            options_c["failure_prob"] = failure_prob * share
+        try:
+            plan = candidate.plan(spec, stage_budget, **options_c)
+        except ValueError as err:  # a schedule the sampler refuses (public)
+            first = str(err).split("; ")[0].split(". ")[0]
+            skipped.append(f"{label} refused ({first[:80]})")
+            continue
+        bound = plan.warm_start
+        if plan.cost.evaluations > cap:
+            skipped.append(f"{label} needs {plan.cost.evaluations:.3g} evaluations")
+        elif bound is None:
+            skipped.append(f"{label} has no warm-start bound psi")
+        elif ceiling is not None and not bound.psi < ceiling:
+            skipped.append(
+                f"{label}'s psi {bound.psi:.3g} >= loss_range {ceiling:.3g} (what "
+                "a cold start promises)"
+            )
+        else:
+            why = "; ".join(skipped) if skipped else "the first candidate"
+            return SamplerChoice(
+                candidate,
+                plan,
+                "warm",
+                f"warm start with {label}: psi {bound.psi:.3g}"
+                + (f" < loss_range {ceiling:.3g}" if ceiling is not None else "")
+                + f", {plan.cost.evaluations:.3g} evaluations <= max_evaluations "
+                f"{cap:.3g} ({why})",
+            )
+    return SamplerChoice(
+        None,
+        None,
+        "cold: no sampler qualified",
+        "cold start: no default sampler has a psi below the loss range within "
+        f"max_evaluations {cap:.3g} ({'; '.join(skipped)})",
+    )
 
 
 def choose_sampler(
@@ -193,26 +357,27 @@ def choose_sampler(
     delta_split: float = 0.5,
     max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
     **plan_options: Any,
-) -> tuple[PrivateAlgorithm, str]:
-    r"""The default warm start, chosen by cost (a public rule; issue 16 item 5).
+) -> tuple[PrivateAlgorithm | None, str]:
+    r"""The default warm start, or a cold start (a public rule; issue 24).
 
-    The candidates :data:`DEFAULT_SAMPLERS` are tried in order, each planned on the
-    stage's budget (``split`` of epsilon; ``delta_split`` of delta unless the
-    sampler is pure): the first whose plan's per-example evaluations fit
-    ``max_evaluations`` and whose plan has a warm-start bound runs. A candidate with
-    a cheap public cost bound (the net: ``V_d (R/h + sqrt d)^d n``, its size bound
-    times ``n``) is skipped on that bound before its plan is built. The last
-    candidate (projected Langevin, whose steps are capped) needs no bound of its
-    own: the pipeline then starts the finder with the declared ``loss_range`` as
-    its initial gap. Only public inputs enter (``n``, ``d``, ``K``, the budget and
-    the declared constants), so the choice is not a release.
+    A warm start is worth its share of the budget only if it promises more than a
+    cold start does. A stationary-point finder started at the centre of ``K``
+    promises nothing about the excess risk beyond the declared ``loss_range``
+    (every value of ``F`` lies in an interval of that width). So the candidates
+    :data:`DEFAULT_SAMPLERS` are tried in order, each planned on the stage's budget
+    (``split`` of epsilon; ``delta_split`` of delta unless the sampler is pure) with
+    the compute cap ``max_evaluations`` (the net coarsens its spacing to fit it):
+    the first whose plan fits the cap **and** has a public warm-start bound ``psi``
+    below ``loss_range`` runs. If none does, or ``split eps n <= d`` (spec 003 B6),
+    the answer is ``None``: a cold start. A net whose coarsest useful grid (covering
+    radius ``loss_range / G``, where ``psi >= G r`` reaches the range) cannot fit
+    the cap on its public size bound is skipped before its plan is built. Only
+    public inputs enter (``n``, ``d``, ``K``, the budget and the declared
+    constants), so the choice is not a release.
 
     Returns:
-        ``(sampler, reason)``: the object and one sentence with the numbers.
-
-    Raises:
-        ValueError: If ``split eps n <= d`` (the warm start cannot help, spec 003
-            B6) or no candidate fits.
+        ``(sampler, reason)``: the object (``None``: start cold) and one sentence
+        with the numbers.
 
     Examples:
         >>> import jax.numpy as jnp
@@ -221,49 +386,23 @@ def choose_sampler(
         >>> p = Problem(lambda x, z: jnp.sum((x - z) ** 2), jnp.zeros((100, 1)),
         ...             Ball(1.0, dim=1), lipschitz=4.0, loss_range=4.0)
         >>> sampler, reason = choose_sampler(p.spec, Budget(2.0, 1e-5))
-        >>> sampler.name, reason.startswith("net")
+        >>> sampler.name, reason.startswith("warm start with net")
         ('net', True)
+        >>> q = Problem(lambda x, z: jnp.sum((x - z) ** 2), jnp.zeros((100, 50)),
+        ...             Ball(1.0, dim=50), lipschitz=4.0, loss_range=4.0)
+        >>> sampler, reason = choose_sampler(q.spec, Budget(1.0, 1e-5))
+        >>> sampler is None, reason.startswith("cold start")
+        (True, True)
     """
-    eps_a = split * budget.epsilon
-    if not eps_a * spec.n > spec.dim:
-        raise ValueError(
-            f"no warm start: eps_A n = {eps_a * spec.n:.6g} <= d = {spec.dim}; the "
-            "default samplers need eps_A n > d (spec 003 B6): run the finder alone "
-            "(see should_warm_start), or pass a sampler"
-        )
-    cap = validation.positive_int("max_evaluations", max_evaluations)
-    skipped = []
-    for position, (name, options) in enumerate(DEFAULT_SAMPLERS):
-        candidate = registry.create(name, "sampler", **options)
-        label = " ".join([name, *map(str, options.values())])
-        delta_a = 0.0 if getattr(candidate, "pure_dp", False) else delta_split
-        stage_budget = dataclasses.replace(
-            stage_budgets(budget, split, delta_a)[0], max_evaluations=cap
-        )
-        quick = getattr(candidate, "evaluations_bound", None)
-        if quick is not None and quick(spec, stage_budget) > cap:
-            skipped.append(f"{label} needs <= {quick(spec, stage_budget):.3g}")
-            continue
-        try:
-            plan = candidate.plan(spec, stage_budget, **plan_options)
-        except ValueError as err:  # a schedule the sampler refuses (public)
-            skipped.append(f"{label} refused ({str(err)[:60]}...)")
-            continue
-        last = position == len(DEFAULT_SAMPLERS) - 1
-        if plan.cost.evaluations > cap:
-            skipped.append(f"{label} needs {plan.cost.evaluations:.3g}")
-        elif plan.warm_start is None and not last:
-            skipped.append(f"{label} has no warm-start bound")
-        else:
-            why = "; ".join(skipped) if skipped else "the first candidate"
-            return candidate, (
-                f"{label}: {plan.cost.evaluations:.3g} evaluations <= "
-                f"max_evaluations {cap:.3g} ({why})"
-            )
-    raise ValueError(
-        f"no default sampler fits max_evaluations={cap:.3g}: {'; '.join(skipped)}; "
-        "raise max_evaluations or pass a sampler"
+    choice = choose(
+        spec,
+        budget,
+        split=split,
+        delta_split=delta_split,
+        max_evaluations=max_evaluations,
+        **plan_options,
     )
+    return choice.sampler, choice.reason
 
 
 precision.scope_public(globals())

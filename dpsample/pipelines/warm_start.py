@@ -64,18 +64,23 @@ from dpsample.pipelines.budget import (
     SPEND_RULES,
 )
 from dpsample.pipelines.choice import (
+    DEFAULT_FINDER,
     DEFAULT_MAX_EVALUATIONS,
     DEFAULT_SAMPLERS,
     choose_sampler,
+    cold_start_reason,
     should_warm_start,
 )
 from dpsample.pipelines.data_split import VARIANTS, DataSplit, HalfDeviations
 from dpsample.pipelines.warm_start_plan import (
     check_public,
+    cold_start_plan,
+    default_sampler,
     dispatcher_decision,
     internal_record,
     params_table,
     psi_bound,
+    stage_a_chosen,
     stage_a_sampler,
     stage_algorithm,
     stage_b_finder,
@@ -135,17 +140,19 @@ class WarmStartInfo(AlgorithmInfo):
 
     Attributes:
         algorithm: ``"warm_start"``.
-        sampler: Registry name of stage A.
-        sampler_choice: How stage A was chosen (the cost rule's sentence, or
+        sampler: Registry name of stage A (``"none"``: a cold start, the finder
+            alone with the whole budget).
+        sampler_choice: How stage A was chosen (the default rule's sentence, or
             ``"given"``).
         finder: Registry name of stage B.
         variant: ``"erm"`` or ``"population"``.
-        warm_start: ``x_0``, stage A's output (covered by the guarantee).
         psi: The public bound on ``x_0``'s excess risk.
         psi_failure_prob: Its failure probability.
         psi_terms: The sampler's bound (its terms), or ``None`` when declared.
         psi_source: ``"derived"`` (the sampler's plan), ``"declared"`` (the
-            caller's) or ``"loss_range"`` (a sampler without a bound).
+            caller's), ``"loss_range"`` (a sampler without a bound, or a bound
+            above the range) or ``"cold_start"`` (no sampler ran: ``psi`` is the
+            declared ``loss_range``, or ``inf``).
         uniform_deviation: Population variant: the deviation bounds of the halves.
         finder_initial_gap: The finder's public initial gap.
         split: The fraction of epsilon given to stage A.
@@ -160,9 +167,13 @@ class WarmStartInfo(AlgorithmInfo):
         cold_start_bound: The same rate at the declared ``loss_range`` with the
             whole budget, else ``None``.
         dispatcher: :func:`should_warm_start`'s ``(decision, reason)``.
-        sampler_info: Stage A's info.
         finder_info: Stage B's info.
         paper_psi: The sampler's closed-form psi of the paper, where it has one.
+        warm_start: ``x_0``, stage A's output (covered by the guarantee); absent
+            on a cold start.
+        sampler_info: Stage A's info; absent on a cold start.
+        default_rule: The default rule's branch when the caller gave no sampler
+            (``"warm"``, or ``"cold: ..."``; :func:`choose_sampler`).
         privacy_rests_on: What stage A's guarantee rests on beyond the constants.
         split_sizes: Population variant: ``(|D_1|, |D_2|)``.
         epsilon_total_parallel: Population variant: ``max(eps_A, eps_B)``.
@@ -174,7 +185,6 @@ class WarmStartInfo(AlgorithmInfo):
     sampler_choice: str
     finder: str
     variant: str
-    warm_start: Any
     psi: float
     psi_failure_prob: float
     psi_terms: Any
@@ -191,9 +201,11 @@ class WarmStartInfo(AlgorithmInfo):
     stationarity_bound: float | None
     cold_start_bound: float | None
     dispatcher: tuple[bool, str]
-    sampler_info: Any
     finder_info: Any
     paper_psi: float | None = None
+    warm_start: Any = optional()
+    sampler_info: Any = optional()
+    default_rule: str | None = optional()
     privacy_rests_on: str | None = optional()
     split_sizes: tuple[int, int] | None = optional()
     epsilon_total_parallel: float | None = optional()
@@ -296,7 +308,7 @@ class WarmStart(PrivateAlgorithm):
         budget: Budget,
         *,
         sampler: PrivateAlgorithm | str | None = None,
-        finder: PrivateAlgorithm | str = "dp_spider",
+        finder: PrivateAlgorithm | str | None = None,
         split: float = DEFAULT_SPLIT,
         variant: str | DataSplit = "erm",
         delta_split: float | None = None,
@@ -310,6 +322,23 @@ class WarmStart(PrivateAlgorithm):
         spend: str = "all",
         diagnostics: bool = False,
     ) -> Plan:
+        finder_given = finder is not None
+        finder = DEFAULT_FINDER if finder is None else finder
+        if sampler is None:  # the default rule: warm start, or start cold
+            if sampler_options:
+                raise ValueError(
+                    "sampler_options need an explicit sampler (the default one is "
+                    "chosen by a public rule)"
+                )
+            early = cold_start_reason(
+                spec, budget, split=split, sampler_domain=sampler_domain
+            )
+            if early is not None:
+                return cold_start_plan(
+                    spec, budget, finder=finder, finder_given=finder_given,
+                    finder_options=finder_options, rule=early[0], reason=early[1],
+                    diagnostics=diagnostics,
+                )  # fmt: skip
         c = check_public(  # public checks, before any private computation
             spec,
             budget,
@@ -323,12 +352,21 @@ class WarmStart(PrivateAlgorithm):
             sampler_domain=sampler_domain,
             spend=spend,
         )
-        a = stage_a_sampler(c, budget, sampler, sampler_options)
+        if sampler is None:
+            choice = default_sampler(c, budget)
+            if choice.sampler is None:
+                return cold_start_plan(
+                    spec, budget, finder=finder, finder_given=finder_given,
+                    finder_options=finder_options, rule=choice.rule,
+                    reason=choice.reason, diagnostics=diagnostics,
+                )  # fmt: skip
+            a = stage_a_chosen(c, budget, choice)
+        else:
+            a = stage_a_sampler(c, budget, sampler, sampler_options)
         psi = psi_bound(
             c,
             spec,
             a,
-            chosen_by_cost=sampler is None,
             declared_psi=declared_psi,
             declared_psi_failure_prob=declared_psi_failure_prob,
         )
@@ -341,9 +379,11 @@ class WarmStart(PrivateAlgorithm):
             psi,
             b.target,
             sampler_given=sampler is not None,
-            finder=finder,
+            finder_given=finder_given,
             failure_prob=failure_prob,
         )
+        if sampler is None:
+            params["default_rule"] = Param(choice.rule, "default", choice.reason)
         return Plan(
             algorithm=self.name,
             spec=spec,
@@ -353,9 +393,7 @@ class WarmStart(PrivateAlgorithm):
             cost=a.plan.cost + b.plan.cost,
             warm_start=None,
             stages=(("sampler", a.plan), ("finder", b.plan)),
-            notes=(f"warm start chosen by cost: {a.choice}",)
-            if sampler is None
-            else (),
+            notes=(f"default rule: {a.choice}",) if sampler is None else (),
             internal=internal_record(
                 c,
                 a,
@@ -363,12 +401,15 @@ class WarmStart(PrivateAlgorithm):
                 stationarity=stationarity,
                 dispatcher=dispatcher,
                 diagnostics=diagnostics,
-            ),
+            )
+            | {"default_rule": None if sampler is not None else choice.rule},
         )
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
         internal = plan.internal
         sampler, finder = internal["sampler"], internal["finder"]
+        if sampler is None:
+            return _run_cold(rng_key, plan, problem)
         plan_a, plan_b = plan.stage("sampler"), plan.stage("finder")
         data_split: DataSplit = internal["data_split"]
         key_split, key_a, key_b = jax.random.split(rng_key, 3)
@@ -424,6 +465,7 @@ class WarmStart(PrivateAlgorithm):
             sampler_info=res_a.info,
             finder_info=res_b.info,
             paper_psi=internal["paper_psi"],
+            default_rule=internal["default_rule"],
             privacy_rests_on=None if rests_on is None else f"sampler: {rests_on}",
             split_sizes=plan.get("split_sizes"),
             epsilon_total_parallel=data_split.parallel_epsilon(
@@ -441,7 +483,7 @@ def warm_start(
     epsilon: float,
     delta: float,
     sampler: PrivateAlgorithm | str | None = None,
-    finder: PrivateAlgorithm | str = "dp_spider",
+    finder: PrivateAlgorithm | str | None = None,
     split: float = DEFAULT_SPLIT,
     variant: str | DataSplit = "erm",
     delta_split: float | None = None,
@@ -600,11 +642,12 @@ def warm_start(
     stages = [
         (f"warm_start/{name}:{p.algorithm}", p.guarantee) for name, p in plan.stages
     ]
-    both = stages[0][1].compose(stages[1][1])
+    both = PrivacyGuarantee.none(relation=problem.relation)
+    for _, guarantee in stages:
+        both = both.compose(guarantee)
     if ledger.would_exceed(both):
         raise BudgetExceededError(
-            f"warm_start ({plan.stage('sampler').algorithm}, "
-            f"{plan.stage('finder').algorithm}: "
+            f"warm_start ({', '.join(p.algorithm for _, p in plan.stages)}: "
             f"epsilon={both.epsilon(ledger.delta):.6g}) "
             f"would bring the ledger to epsilon="
             f"{ledger.total.compose(both).epsilon(ledger.delta):.6g} at "
@@ -618,6 +661,51 @@ def warm_start(
     assert isinstance(res.info, WarmStartInfo)
     info = dataclasses.replace(res.info, ledger_stages=[n for n, _ in ledger.stages])
     return PrivateResult(res.value, res.privacy, info)
+
+
+def _run_cold(rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
+    """A cold start: the finder alone, with the pipeline's key and whole budget.
+
+    The key is the pipeline's own, unsplit, so a cold start releases exactly what
+    the finder run alone with that key and plan releases.
+    """
+    internal = plan.internal
+    finder = internal["finder"]
+    plan_b = plan.stage("finder")
+    res = finder.run(rng_key, plan_b, problem)
+    delta = plan.budget.delta
+    stationarity, cold = internal["stationarity"]
+    diag = None
+    if internal["diagnostics"]:
+        diag = _diagnostics(problem, plan_b["x0"], res.value, None, None, problem)
+    info = WarmStartInfo(
+        algorithm="warm_start",
+        sampler="none",
+        sampler_choice=plan.params["sampler"].note,
+        finder=finder.name,
+        variant="erm",
+        psi=plan["psi"],
+        psi_failure_prob=0.0,
+        psi_terms=None,
+        psi_source="cold_start",
+        uniform_deviation=None,
+        finder_initial_gap=plan["psi"],
+        split=0.0,
+        epsilon_split=plan["epsilon_split"],
+        delta_split=plan["delta_split"],
+        privacy_sampler=PrivacyGuarantee.none(relation=plan.spec.relation),
+        privacy_finder=res.privacy,
+        privacy_total=res.privacy,
+        epsilon_total=res.privacy.epsilon(delta),
+        stationarity_bound=stationarity,
+        cold_start_bound=cold,
+        dispatcher=internal["dispatcher"],
+        finder_info=res.info,
+        default_rule=internal["default_rule"],
+        privacy_rests_on=res.info.get("privacy_rests_on"),
+        diagnostics=diag,
+    )
+    return PrivateResult(res.value, res.privacy, info)  # type: ignore[arg-type]
 
 
 def _diagnostics(

@@ -31,7 +31,8 @@ from dpsample.pipelines.budget import (
 )
 from dpsample.pipelines.choice import (
     DEFAULT_MAX_EVALUATIONS,
-    choose_sampler,
+    SamplerChoice,
+    choose,
     should_warm_start,
 )
 from dpsample.pipelines.data_split import VARIANTS, DataSplit, HalfDeviations
@@ -45,10 +46,13 @@ __all__ = [
     "PsiBound",
     "SamplerStage",
     "check_public",
+    "cold_start_plan",
+    "default_sampler",
     "dispatcher_decision",
     "internal_record",
     "params_table",
     "psi_bound",
+    "stage_a_chosen",
     "stage_a_sampler",
     "stage_algorithm",
     "stage_b_finder",
@@ -278,37 +282,123 @@ def check_public(
     )
 
 
+def default_sampler(c: CheckedInputs, budget: Budget) -> SamplerChoice:
+    """The default rule's stage A (:func:`~dpsample.pipelines.choice.choose`)."""
+    cap = budget.max_evaluations
+    return choose(
+        c.spec_a,
+        budget,
+        split=c.split,
+        delta_split=0.5 if c.delta_split is None else c.delta_split,
+        max_evaluations=(
+            DEFAULT_MAX_EVALUATIONS if cap is None else max(1, int(cap * c.split))
+        ),
+        failure_prob=c.data_split.sampler_failure_prob(c.zeta),
+        minimizer_gap=c.minimizer_gap,
+    )
+
+
+def stage_a_chosen(
+    c: CheckedInputs, budget: Budget, choice: SamplerChoice
+) -> SamplerStage:
+    """Stage A chosen by the default rule: its plan is the one the rule made."""
+    assert choice.sampler is not None
+    pure = bool(getattr(choice.sampler, "pure_dp", False))
+    if pure and c.delta_split is not None:
+        raise ValueError(
+            f"delta_split does not apply to the pure {choice.sampler.name}"
+        )
+    budget_b = stage_budgets(budget, c.split, 0.0 if pure else (c.delta_split or 0.5))[
+        1
+    ]
+    return SamplerStage(
+        choice.sampler, choice.reason, pure, choice.plan.budget, budget_b, choice.plan
+    )
+
+
+def cold_start_plan(
+    spec: ProblemSpec,
+    budget: Budget,
+    *,
+    finder: PrivateAlgorithm | str,
+    finder_given: bool,
+    finder_options: Mapping[str, Any] | None,
+    rule: str,
+    reason: str,
+    diagnostics: bool,
+) -> Plan:
+    """The default rule's cold start: the finder alone, planned on the whole budget.
+
+    Planned exactly as the finder alone would be (its own default start and
+    initial gap), so the pipeline releases what the finder releases; the plan's
+    ``sampler`` is ``"none"`` and its ``default_rule`` says why.
+    """
+    epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
+    finder_obj, f_options = _finder_stage(finder, finder_options, "erm")
+    try:
+        plan_b = finder_obj.plan(spec, budget, **f_options)
+    except PlanRefusal as refusal:
+        raise refusal.within("finder_options") from None
+    gap = plan_b.get("initial_gap")
+    if gap is None:
+        gap = math.inf if spec.loss_range is None else float(spec.loss_range)
+    rate = getattr(finder_obj, "stationarity_rate", None)
+    cold = None
+    if (
+        rate is not None
+        and spec.smoothness is not None
+        and spec.lipschitz is not None
+        and math.isfinite(gap)
+    ):
+        cold = rate(
+            lipschitz=spec.lipschitz, smoothness=spec.smoothness, initial_gap=gap,
+            dim=spec.dim, n=spec.n, epsilon=epsilon, delta=delta,
+        )  # fmt: skip
+    params = {
+        "sampler": Param("none", "default", reason),
+        "default_rule": Param(rule, "default", reason),
+        "finder": Param(finder_obj.name, "user" if finder_given else "default"),
+        "epsilon_split": Param(
+            (0.0, epsilon), "derived", "cold start: the finder takes the whole budget"
+        ),
+        "delta_split": Param((0.0, delta), "derived"),
+        "psi": Param(
+            gap, "derived", "cold start: no warm-start bound (the finder's own gap)"
+        ),
+    }
+    return Plan(
+        algorithm="warm_start",
+        spec=spec,
+        budget=budget,
+        params=params,
+        guarantee=plan_b.guarantee,
+        cost=plan_b.cost,
+        warm_start=None,
+        stages=(("finder", plan_b),),
+        notes=(f"default rule: {reason}",),
+        internal={
+            "diagnostics": bool(diagnostics),
+            "sampler": None,
+            "finder": finder_obj,
+            "stationarity": (cold, cold),
+            "dispatcher": (False, reason),
+            "default_rule": rule,
+        },
+    )
+
+
 def stage_a_sampler(
     c: CheckedInputs,
     budget: Budget,
-    sampler: PrivateAlgorithm | str | None,
+    sampler: PrivateAlgorithm | str,
     sampler_options: Mapping[str, Any] | None,
 ) -> SamplerStage:
-    """Stage A: the given sampler (or the one chosen by cost), planned on its share."""
+    """Stage A: the given sampler, planned on its share."""
     zeta_a = c.data_split.sampler_failure_prob(c.zeta)
-    if sampler is None:
-        if sampler_options:
-            raise ValueError(
-                "sampler_options need an explicit sampler (the default one is "
-                "chosen by cost)"
-            )
-        cap = budget.max_evaluations
-        sampler_obj, choice = choose_sampler(
-            c.spec_a,
-            budget,
-            split=c.split,
-            delta_split=0.5 if c.delta_split is None else c.delta_split,
-            max_evaluations=(
-                DEFAULT_MAX_EVALUATIONS if cap is None else max(1, int(cap * c.split))
-            ),
-            minimizer_gap=c.minimizer_gap,
-        )
-        s_options: dict[str, Any] = {}
-    else:
-        sampler_obj, choice = stage_algorithm(sampler, "sampler"), "given"
-        s_options = _stage_options(
-            sampler_obj, sampler_options, _SAMPLER_RESERVED, "sampler"
-        )
+    sampler_obj, choice = stage_algorithm(sampler, "sampler"), "given"
+    s_options = _stage_options(
+        sampler_obj, sampler_options, _SAMPLER_RESERVED, "sampler"
+    )
     pure = bool(getattr(sampler_obj, "pure_dp", False))
     if pure and c.delta_split is not None:
         raise ValueError(f"delta_split does not apply to the pure {sampler_obj.name}")
@@ -325,8 +415,7 @@ def stage_a_sampler(
             **s_options,
         )
     except PlanRefusal as refusal:
-        chosen = "" if choice == "given" else f"sampler={sampler_obj.name!r}"
-        raise refusal.within("sampler_options", together_with=chosen) from None
+        raise refusal.within("sampler_options") from None
     return SamplerStage(sampler_obj, choice, pure, budget_a, budget_b, plan_a)
 
 
@@ -335,7 +424,6 @@ def psi_bound(
     spec: ProblemSpec,
     a: SamplerStage,
     *,
-    chosen_by_cost: bool,
     declared_psi: float | None,
     declared_psi_failure_prob: float | None,
 ) -> PsiBound:
@@ -357,8 +445,6 @@ def psi_bound(
         source, bound = "declared", None
     elif bound is not None:
         psi, psi_fail, source = bound.psi, bound.failure_prob, "derived"
-    elif chosen_by_cost and spec.loss_range is not None:
-        psi, psi_fail, source = spec.loss_range, 0.0, "loss_range"
     else:
         raise ValueError(
             f"the {a.sampler.name} plan has no warm-start bound psi "
@@ -479,7 +565,7 @@ def params_table(
     target: float,
     *,
     sampler_given: bool,
-    finder: PrivateAlgorithm | str,
+    finder_given: bool,
     failure_prob: float | None,
 ) -> dict[str, Param]:
     """The plan's parameters: each value with its source and note."""
@@ -488,7 +574,7 @@ def params_table(
         "sampler": Param(
             a.sampler.name, "user" if sampler_given else "default", a.choice
         ),
-        "finder": Param(c.finder.name, "user" if finder != "dp_spider" else "default"),
+        "finder": Param(c.finder.name, "user" if finder_given else "default"),
         "variant": Param(c.variant, "user" if c.variant != "erm" else "default"),
         "split": Param(c.split, "user" if c.split != DEFAULT_SPLIT else "default"),
         "epsilon_split": Param(

@@ -51,7 +51,9 @@ __all__ = [
     "ENTRIES",
     "EPOCHS",
     "PROBLEMS",
+    "RULE",
     "SMOKE",
+    "SPECS",
     "entry_label",
     "practice_options",
     "problem_config",
@@ -126,11 +128,40 @@ DEFAULT = {
     },
     "extra_epsilons": (1.0,),
     # the Goldstein finders (over 150 s wall for two seeds at n = 10,000, d = 10 on
-    # the timing machine, smooth or not) run on the non-smooth problem at n = 1,000
+    # the timing machine, smooth or not) run on the non-smooth problem at n = 1,000;
+    # at n = 100,000 only the two DP-SGD entries run (DP-SPIDER's default took 385 s
+    # a seed there in the first run of this grid, 2026-11-28: the theorem schedules
+    # grow with n, and 8 seeds of each would not fit the 2-hour budget)
+    # (the second-order finders and the previous default warm start at d = 100, and
+    # that warm start on the saddle at n = 10,000: over 75 s a seed, likewise)
     "restrict": {
+        label: {"max_n": 10_000}
+        for label, _, _ in ENTRIES
+        if label not in ("dp_sgd_practice", "dp_sgd")
+    }
+    | {
+        label: {"max_n": 10_000, "max_d": 10}
+        for label in ("spider_sosp", "dp_trust_region", "dp_stochastic_trust_region")
+    }
+    | {
+        "warm_start": {"max_n": 10_000, "max_d": 10, "max_n_on": {"saddle": 1_000}},
         "goldstein_zero_order": {"problems": ("absolute",), "max_n": 1_000},
         "goldstein_first_order": {"problems": ("absolute",), "max_n": 1_000},
     },
+}
+#: The default rule's grid (``experiments/utility_default.toml``): the entries whose
+#: code the default rule changed (issue 24 section 2), at every point of the
+#: default grid but the MLP's (a ``[model]`` takes no pipeline): ``warm_start`` with
+#: no options (the rule's choice), and ``dp_sgd`` on the non-smooth problem (its
+#: default without a smoothness). Written to its own folder; the analysis's
+#: ``--default`` option adds its ``warm_start`` cells as the entry ``default``.
+RULE = {
+    "seeds": DEFAULT["seeds"],
+    "epsilons": DEFAULT["epsilons"],
+    "points": {k: v for k, v in DEFAULT["points"].items() if k != "mlp"},
+    "extra": {k: v for k, v in DEFAULT["extra"].items() if k != "mlp"},
+    "extra_epsilons": DEFAULT["extra_epsilons"],
+    "only": {"absolute": ("warm_start", "dp_sgd"), "*": ("warm_start",)},
 }
 #: The cluster grid: the full cross product.
 CLUSTER = {
@@ -354,6 +385,9 @@ Sizing (2026-11-28; docs/utility_benchmark.md has the table): 2,304 cells, estim
 # is charged 50 CPU-s a seed, about twice what the limit implies (a guess, not a
 # bound). `python experiments/utility_timing.py --report LOGS` prints the table and
 # the estimate.""",
+    "rule": """\
+Sizing: the default grid's points (the MLP's but), two entries; the rule starts
+# cold (DP-SGD's cost) but on the small-d points where the net runs.""",
     "cluster": """\
 Sizing: 59,500 cells, about 2,000 worker CPU-hours by the default grid's model
 # (dominated by n = 100,000 with d = 100; the entries over the timing limit are
@@ -421,8 +455,8 @@ def cells_of(grid: Mapping[str, Any]) -> list[tuple[str, str, int, int, tuple]]:
     """The (problem, entry, n, d, epsilons) blocks of a grid, in spec order.
 
     A grid's ``only`` (``{problem or "*": entries}``) keeps the listed entries, and
-    its ``restrict`` (``{entry: {"problems": ..., "max_n": ..., "max_d": ...}}``)
-    runs an entry only on those problems and sizes.
+    its ``restrict`` (``{entry: {"problems": ..., "max_n": ..., "max_d": ...,
+    "max_n_on": {problem: n}}}``) runs an entry only on those problems and sizes.
 
     Args:
         grid: :data:`DEFAULT`, :data:`CLUSTER` or :data:`SMOKE`.
@@ -450,6 +484,8 @@ def cells_of(grid: Mapping[str, Any]) -> list[tuple[str, str, int, int, tuple]]:
                         continue
                     if n > rule.get("max_n", n) or d > rule.get("max_d", d):
                         continue
+                    if n > rule.get("max_n_on", {}).get(name, n):
+                        continue
                     out.append((name, label, n, d, tuple(epsilons)))
     return out
 
@@ -474,17 +510,17 @@ def render(which: str) -> str:
     """The text of ``experiments/utility.toml`` (``"default"``) or the cluster spec.
 
     Args:
-        which: ``"default"`` or ``"cluster"``.
+        which: ``"default"``, ``"cluster"`` or ``"rule"``.
 
     Returns:
         The TOML text: :data:`HEADER` (the comments, ``[experiment]``, the base
         ``[config]``), then the generated ``[[grid]]`` tables (and, for the default
         spec, ``[smoke]`` with its ``[[smoke.grid]]`` tables).
     """
-    if which not in ("default", "cluster"):
-        raise ValueError(f"which is 'default' or 'cluster', not {which!r}")
-    grid = DEFAULT if which == "default" else CLUSTER
-    name = "utility" if which == "default" else "utility_cluster"
+    if which not in SPECS:
+        raise ValueError(f"which is one of {tuple(SPECS)}, not {which!r}")
+    grid = {"default": DEFAULT, "cluster": CLUSTER, "rule": RULE}[which]
+    name = SPECS[which].removesuffix(".toml")
     head = HEADER.format(name=name, seeds=grid["seeds"], sizing=SIZING[which])
     body = _tables(grid, "grid")
     if which == "default":
@@ -494,17 +530,24 @@ def render(which: str) -> str:
     return head + "\n" + body
 
 
+#: The spec files this module writes, by grid.
+SPECS = {
+    "default": "utility.toml",
+    "cluster": "utility_cluster.toml",
+    "rule": "utility_default.toml",
+}
+
+
 def spec_path(which: str) -> Path:
-    """Where the spec file lives (``experiments/utility.toml`` or ``..._cluster``)."""
-    name = "utility.toml" if which == "default" else "utility_cluster.toml"
-    return Path(__file__).resolve().parents[1] / name
+    """Where a grid's spec file lives (``experiments/utility*.toml``)."""
+    return Path(__file__).resolve().parents[1] / SPECS[which]
 
 
 def main(argv: Sequence[str] = ()) -> int:
     """Write both spec files (or, with ``--check``, fail when they differ)."""
     check = "--check" in argv
     stale = []
-    for which in ("default", "cluster"):
+    for which in SPECS:
         path, text = spec_path(which), render(which)
         if check:
             if not path.exists() or path.read_text(encoding="utf-8") != text:

@@ -14,9 +14,11 @@ from dp_accounting import pld, rdp
 from saddles import quartic_case
 
 import dpsample
+from dpsample import Budget
 from dpsample.errors import MissingConstantError
 from dpsample.finders import dp_sgd, dp_sgd_guarantee, dp_sgd_transform, oracles
 from dpsample.finders import stationarity as st
+from dpsample.finders.dp_sgd import DPSGD
 
 REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
 DELTA = 1e-5
@@ -182,8 +184,29 @@ def test_bad_inputs(small):
     bare = dpsample.Problem(p.loss_fn, p.data, dpsample.Ball(2.0, dim=3))
     with pytest.raises(MissingConstantError, match="lipschitz"):
         dp_sgd(key, bare, epsilon=1.0, delta=DELTA, x0=x0, **kw)
+    # without a smoothness the default schedule is the projected subgradient
+    # method's, which needs a Ball: on R^d it is refused before any computation
+    free = dpsample.Problem(p.loss_fn, p.data, dpsample.Unconstrained(3))
     with pytest.raises(MissingConstantError, match="smoothness"):
-        dp_sgd(key, bare, epsilon=1.0, delta=DELTA, x0=x0, clip_norm=1.0)
+        dp_sgd(key, free, epsilon=1.0, delta=DELTA, x0=x0, clip_norm=1.0, project=False)
+
+
+def test_nonsmooth_defaults_are_the_projected_subgradient_method():
+    """No smoothness declared: batch min(256, n // 20), 10 epochs, step D/(C sqrt T)."""
+    data = jnp.linspace(-1.0, 1.0, 4000)[:, None] * jnp.ones((1, 3))
+    problem = dpsample.Problem(
+        lambda x, z: jnp.sum(jnp.abs(x - z)), data, dpsample.Ball(2.0, dim=3),
+        lipschitz=math.sqrt(3.0),
+    )  # fmt: skip
+    plan = DPSGD().plan(problem.spec, Budget(1.0, DELTA))
+    assert plan["batch_size"] == 200 and plan["num_steps"] == 200
+    assert plan["learning_rate"] == pytest.approx(4.0 / (math.sqrt(3.0) * 200**0.5))
+    assert "subgradient" in plan.params["learning_rate"].note
+    small = DPSGD().plan(
+        problem.spec, Budget(1.0, DELTA), batch_size=1000, clip_norm=1.0
+    )  # the caller's batch sets the epochs' steps; the step uses the clip norm
+    assert small["num_steps"] == 40
+    assert small["learning_rate"] == pytest.approx(4.0 / 40**0.5)
 
 
 @pytest.mark.slow
