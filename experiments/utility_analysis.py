@@ -27,6 +27,8 @@ Usage::
 
     python experiments/utility_analysis.py experiments/results/utility
     python experiments/utility_analysis.py runs/utility_smoke
+    python experiments/utility_analysis.py experiments/results/utility \
+        --default experiments/results/utility_default   # + the default rule, goal.md
 """
 
 from __future__ import annotations
@@ -53,10 +55,13 @@ __all__ = [
     "cell_table",
     "compare",
     "figure",
+    "goal",
+    "goal_markdown",
     "main",
     "markdown",
     "paired",
     "status_of",
+    "with_default",
 ]
 
 #: The baselines every entry is compared with (``best`` is computed per point).
@@ -225,6 +230,115 @@ def compare(
     return pd.DataFrame(rows, columns=cols)
 
 
+def with_default(cells: pd.DataFrame, rule: pd.DataFrame) -> pd.DataFrame:
+    """The benchmark's cells with the default rule's run (``utility_default.toml``).
+
+    The rule's ``warm_start`` cells become the entry ``default`` (the library's
+    default after issue 24); the benchmark's own ``warm_start`` cells (the previous
+    default) become ``previous_default``; any other entry of the rule's run (DP-SGD
+    on the non-smooth problem, whose default changed) replaces the benchmark's cells
+    of the same point and seed.
+
+    Args:
+        cells: The benchmark's :func:`cell_table`.
+        rule: The default rule run's :func:`cell_table`.
+
+    Returns:
+        The merged table.
+
+    Examples:
+        >>> import pandas as pd
+        >>> row = {"problem": "p", "n": 1, "d": 1, "epsilon": 1.0, "seed": 0}
+        >>> a = pd.DataFrame([row | {"entry": "warm_start"}, row | {"entry": "dp_sgd"}])
+        >>> b = pd.DataFrame([row | {"entry": "warm_start"}])
+        >>> sorted(with_default(a, b)["entry"])
+        ['default', 'dp_sgd', 'previous_default']
+    """
+    old = cells.assign(entry=cells["entry"].replace({"warm_start": "previous_default"}))
+    new = rule.assign(entry=rule["entry"].replace({"warm_start": "default"}))
+    keys = [*POINT, "entry", "seed"]
+    replaced = old.merge(new[keys], on=keys, how="left", indicator=True)
+    old = old[(replaced["_merge"] == "left_only").to_numpy()]
+    return pd.concat([old, new], ignore_index=True).sort_values(
+        [*POINT, "entry", "seed"]
+    )
+
+
+#: Issue 24's goal for the default: within this factor of the best entry's mean
+#: excess risk in at least :data:`GOAL_SHARE` of the cells...
+GOAL_BEST = 1.25
+GOAL_SHARE = 0.9
+#: ...and in no cell worse than DP-SGD's default by more than this factor (paired).
+GOAL_DP_SGD = 1.10
+
+
+def goal(comparisons: pd.DataFrame, entry: str = "default") -> pd.DataFrame:
+    """Issue 24's goal for ``entry``, point by point.
+
+    Columns: the point, ``vs_best`` (ratio of means to the best entry, paired),
+    ``within_best`` (``vs_best <= 1.25``), ``vs_dp_sgd`` (ratio of means to DP-SGD
+    at its defaults, paired), its Wilcoxon ``p_dp_sgd``, ``worse_than_dp_sgd``
+    (``vs_dp_sgd > 1.10``; a point where DP-SGD refused has no comparison) and
+    ``significantly_worse`` (that, with ``p < 0.05``).
+
+    Args:
+        comparisons: :func:`compare`'s table.
+        entry: The entry judged.
+
+    Returns:
+        One row per point where ``entry`` finished.
+    """
+    mine = comparisons[comparisons["entry"] == entry]
+    rows = []
+    for point, group in mine.groupby(POINT, sort=True):
+        by = {r["baseline"]: r for _, r in group.iterrows()}
+        best = by.get("best")
+        sgd = by.get("dp_sgd")
+        row = dict(zip(POINT, point, strict=True))
+        row["excess"] = float(group["entry_mean"].iloc[0])
+        row["best_entry"] = None if best is None else best["baseline_entry"]
+        row["vs_best"] = math.nan if best is None else float(best["ratio_of_means"])
+        row["vs_dp_sgd"] = math.nan if sgd is None else float(sgd["ratio_of_means"])
+        row["p_dp_sgd"] = math.nan if sgd is None else float(sgd["p_value"])
+        row["wins_dp_sgd"] = None if sgd is None else f"{sgd['wins']}/{sgd['pairs']}"
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    table["within_best"] = table["vs_best"] <= GOAL_BEST
+    table["worse_than_dp_sgd"] = table["vs_dp_sgd"] > GOAL_DP_SGD
+    table["significantly_worse"] = table["worse_than_dp_sgd"] & (
+        table["p_dp_sgd"] < 0.05
+    )
+    return table
+
+
+def goal_markdown(table: pd.DataFrame, entry: str = "default") -> str:
+    """:func:`goal`'s table and its summary line, in markdown."""
+    if table.empty:
+        return f"No finished cell of `{entry}`.\n"
+    share = float(table["within_best"].mean())
+    worse = table[table["worse_than_dp_sgd"]]
+    lines = [
+        f"`{entry}` within {GOAL_BEST}x of the best entry's mean excess risk at "
+        f"{int(table['within_best'].sum())} of {len(table)} points ({share:.0%}; "
+        f"goal {GOAL_SHARE:.0%}); worse than DP-SGD's default by more than "
+        f"{GOAL_DP_SGD - 1:.0%} at {len(worse)} points "
+        f"({int(table['significantly_worse'].sum())} with Wilcoxon p < 0.05).",
+        "",
+        "| problem | n | d | eps | excess | best entry | vs best | vs dp_sgd "
+        "[p, wins] |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for _, r in table.iterrows():
+        lines.append(
+            f"| {r['problem']} | {r['n']} | {r['d']} | {r['epsilon']:g} | "
+            f"{_fmt(r['excess'])} | {r['best_entry']} | {_fmt(r['vs_best'])} | "
+            f"{_fmt(r['vs_dp_sgd'])} [{_fmt(r['p_dp_sgd'])}, {r['wins_dp_sgd']}] |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         if not math.isfinite(v):
@@ -352,6 +466,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Write ``cells.csv``, ``comparisons.csv``, ``comparisons.md`` and the figure."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", help="the sweep's output folder (holds cells/)")
+    parser.add_argument(
+        "--default",
+        metavar="RULE_FOLDER",
+        help="the default rule's sweep (experiments/utility_default.toml): its "
+        "warm_start cells join as the entry 'default', and goal.md judges it",
+    )
     args = parser.parse_args(argv)
     from dpsample.validation.cells import load_records
 
@@ -361,15 +481,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"no cell files in {folder / 'cells'}", file=sys.stderr)
         return 2
     cells = cell_table(records)
+    if args.default:
+        cells = with_default(
+            cells, cell_table(load_records(Path(args.default) / "cells"))
+        )
     comparisons = compare(cells)
     cells.to_csv(folder / "cells.csv", index=False)
     comparisons.to_csv(folder / "comparisons.csv", index=False)
     (folder / "comparisons.md").write_text(markdown(cells, comparisons))
+    written = ["cells.csv", "comparisons.csv", "comparisons.md"]
+    if args.default:
+        text = goal_markdown(goal(comparisons))
+        (folder / "goal.md").write_text(text)
+        written.append("goal.md")
+        print(text.splitlines()[0])
     fig = figure(cells, folder / "figures" / "excess_by_entry.png")
-    print(
-        f"wrote {folder}/cells.csv, comparisons.csv, comparisons.md"
-        + (f", {fig}" if fig else "")
-    )
+    print(f"wrote {folder}/" + ", ".join(written) + (f", {fig}" if fig else ""))
     return 0
 
 

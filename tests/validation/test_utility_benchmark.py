@@ -218,6 +218,40 @@ def test_pairs_by_seed_and_refusals_are_listed():
     assert "| gibbs | refused | 8 | tv_target is too small |" in text
 
 
+def test_goal_of_the_default_known_answers():
+    """Issue 24's goal, judged on synthetic points with known answers."""
+    base = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    same = _cells({"dp_sgd": base, "default": base, "net": [v * 2 for v in base]})
+    worse = _cells(  # 1.5x DP-SGD on every seed: significantly worse
+        {"dp_sgd": base, "default": [v * 1.5 for v in base]},
+        point=("saddle", 1000, 10, 1.0),
+    )
+    better = _cells(  # a barrier point: 1/100 of DP-SGD, and the best
+        {"dp_sgd": base, "default": [v / 100 for v in base]},
+        point=("basins", 1000, 2, 4.0),
+    )
+    table = ua.goal(ua.compare(pd.concat([same, worse, better])))
+    assert len(table) == 3
+    by = {r.problem + str(r.epsilon): r for r in table.itertuples()}
+    assert by["basins1.0"].within_best and by["basins1.0"].vs_best == 1.0
+    assert not by["basins1.0"].worse_than_dp_sgd
+    assert by["saddle1.0"].vs_dp_sgd == pytest.approx(1.5)
+    assert by["saddle1.0"].significantly_worse and not by["saddle1.0"].within_best
+    assert by["basins4.0"].vs_dp_sgd == pytest.approx(0.01)
+    text = ua.goal_markdown(table)
+    assert text.startswith("`default` within 1.25x of the best entry's mean excess")
+    assert "at 2 of 3 points" in text and "by more than 10% at 1 points" in text
+
+
+def test_default_rule_cells_join_as_the_entry_default():
+    old = _cells({"warm_start": 1.0, "dp_sgd": 2.0})
+    new = _cells({"warm_start": 0.5, "dp_sgd": 3.0})
+    merged = ua.with_default(old, new)
+    assert set(merged.entry) == {"default", "previous_default", "dp_sgd"}
+    assert (merged[merged.entry == "dp_sgd"].excess_empirical_risk == 3.0).all()
+    assert len(merged) == 24
+
+
 def test_status_of_records():
     import inspect
 
