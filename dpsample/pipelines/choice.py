@@ -29,7 +29,9 @@ __all__ = [
     "DEFAULT_FINDER",
     "DEFAULT_MAX_EVALUATIONS",
     "DEFAULT_SAMPLERS",
+    "PSI_SHARE",
     "SamplerChoice",
+    "WARM_SPLITS",
     "choose",
     "choose_sampler",
     "cold_start_reason",
@@ -198,6 +200,20 @@ DEFAULT_SAMPLERS: tuple[tuple[str, dict[str, Any]], ...] = (
 DEFAULT_FINDER = "dp_sgd"
 
 
+#: The sampler's shares of epsilon the default rule tries, smallest first: the first
+#: at which a candidate's psi is at most :data:`PSI_SHARE` of the loss range runs.
+#: Every share is taken from the finder, which on a one-basin problem loses about a
+#: factor ``(1 - s)^-a``, ``a`` in ``[1, 2]`` (its noise variance grows as
+#: ``1/eps^2``): 5% costs it at most 11%; half the budget is the most given (seed
+#: 003's Algorithm 2 split).
+WARM_SPLITS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.5)
+
+#: The default rule warm-starts only if psi is at most this share of the declared
+#: loss range: the warm start then lies, with probability ``1 - zeta``, in the lower
+#: half of the range of ``F`` (a cold start promises only the range itself).
+PSI_SHARE = 0.5
+
+
 @dataclasses.dataclass(frozen=True)
 class SamplerChoice:
     """The default rule's choice of stage A (public).
@@ -205,6 +221,7 @@ class SamplerChoice:
     Attributes:
         sampler: The chosen sampler, or ``None``: a cold start.
         plan: Its plan on the stage budget (``None`` for a cold start).
+        split: Its share of epsilon (``None`` for a cold start).
         rule: Which branch of the rule fired: ``"warm"`` (a candidate qualified),
             ``"cold: eps n <= d"``, ``"cold: no sampler qualified"``.
         reason: One sentence with the numbers (printed with the plan).
@@ -214,6 +231,7 @@ class SamplerChoice:
     plan: Any
     rule: str
     reason: str
+    split: float | None = None
 
 
 def cold_start_reason(
@@ -270,9 +288,9 @@ def choose(
     spec: ProblemSpec,
     budget: Budget,
     *,
-    split: float = DEFAULT_SPLIT,
+    split: float | None = None,
     delta_split: float = 0.5,
-    max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+    max_evaluations: int | None = None,
     failure_prob: float | None = None,
     **plan_options: Any,
 ) -> SamplerChoice:
@@ -283,69 +301,92 @@ def choose(
     times the candidate's ``psi_failure_share``, so the plan returned is the one
     the pipeline runs.
     """
-    early = cold_start_reason(spec, budget, split=split)
+    splits = WARM_SPLITS if split is None else (split,)
+    if spec.loss_range is None and split is None:
+        splits = (DEFAULT_SPLIT,)  # no range to weigh psi against
+    early = cold_start_reason(spec, budget, split=max(splits))
     if early is not None:
         return SamplerChoice(None, None, *early)
-    cap = validation.positive_int("max_evaluations", max_evaluations)
-    ceiling = spec.loss_range
+    ceiling = None if spec.loss_range is None else PSI_SHARE * spec.loss_range
     skipped = []
     for name, options in DEFAULT_SAMPLERS:
         candidate = registry.create(name, "sampler", **options)
         label = _label(name, options)
         delta_a = 0.0 if getattr(candidate, "pure_dp", False) else delta_split
-        stage_budget = dataclasses.replace(
-            stage_budgets(budget, split, delta_a)[0], max_evaluations=cap
-        )
-        quick = getattr(candidate, "evaluations_bound", None)
-        if quick is not None and ceiling is not None and spec.lipschitz is not None:
-            # the coarsest net worth running has covering radius range / G
-            # (psi >= G r): if even that one cannot fit the cap, skip the plan
-            coarsest = quick(
-                spec, stage_budget, covering_radius=ceiling / spec.lipschitz
-            )
-            if coarsest > cap:
-                skipped.append(
-                    f"{label}: even its coarsest useful net needs <= {coarsest:.3g} "
-                    f"evaluations > max_evaluations {cap:.3g}"
+        last = ""
+        for s in splits:
+            if max_evaluations is None:
+                cap = DEFAULT_MAX_EVALUATIONS
+            else:
+                cap = max(
+                    1,
+                    int(
+                        validation.positive_int("max_evaluations", max_evaluations) * s
+                    ),
                 )
+            stage_budget = dataclasses.replace(
+                stage_budgets(budget, s, delta_a)[0], max_evaluations=cap
+            )
+            quick = getattr(candidate, "evaluations_bound", None)
+            if quick is not None and ceiling is not None and spec.lipschitz:
+                # the coarsest net worth running has covering radius psi-ceiling /
+                # G (psi >= G r): if even that one cannot fit the cap, skip the plan
+                coarsest = quick(
+                    spec, stage_budget, covering_radius=ceiling / spec.lipschitz
+                )
+                if coarsest > cap:
+                    last = (
+                        f"{label}: even its coarsest useful net needs <= "
+                        f"{coarsest:.3g} evaluations > max_evaluations {cap:.3g}"
+                    )
+                    continue
+            options_c = dict(plan_options)
+            if failure_prob is not None:
+                share = getattr(candidate, "psi_failure_share", 1.0)
+                options_c["failure_prob"] = failure_prob * share
+            try:
+                plan = candidate.plan(spec, stage_budget, **options_c)
+            except ValueError as err:  # a schedule the sampler refuses (public)
+                first = str(err).split("; ")[0].split(". ")[0]
+                last = f"{label} refused at split {s:g} ({first[:100]})"
                 continue
-        options_c = dict(plan_options)
-        if failure_prob is not None:
-            share = getattr(candidate, "psi_failure_share", 1.0)
-            options_c["failure_prob"] = failure_prob * share
-        try:
-            plan = candidate.plan(spec, stage_budget, **options_c)
-        except ValueError as err:  # a schedule the sampler refuses (public)
-            first = str(err).split("; ")[0].split(". ")[0]
-            skipped.append(f"{label} refused ({first[:80]})")
-            continue
-        bound = plan.warm_start
-        if plan.cost.evaluations > cap:
-            skipped.append(f"{label} needs {plan.cost.evaluations:.3g} evaluations")
-        elif bound is None:
-            skipped.append(f"{label} has no warm-start bound psi")
-        elif ceiling is not None and not bound.psi < ceiling:
-            skipped.append(
-                f"{label}'s psi {bound.psi:.3g} >= loss_range {ceiling:.3g} (what "
-                "a cold start promises)"
-            )
-        else:
-            why = "; ".join(skipped) if skipped else "the first candidate"
-            return SamplerChoice(
-                candidate,
-                plan,
-                "warm",
-                f"warm start with {label}: psi {bound.psi:.3g}"
-                + (f" < loss_range {ceiling:.3g}" if ceiling is not None else "")
-                + f", {plan.cost.evaluations:.3g} evaluations <= max_evaluations "
-                f"{cap:.3g} ({why})",
-            )
+            bound = plan.warm_start
+            if plan.cost.evaluations > cap:
+                last = f"{label} needs {plan.cost.evaluations:.3g} evaluations"
+            elif bound is None:
+                last = f"{label} has no warm-start bound psi"
+                break
+            elif ceiling is not None and not bound.psi <= ceiling:
+                last = (
+                    f"{label}'s psi {bound.psi:.3g} > {PSI_SHARE:g} x loss_range "
+                    f"{spec.loss_range:.3g} at split {s:g}"
+                )
+            else:
+                why = "; ".join(skipped) if skipped else "the first candidate"
+                return SamplerChoice(
+                    candidate,
+                    plan,
+                    "warm",
+                    f"warm start with {label} at split {s:g} (the least share "
+                    f"tried, of {', '.join(f'{v:g}' for v in splits)}, whose psi "
+                    f"qualifies): psi {bound.psi:.3g}"
+                    + (
+                        f" <= {PSI_SHARE:g} x loss_range {spec.loss_range:.3g}"
+                        if ceiling is not None
+                        else ""
+                    )
+                    + f", {plan.cost.evaluations:.3g} evaluations <= "
+                    f"max_evaluations {cap:.3g} ({why})",
+                    s,
+                )
+        skipped.append(last)
     return SamplerChoice(
         None,
         None,
         "cold: no sampler qualified",
-        "cold start: no default sampler has a psi below the loss range within "
-        f"max_evaluations {cap:.3g} ({'; '.join(skipped)})",
+        f"cold start: no default sampler has a psi <= {PSI_SHARE:g} x loss_range "
+        f"within the compute cap at a share of epsilon up to {max(splits):g} "
+        f"({'; '.join(skipped)})",
     )
 
 
@@ -353,9 +394,9 @@ def choose_sampler(
     spec: ProblemSpec,
     budget: Budget,
     *,
-    split: float = DEFAULT_SPLIT,
+    split: float | None = None,
     delta_split: float = 0.5,
-    max_evaluations: int = DEFAULT_MAX_EVALUATIONS,
+    max_evaluations: int | None = None,
     **plan_options: Any,
 ) -> tuple[PrivateAlgorithm | None, str]:
     r"""The default warm start, or a cold start (a public rule; issue 24).
@@ -364,16 +405,19 @@ def choose_sampler(
     cold start does. A stationary-point finder started at the centre of ``K``
     promises nothing about the excess risk beyond the declared ``loss_range``
     (every value of ``F`` lies in an interval of that width). So the candidates
-    :data:`DEFAULT_SAMPLERS` are tried in order, each planned on the stage's budget
-    (``split`` of epsilon; ``delta_split`` of delta unless the sampler is pure) with
-    the compute cap ``max_evaluations`` (the net coarsens its spacing to fit it):
-    the first whose plan fits the cap **and** has a public warm-start bound ``psi``
-    below ``loss_range`` runs. If none does, or ``split eps n <= d`` (spec 003 B6),
-    the answer is ``None``: a cold start. A net whose coarsest useful grid (covering
-    radius ``loss_range / G``, where ``psi >= G r`` reaches the range) cannot fit
-    the cap on its public size bound is skipped before its plan is built. Only
-    public inputs enter (``n``, ``d``, ``K``, the budget and the declared
-    constants), so the choice is not a release.
+    :data:`DEFAULT_SAMPLERS` are tried in order, each planned at the shares of
+    epsilon :data:`WARM_SPLITS`, smallest first (``split``: that share only;
+    ``delta_split`` of delta unless the sampler is pure), with the compute cap
+    (``max_evaluations`` times the share, else :data:`DEFAULT_MAX_EVALUATIONS`; the
+    net coarsens its spacing to fit it): the first (sampler, share) whose plan fits
+    the cap **and** whose public warm-start bound ``psi`` is at most
+    :data:`PSI_SHARE` of ``loss_range`` runs. The least share is taken because
+    every share is the finder's loss. If none qualifies, or ``eps n / 2 <= d``
+    (spec 003 B6), the answer is ``None``: a cold start. A net whose coarsest
+    useful grid (covering radius ``PSI_SHARE loss_range / G``: ``psi >= G r``)
+    cannot fit the cap on its public size bound is skipped before its plan is
+    built. Only public inputs enter (``n``, ``d``, ``K``, the budget and the
+    declared constants), so the choice is not a release.
 
     Returns:
         ``(sampler, reason)``: the object (``None``: start cold) and one sentence

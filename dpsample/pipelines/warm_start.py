@@ -309,7 +309,7 @@ class WarmStart(PrivateAlgorithm):
         *,
         sampler: PrivateAlgorithm | str | None = None,
         finder: PrivateAlgorithm | str | None = None,
-        split: float = DEFAULT_SPLIT,
+        split: float | None = None,
         variant: str | DataSplit = "erm",
         delta_split: float | None = None,
         failure_prob: float | None = None,
@@ -322,8 +322,9 @@ class WarmStart(PrivateAlgorithm):
         spend: str = "all",
         diagnostics: bool = False,
     ) -> Plan:
-        finder_given = finder is not None
+        finder_given, split_given = finder is not None, split is not None
         finder = DEFAULT_FINDER if finder is None else finder
+        split = DEFAULT_SPLIT if split is None else split
         if sampler is None:  # the default rule: warm start, or start cold
             if sampler_options:
                 raise ValueError(
@@ -353,14 +354,14 @@ class WarmStart(PrivateAlgorithm):
             spend=spend,
         )
         if sampler is None:
-            choice = default_sampler(c, budget)
+            choice = default_sampler(c, budget, split_given=split_given)
             if choice.sampler is None:
                 return cold_start_plan(
                     spec, budget, finder=finder, finder_given=finder_given,
                     finder_options=finder_options, rule=choice.rule,
                     reason=choice.reason, diagnostics=diagnostics,
                 )  # fmt: skip
-            a = stage_a_chosen(c, budget, choice)
+            c, a = stage_a_chosen(c, budget, choice)
         else:
             a = stage_a_sampler(c, budget, sampler, sampler_options)
         psi = psi_bound(
@@ -380,6 +381,7 @@ class WarmStart(PrivateAlgorithm):
             b.target,
             sampler_given=sampler is not None,
             finder_given=finder_given,
+            split_given=split_given,
             failure_prob=failure_prob,
         )
         if sampler is None:
@@ -484,7 +486,7 @@ def warm_start(
     delta: float,
     sampler: PrivateAlgorithm | str | None = None,
     finder: PrivateAlgorithm | str | None = None,
-    split: float = DEFAULT_SPLIT,
+    split: float | None = None,
     variant: str | DataSplit = "erm",
     delta_split: float | None = None,
     failure_prob: float | None = None,
@@ -543,7 +545,10 @@ def warm_start(
         delta: Total delta in ``(0, 1)``.
         sampler: A sampler name or object, or ``None`` (chosen by cost).
         finder: A finder name or object.
-        split: Fraction of ``epsilon`` for the warm start, in ``(0, 1)``.
+        split: Fraction of ``epsilon`` for the warm start, in ``(0, 1)``. Default:
+            the default rule's least share whose psi qualifies
+            (:data:`~dpsample.pipelines.choice.WARM_SPLITS`) when the sampler is
+            chosen by it, else 1/2 (Algorithm 2).
         variant: ``"erm"`` (Algorithm 2) or ``"population"`` (Algorithm 4), or a
             :class:`~dpsample.pipelines.data_split.DataSplit` object.
         delta_split: Fraction of ``delta`` for a sampler that needs one (default

@@ -22,7 +22,6 @@ from dpsample.base import PrivateAlgorithm
 from dpsample.domains import Ball
 from dpsample.errors import PlanRefusal
 from dpsample.pipelines.budget import (
-    DEFAULT_SPLIT,
     SPEND_RTOL,
     SPEND_RULES,
     finder_for_the_rest,
@@ -30,7 +29,6 @@ from dpsample.pipelines.budget import (
     stage_budgets,
 )
 from dpsample.pipelines.choice import (
-    DEFAULT_MAX_EVALUATIONS,
     SamplerChoice,
     choose,
     should_warm_start,
@@ -282,17 +280,16 @@ def check_public(
     )
 
 
-def default_sampler(c: CheckedInputs, budget: Budget) -> SamplerChoice:
+def default_sampler(
+    c: CheckedInputs, budget: Budget, *, split_given: bool
+) -> SamplerChoice:
     """The default rule's stage A (:func:`~dpsample.pipelines.choice.choose`)."""
-    cap = budget.max_evaluations
     return choose(
         c.spec_a,
         budget,
-        split=c.split,
+        split=c.split if split_given else None,
         delta_split=0.5 if c.delta_split is None else c.delta_split,
-        max_evaluations=(
-            DEFAULT_MAX_EVALUATIONS if cap is None else max(1, int(cap * c.split))
-        ),
+        max_evaluations=budget.max_evaluations,
         failure_prob=c.data_split.sampler_failure_prob(c.zeta),
         minimizer_gap=c.minimizer_gap,
     )
@@ -300,9 +297,10 @@ def default_sampler(c: CheckedInputs, budget: Budget) -> SamplerChoice:
 
 def stage_a_chosen(
     c: CheckedInputs, budget: Budget, choice: SamplerChoice
-) -> SamplerStage:
-    """Stage A chosen by the default rule: its plan is the one the rule made."""
-    assert choice.sampler is not None
+) -> tuple[CheckedInputs, SamplerStage]:
+    """Stage A chosen by the default rule (its plan, at its share of epsilon)."""
+    assert choice.sampler is not None and choice.split is not None
+    c = dataclasses.replace(c, split=choice.split)
     pure = bool(getattr(choice.sampler, "pure_dp", False))
     if pure and c.delta_split is not None:
         raise ValueError(
@@ -311,7 +309,7 @@ def stage_a_chosen(
     budget_b = stage_budgets(budget, c.split, 0.0 if pure else (c.delta_split or 0.5))[
         1
     ]
-    return SamplerStage(
+    return c, SamplerStage(
         choice.sampler, choice.reason, pure, choice.plan.budget, budget_b, choice.plan
     )
 
@@ -566,6 +564,7 @@ def params_table(
     *,
     sampler_given: bool,
     finder_given: bool,
+    split_given: bool,
     failure_prob: float | None,
 ) -> dict[str, Param]:
     """The plan's parameters: each value with its source and note."""
@@ -576,7 +575,11 @@ def params_table(
         ),
         "finder": Param(c.finder.name, "user" if finder_given else "default"),
         "variant": Param(c.variant, "user" if c.variant != "erm" else "default"),
-        "split": Param(c.split, "user" if c.split != DEFAULT_SPLIT else "default"),
+        "split": Param(
+            c.split,
+            "user" if split_given else "default",
+            "" if split_given or sampler_given else "the default rule's share",
+        ),
         "epsilon_split": Param(
             (a.budget_a.epsilon, target),
             "derived",
