@@ -19,6 +19,7 @@ from dpsample.datasets import make_classification
 from dpsample.finders import dp_sgd
 from dpsample.losses import sigmoid
 from dpsample.pipelines import DEFAULT_MAX_EVALUATIONS, WarmStart, warm_start
+from dpsample.pipelines.choice import PSI_SHARE, WARM_SPLITS
 
 N = 4000
 
@@ -54,21 +55,26 @@ def two_bumps(d=2, n=N):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("epsilon", [0.25, 1.0, 4.0])
-def test_the_barrier_problem_warm_starts_at_every_epsilon(epsilon):
+def test_the_barrier_problem_warm_starts_at_every_epsilon():
     """Where a global sampler wins, the default keeps it at every epsilon.
 
     Before: at epsilon = 4 the theorem's net exceeded the compute cap and the old
     cost rule fell back to projected Langevin with psi = the loss range. Now the net
-    coarsens its spacing to fit the cap and its psi stays far below the range.
+    coarsens its spacing to fit the cap, and the rule gives it the least share of
+    epsilon at which its psi is at most half the range: less as epsilon grows.
     """
-    plan = WarmStart().plan(two_bumps().spec, Budget(epsilon, 1e-6))
-    assert plan["sampler"] == "net" and plan["default_rule"] == "warm"
-    assert plan["finder"] == "dp_sgd" and plan.source("finder") == "default"
-    assert plan["psi"] < 0.5 * 1.5  # well below the range of the two bumps
-    assert plan.stage("sampler").cost.evaluations <= DEFAULT_MAX_EVALUATIONS
-    assert "psi" in plan.params["default_rule"].note
-    assert plan.spent_epsilon() <= epsilon * (1 + 1e-9)
+    splits = []
+    for epsilon in (0.25, 1.0, 4.0):
+        plan = WarmStart().plan(two_bumps().spec, Budget(epsilon, 1e-6))
+        assert plan["sampler"] == "net" and plan["default_rule"] == "warm"
+        assert plan["finder"] == "dp_sgd" and plan.source("finder") == "default"
+        assert plan["psi"] <= PSI_SHARE * 1.5 and plan["split"] in WARM_SPLITS
+        assert plan.stage("sampler").cost.evaluations <= DEFAULT_MAX_EVALUATIONS
+        assert plan.stage("sampler").budget.epsilon == plan["split"] * epsilon
+        assert "psi" in plan.params["default_rule"].note
+        assert plan.spent_epsilon() <= epsilon * (1 + 1e-9)
+        splits.append(plan["split"])
+    assert splits == sorted(splits, reverse=True) and splits[0] > splits[-1]
 
 
 @pytest.mark.slow
@@ -78,7 +84,7 @@ def test_warm_where_a_net_fits_with_psi_below_the_range(d):
     plan = WarmStart().plan(problem.spec, Budget(2.0, 1e-5))
     assert plan["sampler"] == "net" == plan.stage("sampler").algorithm
     assert plan.source("sampler") == "default"
-    assert 0 < plan["psi"] < problem.loss_range
+    assert 0 < plan["psi"] <= PSI_SHARE * problem.loss_range
     assert plan.internal["psi_source"] == "derived"
     text = str(plan)
     assert "default rule: warm start with net" in text and "max_evaluations" in text
@@ -155,4 +161,4 @@ def test_default_pipeline_spends_its_budget(d, epsilon):
         sampler, finder = plan.stage("sampler"), plan.stage("finder")
         composed = sampler.guarantee.compose(finder.guarantee)
         assert composed.epsilon(1e-5) == pytest.approx(spent, rel=1e-9)
-        assert finder.budget.epsilon >= epsilon / 2
+        assert finder.budget.epsilon >= (1 - plan["split"]) * epsilon
