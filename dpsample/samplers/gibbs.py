@@ -693,7 +693,10 @@ def gibbs(
     r"""Release one approximate sample of the regularised Gibbs target, privately.
 
     1. ``(beta, mu)``: :func:`calibrate_gibbs` at ``(epsilon, (1 - tv_fraction) delta)``
-       (``mu = d/(D^2 beta)``), or the public ``beta`` / ``mu`` given.
+       (``mu = d/(D^2 beta)``; proximal, MALA), :func:`calibrate_langevin` (Langevin:
+       the largest ``beta`` whose trajectory over the planned steps meets
+       ``(epsilon, delta)``, no cap unless ``c_gen`` is given), or the public
+       ``beta`` / ``mu`` given.
     2. A public initial point :func:`initial_point`.
     3. The chosen sampler, run for a number of steps fixed by public values only:
 
