@@ -388,11 +388,20 @@ class Gibbs(PrivateAlgorithm):
                 )
             if not sched.proven:
                 if not allow_unproven_schedule:
-                    raise ValueError(
+                    raise PlanRefusal(
                         f"the proximal schedule with c_step={sched.c_step:g} exceeds "
-                        "GLL's proof constant, so its TV bound is not a theorem; pass "
-                        "allow_unproven_schedule=True to run it anyway (the guarantee "
-                        "is then labelled nominal)"
+                        "GLL's proof constant, so its TV bound is not a theorem",
+                        alternatives=(
+                            (
+                                {"allow_unproven_schedule": True},
+                                "to run it anyway: the guarantee is then labelled "
+                                "nominal (conditional)",
+                            ),
+                            (
+                                {"c_step": Code("proximal.C_STEP_PAPER")},
+                                "the proven constant",
+                            ),
+                        ),
                     )
                 rests_on = (
                     "a nominal TV bound: the step constant exceeds GLL's proof constant"
@@ -468,9 +477,12 @@ class Gibbs(PrivateAlgorithm):
                 total_time = spec.n**2 / (2.0 * (beta_v * g * nm) ** 2)
                 steps = min(max_steps, int(math.floor(total_time / h)))
                 if steps < 1:
-                    raise ValueError(
+                    raise PlanRefusal(
                         f"the budget allows a total Langevin time {total_time:.3g} < "
-                        f"one step of size {h:.3g}; reduce step_size or beta"
+                        f"one step of size {h:.3g} at the given beta = {beta_v:.4g}",
+                        search=Search("beta", beta_v / 2.0, direction="down"),
+                        why="the default step makes beta^2 h constant; pass step_size",
+                        alternatives=_given_beta_alternatives(),
                     )
                 steps_param = Param(
                     steps,
@@ -543,10 +555,16 @@ class Gibbs(PrivateAlgorithm):
 
         claimed = privacy.epsilon(dlt)
         if not claimed <= target_eps * (1.0 + 1e-9):
-            raise ValueError(
+            reason = (
                 f"the {method} route's guarantee is epsilon={claimed:.6g} at "
-                f"delta={dlt:g}, above the target {target_eps:g}; adjust beta, the "
-                "steps or tv_fraction"
+                f"delta={dlt:g}, above the target {target_eps:g}"
+            )
+            if beta is None:  # pragma: no cover - calibrated beta meet the target
+                raise ValueError(f"{reason}; adjust the steps or tv_fraction")
+            raise PlanRefusal(
+                reason,
+                search=Search("beta", beta_v / 2.0, direction="down"),
+                alternatives=_given_beta_alternatives(),
             )
         params["bound"] = Param(bound_name, "derived", "the bound behind the guarantee")
         if rests_on is not None:
@@ -885,6 +903,11 @@ def _langevin_steps(
             why=f"raise max_evaluations to at least {spec.n:,}",
         )
     return min(max_steps, cap // spec.n)
+
+
+def _given_beta_alternatives() -> tuple[tuple[dict[str, Any], str], ...]:
+    """The remedy beside a lower ``beta`` when the caller gave one."""
+    return (({}, "drop beta= (it is then calibrated to the budget)"),)
 
 
 def _langevin_beta_note(cal: LangevinCalibration, spec: ProblemSpec) -> str:

@@ -14,6 +14,7 @@ projected-Langevin route's total time. Every function reads public values only (
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, NamedTuple
 
@@ -613,6 +614,16 @@ def gaussian_noise_to_sensitivity(*, epsilon: float, delta: float) -> float:
     """
     eps = validation.positive("epsilon", epsilon)
     dlt = validation.delta_in_open_unit(delta)
+    return _gaussian_noise(eps, dlt)
+
+
+@functools.lru_cache(maxsize=256)
+def _gaussian_noise(eps: float, dlt: float) -> float:
+    """:func:`gaussian_noise_to_sensitivity`, memoised on public ``(eps, delta)``.
+
+    A plan's refusal search re-plans at the same budget many times; the exact
+    calibration (dp_accounting PLDs) costs 0.1-3 s a call.
+    """
 
     def coarse(s: float) -> float:
         event = dp_accounting.GaussianDpEvent(s)

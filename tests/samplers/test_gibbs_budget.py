@@ -9,6 +9,7 @@ plans: public arithmetic, no data, no run.
 """
 
 import math
+import re
 
 import dp_accounting
 import jax.numpy as jnp
@@ -146,3 +147,24 @@ def test_langevin_steps_over_the_compute_cap_name_steps_that_plan():
     # Without num_steps the cap sets the steps and beta still spends the budget.
     capped = Gibbs(method="langevin").plan(spec, budget)
     assert capped["num_steps"] == 50 and capped.spent_epsilon() >= 0.95
+
+
+@pytest.mark.slow  # the search re-plans about 20 times (one exact PLD each): ~10 s
+def test_a_given_beta_over_budget_names_a_beta_that_plans():
+    spec = Problem(
+        lambda x, z: jnp.abs(x[0] - z),
+        jnp.linspace(-0.5, 0.5, 40),
+        Ball(1.0, dim=1),
+        lipschitz=1.0,
+    ).spec
+    budget = Budget(1.0, 1e-5)
+    kw = {"method": "langevin", "step_size": 0.5, "num_steps": 10_000}
+    with pytest.raises(PlanRefusal, match="above the target") as info:
+        Gibbs(beta=50.0, **kw).plan(spec, budget)
+    found = re.search(r"It plans with beta=([0-9.e+-]+) ", str(info.value))
+    assert found, str(info.value)
+    beta = float(found.group(1))
+    assert Gibbs(beta=beta, **kw).plan(spec, budget).spent_epsilon() <= 1.0
+    with pytest.raises(PlanRefusal):  # near the boundary: 5% more is refused
+        Gibbs(beta=1.05 * beta, **kw).plan(spec, budget)
+    assert "drop beta=" in str(info.value)
