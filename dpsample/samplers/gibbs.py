@@ -632,7 +632,7 @@ class Gibbs(PrivateAlgorithm):
         internal = {
             "kernel": kernel,
             "binding": binding,
-            "preset": preset if beta is None else None,
+            "preset": preset if beta is None and lcal is None else None,
             "extra": extra,
             "rests_on": rests_on,
         }
