@@ -370,8 +370,9 @@ class LangevinCalibration(NamedTuple):
         beta_cap: the cap on ``beta`` (``None`` when none applies).
         noise: the Gaussian noise over sensitivity that meets ``(epsilon, delta)``
             (:func:`gaussian_noise_to_sensitivity`).
-        steps_to_spend: ``"step_rule"`` only: the steps at which the budget would
-            be spent (``ceil(n^2 / (2 (G z)^2 beta^2 h))``); else ``None``.
+        steps_to_spend: ``"step_rule"`` only: the most steps within the budget
+            (``floor(n^2 / (2 (G z)^2 beta^2 h))``: they would spend it); else
+            ``None``.
     """
 
     beta: float
@@ -476,14 +477,20 @@ def calibrate_langevin(
     # composed Gaussian's noise is never below z.
     limit = problem.n**2 / (2.0 * (g * z) ** 2 * steps) * (1.0 - 1e-12)
 
+    def load(beta: float) -> float:  # beta^2 h(beta), non-decreasing
+        return beta * beta * _langevin_step(problem, beta, fixed)
+
     def fits(beta: float) -> bool:
-        return beta * beta * _langevin_step(problem, beta, fixed) <= limit
+        return load(beta) <= limit
 
     start = math.log(max(problem.n, 2)) / scale
-    hi = start
-    while fits(hi):
+    hi, last = start, load(start)
+    for _ in range(200):
+        if last > limit:
+            break
         hi *= 4.0
-        if hi > start * 1e15:  # the step rule's plateau: privacy is beta-free
+        now = load(hi)
+        if not now > last * (1.0 + 1e-9):  # the step rule's plateau: beta-free
             cap = beta_cap if beta_cap is not None else C_GEN * start
             h = _langevin_step(problem, cap, fixed)
             need = problem.n**2 / (2.0 * (g * z) ** 2 * cap * cap * h)
@@ -495,8 +502,11 @@ def calibrate_langevin(
                 binding="step_rule",
                 beta_cap=cap,
                 noise=z,
-                steps_to_spend=math.ceil(need * (1.0 - 1e-12)),
+                steps_to_spend=max(1, math.floor(need * (1.0 - 1e-12))),
             )
+        last = now
+    else:  # pragma: no cover - beta^2 h grows at least linearly off the plateau
+        raise ValueError("no inverse temperature bounds the trajectory's budget")
     beta, binding = _bisect_down(fits, hi / 4.0, hi, 1e-10), "privacy"
     if beta_cap is not None and beta_cap < beta:
         beta, binding = beta_cap, "cap"
