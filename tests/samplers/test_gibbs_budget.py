@@ -18,7 +18,7 @@ import pytest
 
 from dpsample import Ball, Budget, Problem
 from dpsample.errors import PlanRefusal
-from dpsample.samplers import langevin
+from dpsample.samplers import langevin, proximal
 from dpsample.samplers.gibbs import C_GEN, Gibbs
 from dpsample.samplers.target import GibbsTarget
 
@@ -168,3 +168,19 @@ def test_a_given_beta_over_budget_names_a_beta_that_plans():
     with pytest.raises(PlanRefusal):  # near the boundary: 5% more is refused
         Gibbs(beta=1.05 * beta, **kw).plan(spec, budget)
     assert "drop beta=" in str(info.value)
+
+
+def test_proximal_schedule_floor_names_a_tv_target_that_plans():
+    spec = Problem(
+        lambda x, z: jnp.abs(x[0] - z), jnp.zeros(3), Ball(1.0, dim=1), lipschitz=1.0
+    ).spec
+    target = GibbsTarget.create(spec, beta=40.0, mu=0.01)
+    with pytest.raises(proximal.ProximalScheduleError, match="too small") as info:
+        proximal.schedule(target, tv_target=1e-9, convex=True)
+    found = re.search(r"raise tv_target=([0-9.e+-]+) \(checked", str(info.value))
+    assert found, str(info.value)
+    tau = float(found.group(1))
+    assert proximal.schedule(target, tv_target=tau, convex=True).tv_total <= tau
+    # Doubling from 1e-9: half the offered value (less its rounding) was refused.
+    with pytest.raises(proximal.ProximalScheduleError):
+        proximal.schedule(target, tv_target=tau / 2.1, convex=True)
