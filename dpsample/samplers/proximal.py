@@ -549,16 +549,35 @@ def schedule(
         Seed 000 App. D.3 (Thm 5.7 bookkeeping, corrected: E25–E27); Chen, Chewi,
         Salim, Wibisono (2022), Thm 3; Gopi, Lee, Liu (2022), Lemma 24.
     """
-    options = {
-        "lsi_constant": lsi_constant,
-        "kl_init": kl_init,
-        "c_step": c_step,
-        "convex": convex,
-        "num_trials": num_trials,
-        "num_levels": num_levels,
-    }
+    _check_target(target)
+    g = validation.require_constant(
+        "lipschitz", target.problem.lipschitz, needed_for="proximal.schedule"
+    )
+    tau = validation.delta_in_open_unit(tv_target, "tv_target")
+    c_step = validation.positive("c_step", c_step)
+    num_trials = validation.positive_int("num_trials", num_trials)
+    num_levels = validation.positive_int("num_levels", num_levels)
+    beta, mu = target.beta, target.mu
+    candidates = []
+    if lsi_constant is not None:
+        candidates.append(validation.positive("lsi_constant", lsi_constant))
+    if convex:
+        if mu <= 0:
+            raise ValueError("convex=True needs mu > 0 (C_LSI <= 1/(beta mu))")
+        candidates.append(1.0 / (beta * mu))
+    if not candidates:
+        raise ValueError("pass lsi_constant=... (e.g. from privacy.lsi) or convex=True")
+    c_lsi = min(candidates)
+    if kl_init is None:
+        kl0 = _default_kl_init(target, g)
+    else:
+        kl0 = validation.nonnegative("kl_init", kl_init)
+
+    def build(tv: float) -> ProximalSchedule:
+        return _build(target, tv, g, c_lsi, kl0, c_step, num_trials, num_levels)
+
     try:
-        return _schedule(target, tv_target=tv_target, **options)
+        return build(tau)
     except _FloorError as floor:
         fact, larger = floor.fact, floor.tau
     for _ in range(64):
@@ -566,12 +585,12 @@ def schedule(
         if larger >= 1.0:
             break
         try:
-            _schedule(target, tv_target=larger, **options)
+            build(larger)
         except _FloorError:
             continue
         shown = _round_up(larger)  # three digits, up: a larger target plans too
         if shown < 1.0:
-            _schedule(target, tv_target=shown, **options)  # the value offered plans
+            build(shown)  # the value offered plans
             raise ProximalScheduleError(
                 fact,
                 f"raise tv_target={shown:.3g} (checked to plan at this beta), or "
@@ -596,41 +615,21 @@ class _FloorError(ProximalScheduleError):
         self.tau = tau
 
 
-def _schedule(
+def _build(
     target: GibbsTarget,
-    *,
-    tv_target: float,
-    lsi_constant: float | None = None,
-    kl_init: float | None = None,
-    c_step: float = C_STEP_PAPER,
-    convex: bool = False,
-    num_trials: int = rgo.DEFAULT_NUM_TRIALS,
-    num_levels: int = rgo.DEFAULT_NUM_LEVELS,
+    tau: float,
+    g: float,
+    c_lsi: float,
+    kl0: float,
+    c_step: float,
+    num_trials: int,
+    num_levels: int,
 ) -> ProximalSchedule:
-    """The construction of :func:`schedule` (a float64 floor raises ``_FloorError``)."""
-    _check_target(target)
-    g = validation.require_constant(
-        "lipschitz", target.problem.lipschitz, needed_for="proximal.schedule"
-    )
-    tau = validation.delta_in_open_unit(tv_target, "tv_target")
-    c_step = validation.positive("c_step", c_step)
-    num_trials = validation.positive_int("num_trials", num_trials)
-    num_levels = validation.positive_int("num_levels", num_levels)
-    beta, mu = target.beta, target.mu
-    candidates = []
-    if lsi_constant is not None:
-        candidates.append(validation.positive("lsi_constant", lsi_constant))
-    if convex:
-        if mu <= 0:
-            raise ValueError("convex=True needs mu > 0 (C_LSI <= 1/(beta mu))")
-        candidates.append(1.0 / (beta * mu))
-    if not candidates:
-        raise ValueError("pass lsi_constant=... (e.g. from privacy.lsi) or convex=True")
-    c_lsi = min(candidates)
-    if kl_init is None:
-        kl0 = _default_kl_init(target, g)
-    else:
-        kl0 = validation.nonnegative("kl_init", kl_init)
+    """The construction of :func:`schedule` on validated values.
+
+    A per-step budget below the float64 RGO floor raises ``_FloorError``.
+    """
+    beta = target.beta
 
     def steps_for(eta: float) -> int:
         ratio = 8.0 * kl0 / tau**2
