@@ -116,3 +116,38 @@ def test_refusal_says_when_no_value_works(spec):
     message = str(info.value)
     assert "No value of 'beta' makes it plan" in message
     assert "It plans with" not in message
+
+
+@pytest.mark.slow  # the refusal's beta search and the pipeline's plans: ~6 s CPU
+def test_warm_start_gibbs_on_the_readme_problem_says_what_plans():
+    # docs/warm_start.md: WarmStart(Gibbs(), ...) on the README's d = 2 problem is
+    # refused at plan time; the refusal names a sampler beta that plans, and says
+    # that its psi is no better than a cold start's.
+    from dpsample import datasets, losses
+    from dpsample.finders.dp_sgd import DPSGD
+    from dpsample.samplers.gibbs import Gibbs
+
+    data = datasets.load_sklearn(
+        "breast_cancer", features=["mean concave points", "mean fractal dimension"]
+    )
+    loss = losses.sigmoid()
+    readme = Problem(
+        loss.loss_fn, data, Ball(4.0, dim=2), **loss.constants(radius=4.0)._asdict()
+    ).spec
+    budget = Budget(2.0, 1e-5)
+    with pytest.raises(PlanRefusal) as info:
+        WarmStart(Gibbs(), DPSGD(num_steps=200), split=0.5, variant="erm").plan(
+            readme, budget
+        )
+    message = str(info.value)
+    offered = _offered(message, "sampler_options")
+    assert set(offered) == {"beta"}
+    assert "no better than a cold start" in message
+    plan = WarmStart(
+        Gibbs(),
+        DPSGD(num_steps=200),
+        split=0.5,
+        variant="erm",
+        sampler_options=offered,
+    ).plan(readme, budget)
+    assert plan.stage("sampler")["beta"] == offered["beta"]

@@ -41,9 +41,12 @@ from dpsample.samplers import langevin, proximal
 from dpsample.samplers.chains import METHODS, KernelSpec, initial_point, run_chain
 from dpsample.samplers.gibbs_calibration import (
     C_GEN,
+    C_GEN_ROUTE_DEFAULT,
     GIBBS_PRESETS,
     GibbsCalibration,
+    LangevinCalibration,
     calibrate_gibbs,
+    calibrate_langevin,
     default_mu,
     empirical_risk_bound,
     gaussian_noise_to_sensitivity,
@@ -73,7 +76,9 @@ __all__ = [
     "GibbsCalibration",
     "GibbsInfo",
     "GibbsPrivacyReport",
+    "LangevinCalibration",
     "calibrate_gibbs",
+    "calibrate_langevin",
     "default_mu",
     "empirical_risk_bound",
     "gaussian_noise_to_sensitivity",
@@ -113,7 +118,9 @@ class GibbsInfo(AlgorithmInfo):
         beta: Inverse temperature of the target.
         mu: Regularisation of the target.
         preset: The calibration preset (``None`` when ``beta`` was given).
-        binding: ``"privacy"``, ``"cap"`` (calibrated) or ``"given"``.
+        binding: ``"privacy"``, ``"cap"``, ``"step_rule"`` (calibrated; see
+            :class:`~dpsample.samplers.gibbs_calibration.LangevinCalibration`) or
+            ``"given"``.
         convex: Whether the losses were declared convex.
         n: Number of examples.
         dim: Dimension ``d``.
@@ -229,7 +236,7 @@ class Gibbs(PrivateAlgorithm):
         method: str = "proximal",
         convex: bool = False,
         preset: str = "tightest",
-        c_gen: float | None = C_GEN,
+        c_gen: float | str | None = C_GEN_ROUTE_DEFAULT,
         beta: float | None = None,
         mu: float | None = None,
         step_size: float | None = None,
@@ -278,20 +285,37 @@ class Gibbs(PrivateAlgorithm):
             if not zeta < 1.0:
                 raise ValueError(f"Expected failure_prob={zeta!r} < 1")
         delta_target = (1.0 - frac) * dlt
+        cap_const, cap_param = _route_c_gen(c_gen, method)
+        lcal: LangevinCalibration | None = None
+        if beta is None and mu is not None:
+            raise ValueError("mu without beta: pass both, or neither (calibration)")
 
-        if beta is None:
-            if mu is not None:
-                raise ValueError("mu without beta: pass both, or neither (calibration)")
+        if beta is None and method == "langevin":
+            lcal = calibrate_langevin(
+                spec,
+                epsilon=target_eps,
+                delta=dlt,
+                num_steps=_langevin_steps(spec, budget, num_steps, max_steps),
+                step_size=step_size,
+                c_gen=cap_const,
+            )
+            beta_v, mu_v, binding = lcal.beta, lcal.mu, lcal.binding
+            params: dict[str, Param] = {
+                "beta": Param(beta_v, "calibrated", _langevin_beta_note(lcal, spec)),
+                "mu": Param(mu_v, "theorem", "Thm 5.6: d/(D^2 beta)"),
+                "c_gen": cap_param,
+            }
+        elif beta is None:
             cal = calibrate_gibbs(
                 spec,
                 epsilon=target_eps,
                 delta=delta_target,
                 convex=convex,
                 preset=preset,
-                c_gen=c_gen,
+                c_gen=cap_const,
             )
             beta_v, mu_v, binding = cal.beta, cal.mu, cal.binding
-            params: dict[str, Param] = {
+            params = {
                 "beta": Param(
                     beta_v,
                     "calibrated",
@@ -300,7 +324,7 @@ class Gibbs(PrivateAlgorithm):
                 ),
                 "mu": Param(mu_v, "theorem", "Thm 5.6: d/(D^2 beta)"),
                 "preset": Param(preset, _source(preset != "tightest")),
-                "c_gen": Param(c_gen, _source(c_gen != C_GEN)),
+                "c_gen": cap_param,
             }
         else:
             beta_v = validation.positive("beta", beta)
@@ -364,11 +388,20 @@ class Gibbs(PrivateAlgorithm):
                 )
             if not sched.proven:
                 if not allow_unproven_schedule:
-                    raise ValueError(
+                    raise PlanRefusal(
                         f"the proximal schedule with c_step={sched.c_step:g} exceeds "
-                        "GLL's proof constant, so its TV bound is not a theorem; pass "
-                        "allow_unproven_schedule=True to run it anyway (the guarantee "
-                        "is then labelled nominal)"
+                        "GLL's proof constant, so its TV bound is not a theorem",
+                        alternatives=(
+                            (
+                                {"allow_unproven_schedule": True},
+                                "to run it anyway: the guarantee is then labelled "
+                                "nominal (conditional)",
+                            ),
+                            (
+                                {"c_step": Code("proximal.C_STEP_PAPER")},
+                                "the proven constant",
+                            ),
+                        ),
                     )
                 rests_on = (
                     "a nominal TV bound: the step constant exceeds GLL's proof constant"
@@ -429,14 +462,27 @@ class Gibbs(PrivateAlgorithm):
                 if step_size is None
                 else langevin.check_step_size(target, step_size)
             )
-            if num_steps is None:
+            if lcal is not None:
+                steps = lcal.num_steps
+                steps_param = Param(
+                    steps,
+                    _source(num_steps is not None),
+                    "max_steps, or floor(max_evaluations / n) when lower; beta is "
+                    "calibrated to spend the budget over these steps"
+                    if num_steps is None
+                    else "",
+                )
+            elif num_steps is None:
                 nm = gaussian_noise_to_sensitivity(epsilon=target_eps, delta=dlt)
                 total_time = spec.n**2 / (2.0 * (beta_v * g * nm) ** 2)
                 steps = min(max_steps, int(math.floor(total_time / h)))
                 if steps < 1:
-                    raise ValueError(
+                    raise PlanRefusal(
                         f"the budget allows a total Langevin time {total_time:.3g} < "
-                        f"one step of size {h:.3g}; reduce step_size or beta"
+                        f"one step of size {h:.3g} at the given beta = {beta_v:.4g}",
+                        search=Search("beta", beta_v / 2.0, direction="down"),
+                        why="the default step makes beta^2 h constant; pass step_size",
+                        alternatives=_given_beta_alternatives(),
                     )
                 steps_param = Param(
                     steps,
@@ -450,10 +496,8 @@ class Gibbs(PrivateAlgorithm):
             cap = budget.max_evaluations
             if cap is not None and steps * spec.n > cap:
                 if num_steps is not None or cap < spec.n:
-                    raise ValueError(
-                        f"{steps} Langevin steps need {steps * spec.n:,} per-example "
-                        f"gradients (n={spec.n} a step), over max_evaluations={cap:,}"
-                    )
+                    # the refusal (naming num_steps or max_evaluations) is raised there
+                    _langevin_steps(spec, budget, num_steps, max_steps)
                 steps = cap // spec.n
                 steps_param = Param(
                     steps,
@@ -511,10 +555,16 @@ class Gibbs(PrivateAlgorithm):
 
         claimed = privacy.epsilon(dlt)
         if not claimed <= target_eps * (1.0 + 1e-9):
-            raise ValueError(
+            reason = (
                 f"the {method} route's guarantee is epsilon={claimed:.6g} at "
-                f"delta={dlt:g}, above the target {target_eps:g}; adjust beta, the "
-                "steps or tv_fraction"
+                f"delta={dlt:g}, above the target {target_eps:g}"
+            )
+            if beta is None:  # pragma: no cover - calibrated beta meet the target
+                raise ValueError(f"{reason}; adjust the steps or tv_fraction")
+            raise PlanRefusal(
+                reason,
+                search=Search("beta", beta_v / 2.0, direction="down"),
+                alternatives=_given_beta_alternatives(),
             )
         params["bound"] = Param(bound_name, "derived", "the bound behind the guarantee")
         if rests_on is not None:
@@ -582,7 +632,7 @@ class Gibbs(PrivateAlgorithm):
         internal = {
             "kernel": kernel,
             "binding": binding,
-            "preset": preset if beta is None else None,
+            "preset": preset if beta is None and lcal is None else None,
             "extra": extra,
             "rests_on": rests_on,
         }
@@ -646,7 +696,7 @@ def gibbs(
     method: str = "proximal",
     convex: bool = False,
     preset: str = "tightest",
-    c_gen: float | None = C_GEN,
+    c_gen: float | str | None = C_GEN_ROUTE_DEFAULT,
     beta: float | None = None,
     mu: float | None = None,
     step_size: float | None = None,
@@ -661,7 +711,10 @@ def gibbs(
     r"""Release one approximate sample of the regularised Gibbs target, privately.
 
     1. ``(beta, mu)``: :func:`calibrate_gibbs` at ``(epsilon, (1 - tv_fraction) delta)``
-       (``mu = d/(D^2 beta)``), or the public ``beta`` / ``mu`` given.
+       (``mu = d/(D^2 beta)``; proximal, MALA), :func:`calibrate_langevin` (Langevin:
+       the largest ``beta`` whose trajectory over the planned steps meets
+       ``(epsilon, delta)``, no cap unless ``c_gen`` is given), or the public
+       ``beta`` / ``mu`` given.
     2. A public initial point :func:`initial_point`.
     3. The chosen sampler, run for a number of steps fixed by public values only:
 
@@ -706,7 +759,13 @@ def gibbs(
         method: ``"proximal"``, ``"langevin"`` or ``"mala"``.
         convex: public declaration that the losses are convex.
         preset: calibration preset (:func:`calibrate_gibbs`).
-        c_gen: calibration cap constant (:func:`calibrate_gibbs`), or ``None``.
+        c_gen: the cap ``beta G D <= c_gen log n`` on a calibrated ``beta``: a
+            constant > 0, ``None`` (no cap) or ``"route"`` (default): :data:`C_GEN`
+            on the proximal and MALA routes (the proximal guarantee's TV slack
+            comes from a schedule that is feasible only while the LSI constant,
+            up to ``e^{beta G D}``, stays moderate), no cap on projected Langevin
+            (its trajectory bound does not use the target's LSI constant: ``beta``
+            spends the budget, :func:`calibrate_langevin`).
         beta: a public inverse temperature (skips calibration).
         mu: a public regularisation (default ``d/(D^2 beta)``).
         step_size: sampler step (default: the proximal schedule's, or
@@ -779,6 +838,96 @@ def gibbs(
         allow_unproven_schedule=allow_unproven_schedule,
         max_proximal_steps=max_proximal_steps,
         **proximal_options,
+    )
+
+
+def _route_c_gen(c_gen: float | str | None, method: str) -> tuple[float | None, Param]:
+    """``c_gen`` as the route applies it, and its plan entry (value, source, note)."""
+    if isinstance(c_gen, str):
+        if c_gen != C_GEN_ROUTE_DEFAULT:
+            raise ValueError(
+                f"Expected c_gen > 0, None or {C_GEN_ROUTE_DEFAULT!r}, got {c_gen!r}"
+            )
+        if method == "langevin":
+            return None, Param(
+                None,
+                "default",
+                "off on the Langevin route: its trajectory bound does not rest on the "
+                "target's LSI constant, so beta spends the budget (pass c_gen= to cap "
+                "beta G D <= c_gen log n)",
+            )
+        return C_GEN, Param(
+            C_GEN,
+            "default",
+            f"the {method} route's guarantee rests on the cap beta G D <= c_gen log n "
+            + (
+                "(its TV slack comes from a schedule of about beta^2 G^2 C_LSI "
+                "steps, C_LSI up to e^{beta G D} D^2/d)"
+                if method == "proximal"
+                else "(the declared tv_bound is for the chain at the capped beta)"
+            ),
+        )
+    if c_gen is None:
+        return None, Param(None, "user", "no cap: beta meets the privacy target only")
+    value = validation.positive("c_gen", c_gen)
+    return value, Param(value, "user", "cap beta G D <= c_gen log n")
+
+
+def _langevin_steps(
+    spec: ProblemSpec, budget: Budget, num_steps: int | None, max_steps: int
+) -> int:
+    """The Langevin steps ``beta`` is calibrated for: public, before any data."""
+    cap = budget.max_evaluations
+    if num_steps is not None:
+        steps = validation.positive_int("num_steps", num_steps)
+        if cap is not None and steps * spec.n > cap:
+            raise PlanRefusal(
+                f"{steps} Langevin steps need {steps * spec.n:,} per-example "
+                f"gradients (n={spec.n} a step), over max_evaluations={cap:,}",
+                fix=(
+                    ("num_steps", cap // spec.n, f"{cap - cap % spec.n:,} gradients")
+                    if cap >= spec.n
+                    else None
+                ),
+                none_works=cap < spec.n,
+                search=None if cap >= spec.n else Search("num_steps", 1.0),
+                why="" if cap >= spec.n else "one step needs n gradients",
+            )
+        return steps
+    if cap is None:
+        return max_steps
+    if cap < spec.n:
+        raise PlanRefusal(
+            f"max_evaluations={cap:,} is below one Langevin step (n={spec.n:,} "
+            "per-example gradients)",
+            why=f"raise max_evaluations to at least {spec.n:,}",
+        )
+    return min(max_steps, cap // spec.n)
+
+
+def _given_beta_alternatives() -> tuple[tuple[dict[str, Any], str], ...]:
+    """The remedy beside a lower ``beta`` when the caller gave one."""
+    return (({}, "drop beta= (it is then calibrated to the budget)"),)
+
+
+def _langevin_beta_note(cal: LangevinCalibration, spec: ProblemSpec) -> str:
+    """What limits a calibrated Langevin ``beta`` (the plan's note)."""
+    if cal.binding == "privacy":
+        return (
+            f"largest beta whose trajectory bound over T = {cal.num_steps:,} steps "
+            "meets (eps, delta) (privacy binds; no cap on this route)"
+        )
+    if cal.binding == "cap":
+        return (
+            f"capped at c_gen log n/(G D) = {cal.beta:.4g} (the cap binds; the budget "
+            "allows more)"
+        )
+    return (
+        "the non-smooth step rule 0.03/(beta G)^2 makes the trajectory's privacy the "
+        f"same for every large beta, so beta is the cap c_gen log n/(G D) (c_gen = "
+        f"{C_GEN:g} unless given) and the budget is not spent; about "
+        f"num_steps={cal.steps_to_spend:,} (x n = {spec.n:,} gradients each) or a "
+        "larger step_size would spend it"
     )
 
 

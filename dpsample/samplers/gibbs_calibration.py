@@ -14,6 +14,7 @@ projected-Langevin route's total time. Every function reads public values only (
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, NamedTuple
 
@@ -26,14 +27,18 @@ from dpsample.nets.ball import problem_ball
 from dpsample.privacy.calibration import calibrate, coarse_epsilon
 from dpsample.privacy.guarantee import PrivacyGuarantee
 from dpsample.problem import Problem, ProblemSpec
+from dpsample.samplers import langevin
 from dpsample.samplers.gibbs_privacy import GibbsPrivacyReport, target_privacy
 from dpsample.samplers.target import GibbsTarget
 
 __all__ = [
     "C_GEN",
+    "C_GEN_ROUTE_DEFAULT",
     "GIBBS_PRESETS",
     "GibbsCalibration",
+    "LangevinCalibration",
     "calibrate_gibbs",
+    "calibrate_langevin",
     "default_mu",
     "empirical_risk_bound",
     "gaussian_noise_to_sensitivity",
@@ -43,6 +48,9 @@ __all__ = [
 
 #: Generalisation/mixing cap of the defaults table: ``beta G D <= C_GEN log n``.
 C_GEN = 0.5
+#: ``c_gen`` as the routes take it by default: :data:`C_GEN` where the route's
+#: guarantee rests on the cap (proximal, MALA), no cap on projected Langevin.
+C_GEN_ROUTE_DEFAULT = "route"
 #: Calibration presets (spec 000 section 3.6).
 GIBBS_PRESETS = ("tightest", "budget", "paper")
 # gaussian_noise_to_sensitivity spends at least 1 - _GAUSSIAN_REFINE_RTOL of its
@@ -197,10 +205,19 @@ def _largest_beta(pred: Any, hi: float, rtol: float = 1e-7) -> float:
     """
     if pred(hi):
         return hi
-    lo = hi
+    return _bisect_down(pred, hi, hi, rtol)
+
+
+def _bisect_down(pred: Any, lo: float, hi: float, rtol: float) -> float:
+    """Largest value within ``rtol`` below a failing ``hi`` with ``pred`` (monotone).
+
+    ``lo`` is divided by 4 until ``pred(lo)`` holds, then ``[lo, hi]`` is bisected
+    in log space.
+    """
+    floor = hi * 1e-30
     while not pred(lo):
         lo /= 4.0
-        if lo < hi * 1e-30:
+        if lo < floor:
             raise ValueError("no inverse temperature meets the privacy target")
     for _ in range(200):
         if hi / lo - 1.0 <= rtol:
@@ -336,6 +353,175 @@ def calibrate_gibbs(
     )
 
 
+class LangevinCalibration(NamedTuple):
+    """The outcome of :func:`calibrate_langevin`.
+
+    Attributes:
+        beta: inverse temperature.
+        mu: regularisation ``d / (D^2 beta)``.
+        step_size: the step at ``beta`` (the caller's, or
+            :func:`dpsample.samplers.langevin.default_step_size`).
+        num_steps: the steps the calibration was made for.
+        binding: ``"privacy"`` (the trajectory bound at ``num_steps`` limits
+            ``beta``), ``"cap"`` (``beta G D <= c_gen log n`` does) or
+            ``"step_rule"`` (the default non-smooth step ``0.03/(beta G)^2`` makes
+            the trajectory's privacy the same for every large ``beta``, so the budget
+            cannot set it: ``beta`` is the cap, by default :data:`C_GEN`'s).
+        beta_cap: the cap on ``beta`` (``None`` when none applies).
+        noise: the Gaussian noise over sensitivity that meets ``(epsilon, delta)``
+            (:func:`gaussian_noise_to_sensitivity`).
+        steps_to_spend: ``"step_rule"`` only: the most steps within the budget
+            (``floor(n^2 / (2 (G z)^2 beta^2 h))``: they would spend it); else
+            ``None``.
+    """
+
+    beta: float
+    mu: float
+    step_size: float
+    num_steps: int
+    binding: str
+    beta_cap: float | None
+    noise: float
+    steps_to_spend: int | None
+
+
+def _langevin_step(
+    problem: Problem | ProblemSpec, beta: float, step_size: float | None
+) -> float:
+    if step_size is not None:
+        return step_size
+    target = GibbsTarget.create(problem, beta=beta, mu=default_mu(problem, beta))
+    return langevin.default_step_size(target)
+
+
+def calibrate_langevin(
+    problem: Problem | ProblemSpec,
+    *,
+    epsilon: float,
+    delta: float,
+    num_steps: int,
+    step_size: float | None = None,
+    c_gen: float | None = None,
+) -> LangevinCalibration:
+    r"""The largest ``beta`` whose projected-Langevin trajectory meets the budget.
+
+    The trajectory of ``T`` steps of size ``h`` is one Gaussian mechanism with noise
+    over sensitivity ``n / (beta G sqrt(2 h T))``
+    (:func:`dpsample.samplers.langevin.trajectory_guarantee`); it meets ``(epsilon,
+    delta)`` iff that is at least ``z = gaussian_noise_to_sensitivity(epsilon,
+    delta)`` (checked on the exact guarantee), i.e. ``beta^2 h(beta) <= n^2 / (2 (G
+    z)^2 T)``. With the default step ``h(beta)``
+    (:func:`~dpsample.samplers.langevin.default_step_size`: ``0.1/(beta (M + mu))``
+    with ``mu = d/(D^2 beta)``, or ``0.03/(beta G)^2``, capped at ``0.01 D^2/d``)
+    or a fixed ``step_size``, ``beta^2 h(beta)`` is non-decreasing in ``beta``, so
+    the largest such ``beta`` is found by bisection (public arithmetic: no
+    accountant call inside the search). Every value is a function of declared
+    constants, ``n``, ``d``, the budget and the schedule: never of data.
+
+    This guarantee does not rest on the LSI constant of the target (no convexity,
+    smoothness, LSI or mixing is used), so no generalisation cap is needed for
+    privacy: ``c_gen`` (``beta G D <= c_gen log n``) is off unless given. With the
+    default *non-smooth* step, ``beta^2 h = 0.03/G^2`` for every ``beta`` above
+    ``sqrt(3 d)/(G D)``: the trajectory's privacy no longer depends on ``beta``, the
+    budget cannot set it, and ``beta`` is the cap (``c_gen``, else :data:`C_GEN`;
+    ``binding="step_rule"``, with the steps that would spend the budget).
+
+    Args:
+        problem: the :class:`~dpsample.problem.Problem` or its spec (Ball domain,
+            ``lipschitz`` declared).
+        epsilon: target epsilon, > 0.
+        delta: target delta, in (0, 1).
+        num_steps: the steps ``T`` the chain will run, >= 1.
+        step_size: a fixed public step (default: the rule above, at each ``beta``).
+        c_gen: the cap constant, > 0, or ``None`` (no cap).
+
+    Returns:
+        A :class:`LangevinCalibration`.
+
+    Raises:
+        ValueError: invalid inputs.
+        dpsample.errors.MissingConstantError: ``lipschitz`` not declared.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Ball, Problem
+        >>> from dpsample.samplers import langevin
+        >>> from dpsample.samplers.gibbs_calibration import calibrate_langevin
+        >>> from dpsample.samplers.target import GibbsTarget
+        >>> p = Problem(lambda x, z: (x[0] - z) ** 2 / 4, jnp.zeros(1000),
+        ...             Ball(1.0, dim=1), lipschitz=1.0, smoothness=0.5)
+        >>> cal = calibrate_langevin(p, epsilon=1.0, delta=1e-6, num_steps=1000)
+        >>> cal.binding, round(cal.beta, 1)
+        ('privacy', 140.6)
+        >>> t = GibbsTarget.create(p, beta=cal.beta, mu=cal.mu)
+        >>> g = langevin.trajectory_guarantee(t, step_size=cal.step_size,
+        ...                                   num_steps=1000)
+        >>> 0.9999 <= g.epsilon(1e-6) <= 1.0
+        True
+    """
+    eps = validation.positive("epsilon", epsilon)
+    dlt = validation.delta_in_open_unit(delta)
+    steps = validation.positive_int("num_steps", num_steps)
+    g = validation.require_constant(
+        "lipschitz", problem.lipschitz, needed_for="the Langevin trajectory bound"
+    )
+    gibbs_ball(problem)
+    fixed = None if step_size is None else validation.positive("step_size", step_size)
+    scale = _scale(problem)
+    beta_cap = None
+    if c_gen is not None:
+        beta_cap = validation.positive("c_gen", c_gen) * math.log(max(problem.n, 2))
+        beta_cap /= scale
+    z = gaussian_noise_to_sensitivity(epsilon=eps, delta=dlt)
+    # beta^2 h <= n^2 / (2 (G z)^2 T), with a relative margin for rounding so the
+    # composed Gaussian's noise is never below z.
+    limit = problem.n**2 / (2.0 * (g * z) ** 2 * steps) * (1.0 - 1e-12)
+
+    def load(beta: float) -> float:  # beta^2 h(beta), non-decreasing
+        return beta * beta * _langevin_step(problem, beta, fixed)
+
+    def fits(beta: float) -> bool:
+        return load(beta) <= limit
+
+    start = math.log(max(problem.n, 2)) / scale
+    hi, last = start, load(start)
+    for _ in range(200):
+        if last > limit:
+            break
+        hi *= 4.0
+        now = load(hi)
+        if not now > last * (1.0 + 1e-9):  # the step rule's plateau: beta-free
+            cap = beta_cap if beta_cap is not None else C_GEN * start
+            h = _langevin_step(problem, cap, fixed)
+            need = problem.n**2 / (2.0 * (g * z) ** 2 * cap * cap * h)
+            return LangevinCalibration(
+                beta=cap,
+                mu=default_mu(problem, cap),
+                step_size=h,
+                num_steps=steps,
+                binding="step_rule",
+                beta_cap=cap,
+                noise=z,
+                steps_to_spend=max(1, math.floor(need * (1.0 - 1e-12))),
+            )
+        last = now
+    else:  # pragma: no cover - beta^2 h grows at least linearly off the plateau
+        raise ValueError("no inverse temperature bounds the trajectory's budget")
+    beta, binding = _bisect_down(fits, hi / 4.0, hi, 1e-10), "privacy"
+    if beta_cap is not None and beta_cap < beta:
+        beta, binding = beta_cap, "cap"
+    return LangevinCalibration(
+        beta=beta,
+        mu=default_mu(problem, beta),
+        step_size=_langevin_step(problem, beta, fixed),
+        num_steps=steps,
+        binding=binding,
+        beta_cap=beta_cap,
+        noise=z,
+        steps_to_spend=None,
+    )
+
+
 def theorem_5_6(
     problem: Problem | ProblemSpec,
     *,
@@ -438,6 +624,16 @@ def gaussian_noise_to_sensitivity(*, epsilon: float, delta: float) -> float:
     """
     eps = validation.positive("epsilon", epsilon)
     dlt = validation.delta_in_open_unit(delta)
+    return _gaussian_noise(eps, dlt)
+
+
+@functools.lru_cache(maxsize=256)
+def _gaussian_noise(eps: float, dlt: float) -> float:
+    """:func:`gaussian_noise_to_sensitivity`, memoised on public ``(eps, delta)``.
+
+    A plan's refusal search re-plans at the same budget many times; the exact
+    calibration (dp_accounting PLDs) costs 0.1-3 s a call.
+    """
 
     def coarse(s: float) -> float:
         event = dp_accounting.GaussianDpEvent(s)

@@ -498,6 +498,11 @@ def schedule(
     <dpsample.samplers.restricted_gaussian.tv_bound>`, about ``4e-14``; checked
     ``<= tau/4``) and ``tv_total = tv_mixing + tv_inner + tv_init <= tau``.
 
+    A ``tv_target`` too small for the float64 RGO budgets is refused with a
+    ``ProximalScheduleError`` that names a larger ``tv_target`` checked to plan at
+    this ``beta`` (doubling from ``tau``: public arithmetic), or says that none below
+    1 does.
+
     Args:
         target: The Gibbs target; its problem must declare ``lipschitz``.
         tv_target: ``tau`` in ``(0, 1)``.
@@ -533,6 +538,12 @@ def schedule(
         >>> s = proximal.schedule(tg, tv_target=1e-3, convex=True)
         >>> s.num_steps, s.tv_total <= 1e-3, s.proven
         (87016, True, True)
+        >>> try:
+        ...     proximal.schedule(GibbsTarget.create(pb, beta=40.0, mu=0.01),
+        ...                       tv_target=1e-9, convex=True)
+        ... except proximal.ProximalScheduleError as e:
+        ...     print(str(e).split("; ")[-1])
+        raise tv_target=0.00105 (checked to plan at this beta), or lower beta
 
     References:
         Seed 000 App. D.3 (Thm 5.7 bookkeeping, corrected: E25–E27); Chen, Chewi,
@@ -561,6 +572,64 @@ def schedule(
         kl0 = _default_kl_init(target, g)
     else:
         kl0 = validation.nonnegative("kl_init", kl_init)
+
+    def build(tv: float) -> ProximalSchedule:
+        return _build(target, tv, g, c_lsi, kl0, c_step, num_trials, num_levels)
+
+    try:
+        return build(tau)
+    except _FloorError as floor:
+        fact, larger = floor.fact, floor.tau
+    for _ in range(64):
+        larger *= 2.0
+        if larger >= 1.0:
+            break
+        try:
+            build(larger)
+        except _FloorError:
+            continue
+        shown = _round_up(larger)  # three digits, up: a larger target plans too
+        if shown < 1.0:
+            build(shown)  # the value offered plans
+            raise ProximalScheduleError(
+                fact,
+                f"raise tv_target={shown:.3g} (checked to plan at this beta), or "
+                "lower beta",
+            ) from None
+    raise ProximalScheduleError(
+        fact, "no tv_target below 1 plans at this beta: lower beta or raise c_step"
+    ) from None
+
+
+def _round_up(x: float) -> float:
+    """``x`` rounded up to three significant digits."""
+    q = 10.0 ** (math.floor(math.log10(x)) - 2)
+    return math.ceil(x / q * (1.0 - 1e-12)) * q
+
+
+class _FloorError(ProximalScheduleError):
+    """The per-step budget is below the float64 RGO floor (``tau`` attached)."""
+
+    def __init__(self, fact: str, tau: float) -> None:
+        super().__init__(fact, "")
+        self.tau = tau
+
+
+def _build(
+    target: GibbsTarget,
+    tau: float,
+    g: float,
+    c_lsi: float,
+    kl0: float,
+    c_step: float,
+    num_trials: int,
+    num_levels: int,
+) -> ProximalSchedule:
+    """The construction of :func:`schedule` on validated values.
+
+    A per-step budget below the float64 RGO floor raises ``_FloorError``.
+    """
+    beta = target.beta
 
     def steps_for(eta: float) -> int:
         ratio = 8.0 * kl0 / tau**2
@@ -599,11 +668,11 @@ def schedule(
         floor = math.fsum(terms.values()) - terms["trials_exhausted"]
         floor -= terms["pool_overflow"]
         if floor >= 0.5 * delta_inner or trials > 10_000:
-            raise ProximalScheduleError(
+            raise _FloorError(
                 f"tv_target={tau!r} is too small for T={num_steps} steps (step size "
                 f"{eta:.3g}): the per-step budget delta_inner={delta_inner:.3g} is "
                 "below what float64 RGO budgets reach (rgo.budget_tv_terms)",
-                "lower beta, raise c_step or tv_target",
+                tau,
             )
         if rgo.budget_tv(trials, num_levels) <= 0.5 * delta_inner:
             break
