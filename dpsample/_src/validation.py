@@ -97,6 +97,13 @@ def positive_int(name: str, value: Any) -> int:
     return out
 
 
+def one_of(name: str, value: Any, options: tuple[str, ...]) -> str:
+    """Return ``value`` after checking it is one of ``options``."""
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"Expected {name} in {options}, got {value!r}")
+    return value
+
+
 def finite_tree(name: str, tree: Any) -> None:
     """Raise ``ValueError`` if any leaf of ``tree`` holds NaN or infinity."""
     for leaf in jax.tree.leaves(tree):

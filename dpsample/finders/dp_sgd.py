@@ -90,17 +90,20 @@ With these defaults Theorem 3.4 asserts that at least half of the visited iterat
 ``alpha``-SOSPs (w.h.p., up to its unspecified constants), so ``output="random"``
 returns an ``alpha``-SOSP with probability about 1/2 or more.
 
-Output rule. The iterates are post-processing of the noisy gradients, so any function
-of the trajectory has the run's guarantee: ``output="tail_average"`` (default, not in
-the papers) releases the mean of the last ``ceil(T/2)`` iterates, projected onto a
-``Ball`` domain; ``"random"`` is Theorem 3.4's uniform iterate; ``"last"`` is
-``x_T``. The default is the average because it is the one that ends nearest
-stationarity in practice: the iterates of noisy SGD fluctuate around the minimum they
-settle in by about the step times the noise, and the average cancels most of that
-(seed 000's cosine saddle, ``n = 4000``, ``epsilon = 10``, five keys: ``||grad F||``
-0.003-0.007 for the average, 0.07-0.36 for the last iterate, 0.05-0.43 for the
-random one; ``docs/finders.md``). Theorem 3.4 speaks of the random iterate only, and
-an average over a tail that visits two basins lands between them.
+Output rule and presets. The iterates are post-processing of the noisy gradients, so
+any function of the trajectory has the run's guarantee (the rules are shared with
+DP-SPIDER, :mod:`dpsample.finders.outputs`): ``output="tail_average"`` (the default
+of ``preset="practical"``, not in the papers) releases the mean of the last
+``ceil(T/2)`` iterates, projected onto a ``Ball`` domain; ``"random"`` is Theorem
+3.4's uniform iterate (the default of ``preset="theorem"``,
+:mod:`dpsample.finders.presets`); ``"last"`` is ``x_T``. The default is the average
+because it is the one that ends nearest stationarity in practice: the iterates of
+noisy SGD fluctuate around the minimum they settle in by about the step times the
+noise, and the average cancels most of that (seed 000's cosine saddle, ``n = 4000``,
+``epsilon = 10``, five keys: ``||grad F||`` 0.003-0.007 for the average, 0.07-0.36
+for the last iterate, 0.05-0.43 for the random one; ``docs/finders.md``). Theorem 3.4
+speaks of the random iterate only, and an average over a tail that visits two basins
+lands between them.
 
 References:
     Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar, Zhang, *Deep Learning with
@@ -138,7 +141,9 @@ from dpsample.finders.oracles import (
     check_enforce,
     first_kind,
 )
+from dpsample.finders.outputs import OUTPUT_RULES, release
 from dpsample.finders.planning import start_param
+from dpsample.finders.presets import label_schedule, output_param
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.privacy.guarantee import REPLACE_ONE
@@ -158,9 +163,6 @@ __all__ = [
 
 #: Cap on the theorem-mode default number of steps.
 MAX_DEFAULT_STEPS = 20_000
-
-#: The output rules, the default first (all post-processing of the trajectory).
-OUTPUT_RULES = ("tail_average", "random", "last")
 
 
 def _sgd_scan_body(
@@ -379,11 +381,12 @@ def dp_sgd(
     max_batch_size: int | None = None,
     initial_gap: float | None = None,
     gradient_bound_failure: float = 0.0,
-    output: str = "tail_average",
+    output: str | None = None,
     project: bool = True,
     return_iterates: bool = False,
     gradient_dtype: str = "float64",
     enforce_sensitivity: bool = True,
+    preset: str = "practical",
 ) -> PrivateResult:
     r"""Differentially private (projected) SGD, noise calibrated to (epsilon, delta).
 
@@ -427,7 +430,9 @@ def dp_sgd(
             that straddles two basins averages to a point between them.
             ``"random"``: a uniform iterate of ``x_1..x_T``, Theorem 3.4's output
             (at least half the iterates are alpha-SOSPs w.h.p.). ``"last"``:
-            ``x_T``.
+            ``x_T``. The rules are :mod:`dpsample.finders.outputs`' (DP-SPIDER
+            takes the same). Default: the preset's (``"tail_average"`` for
+            ``"practical"``, ``"random"`` for ``"theorem"``).
         project: Project onto a ball domain after each step. ``False`` on a ball
             needs clipping (``enforce_sensitivity=True``, the default: without
             clipping the sensitivity rests on the constants declared on ``K``).
@@ -446,6 +451,11 @@ def dp_sgd(
             trusted, no per-example gradients): the guarantee is then
             *conditional* on the declared ``G`` (listed in its ``assumptions``);
             ``clip_norm`` must then be omitted.
+        preset: ``"practical"`` (default) or ``"theorem"``
+            (:mod:`dpsample.finders.presets`): the rule behind every parameter
+            left at ``None``. Both take Theorem 3.4's schedule (``T``, ``b``,
+            ``eta`` above); ``"theorem"`` also releases its uniform random
+            iterate, ``"practical"`` the tail average.
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with the released point, its
@@ -530,8 +540,19 @@ def dp_sgd(
         return_iterates=return_iterates,
         gradient_dtype=gradient_dtype,
         enforce_sensitivity=enforce_sensitivity,
+        preset=preset,
     )
 
+
+#: The output rule of each preset (:mod:`dpsample.finders.presets`), and why.
+_OUTPUT_RULES = {
+    "practical": (
+        "tail_average",
+        "the mean of the last ceil(T/2) iterates (post-processing: same "
+        "guarantee); Theorem 3.4's uniform iterate is output='random'",
+    ),
+    "theorem": ("random", "Theorem 3.4's uniform iterate of x_1..x_T"),
+}
 
 _SOURCE_OF = {
     "user": ("user", ""),
@@ -661,11 +682,12 @@ class DPSGD(PrivateAlgorithm):
         max_batch_size: int | None = None,
         initial_gap: float | None = None,
         gradient_bound_failure: float = 0.0,
-        output: str = "tail_average",
+        output: str | None = None,
         project: bool = True,
         return_iterates: bool = False,
         gradient_dtype: str = "float64",
         enforce_sensitivity: bool = True,
+        preset: str = "practical",
     ) -> Plan:
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
         x0_param = start_param(spec, x0, "the centre of the domain")
@@ -676,8 +698,7 @@ class DPSGD(PrivateAlgorithm):
                 "Expected sampling in ('poisson', 'without_replacement', "
                 f"'full_batch'), got {sampling!r}"
             )
-        if output not in OUTPUT_RULES:
-            raise ValueError(f"Expected output in {OUTPUT_RULES}, got {output!r}")
+        output_p = output_param(output, preset, **_OUTPUT_RULES)
         delta_e = validation.probability(
             "gradient_bound_failure", gradient_bound_failure
         )
@@ -820,14 +841,8 @@ class DPSGD(PrivateAlgorithm):
                 "z C / b" if enforce else "z C F / b",
             ),
             "gradient_bound_failure": Param(delta_e, "user" if delta_e else "default"),
-            "output": Param(output, "user")
-            if output != "tail_average"
-            else Param(
-                output,
-                "default",
-                "mean of the last ceil(T/2) iterates (post-processing: same "
-                "guarantee); Theorem 3.4's uniform iterate is output='random'",
-            ),
+            "preset": Param(preset, "user" if preset != "practical" else "default"),
+            "output": output_p,
             "project": Param(project, "default" if project else "user"),
             "gradient_dtype": Param(oracle.gradient_dtype, "default"),
             "return_iterates": Param(bool(return_iterates), "default"),
@@ -848,7 +863,7 @@ class DPSGD(PrivateAlgorithm):
             algorithm=self.name,
             spec=spec,
             budget=budget,
-            params=params,
+            params=label_schedule(params, preset),
             guarantee=guarantee,
             cost=Cost(gradient_evaluations=num_steps * m, steps=num_steps),
             internal=internal,
@@ -869,19 +884,7 @@ class DPSGD(PrivateAlgorithm):
             num_steps=num_steps,
             show_progress=progress.is_enabled(),
         )
-        if plan["output"] == "last":
-            index = num_steps - 1
-            value = xs[index]
-        elif plan["output"] == "tail_average":
-            # Post-processing of the released trajectory: the mean of the last
-            # ceil(T/2) iterates x_{floor(T/2)+1}, ..., x_T, projected onto a Ball K.
-            index = num_steps // 2
-            value = jnp.mean(xs[index:], axis=0)
-            if isinstance(problem.domain, Ball):
-                value = problem.domain.project(value)
-        else:
-            index = int(jax.random.randint(k_out, (), 0, num_steps))
-            value = xs[index]
+        value, index = release(k_out, xs, plan["output"], problem.domain)
         mode = plan.internal["mode"]
         info = DPSGDInfo(
             algorithm=self.name,
