@@ -308,7 +308,7 @@ def choose(
     if early is not None:
         return SamplerChoice(None, None, *early)
     ceiling = None if spec.loss_range is None else PSI_SHARE * spec.loss_range
-    skipped = []
+    skipped: list[str] = []
     for name, options in DEFAULT_SAMPLERS:
         candidate = registry.create(name, "sampler", **options)
         label = _label(name, options)
