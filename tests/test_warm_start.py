@@ -289,11 +289,11 @@ def test_bad_problem_and_key():
         warm_start(jax.random.key(0), free, epsilon=EPS, delta=DELTA, sampler="net")
     with pytest.raises(MissingConstantError):
         warm_start(jax.random.key(0), no_lip, epsilon=EPS, delta=DELTA, sampler="net")
-    # the default rule starts these cold, and the default finder then needs a
-    # smoothness (no_smooth) or an initial gap (free: no loss_range), before any
-    # private computation
-    with pytest.raises(MissingConstantError):
-        warm_start(jax.random.key(0), no_smooth, epsilon=EPS, delta=DELTA)
+    # without a smoothness the default finder runs the projected subgradient method
+    plan = WarmStart().plan(no_smooth.spec, Budget(EPS, DELTA))
+    assert "subgradient" in plan.stage("finder").params["learning_rate"].note
+    # the default rule starts this one cold, and DP-SGD then needs an initial gap
+    # (no loss_range), before any private computation
     with pytest.raises(ValueError, match="initial-gap"):
         warm_start(jax.random.key(0), free, epsilon=EPS, delta=DELTA)
     # eps_A n <= d: the default rule starts cold; an explicit net refuses
