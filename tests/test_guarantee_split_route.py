@@ -138,8 +138,9 @@ def test_grid_net_size_bound_is_infinite_past_the_float_range():
 def test_the_default_warm_start_plans_at_d_200():
     # The net is too big (its size bound overflowed a float, then OverflowError),
     # and DP-SPIDER ran on minibatches: both fixed here. Since issue 24's default
-    # rule the net is skipped on its public size bound and, no sampler having a
-    # psi below the loss range, the pipeline starts cold (DP-SGD alone).
+    # rule the net is skipped on its public size bound, and the proximal Gibbs
+    # sampler warm-starts if its psi is at most half the loss range (at this n it
+    # plans), else the pipeline starts cold (DP-SGD alone).
     n, d = 100_000, 200
     prob = dpsample.Problem(
         lambda x, z: jnp.sum(jnp.abs(x - z)),
@@ -150,6 +151,8 @@ def test_the_default_warm_start_plans_at_d_200():
         loss_range=4.0,
     )
     plan = WarmStart().plan(prob.spec, Budget(1.0, DELTA))
-    assert plan["sampler"] == "none"
+    assert plan["sampler"] in ("gibbs", "none")
     assert "net: even its coarsest useful net" in plan.params["default_rule"].note
+    if plan["sampler"] == "gibbs":
+        assert plan["psi"] <= 0.5 * 4.0
     assert 0.9 <= plan.spent_epsilon() <= 1.0

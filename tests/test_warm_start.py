@@ -58,6 +58,7 @@ def small_run():
         prob,
         epsilon=EPS,
         delta=DELTA,
+        sampler="net",
         finder="dp_spider",
         finder_options=SMALL,
         spend="split",
@@ -104,6 +105,7 @@ def test_split_moves_the_budget():
         epsilon=EPS,
         delta=DELTA,
         split=0.25,
+        sampler="net",
         finder="dp_spider",
         finder_options=SMALL,
         spend="split",
@@ -128,8 +130,9 @@ def test_finder_configured_from_public_psi_only(small_run):
         smoothness=1.0,
         loss_range=2.0,
     )
-    r1 = warm_start(jax.random.key(2), prob, epsilon=EPS, delta=DELTA)
-    r2 = warm_start(jax.random.key(2), other_data, epsilon=EPS, delta=DELTA)
+    stages = {"sampler": "net", "finder": "dp_spider"}  # Algorithm 2's pair
+    r1 = warm_start(jax.random.key(2), prob, epsilon=EPS, delta=DELTA, **stages)
+    r2 = warm_start(jax.random.key(2), other_data, epsilon=EPS, delta=DELTA, **stages)
     assert r1.info["psi"] == r2.info["psi"]
     expected = spider_theorem_parameters(
         n=prob.n,
@@ -166,6 +169,7 @@ def test_diagnostics_are_labelled():
         prob,
         epsilon=EPS,
         delta=DELTA,
+        sampler="net",
         finder="dp_spider",
         finder_options=SMALL,
         diagnostics=True,
@@ -207,6 +211,7 @@ def test_budget_refusal_before_private_computation():
             epsilon=EPS,
             delta=DELTA,
             ledger=ledger,
+            sampler="net",
             finder="dp_spider",
             finder_options=SMALL,
         )
@@ -220,6 +225,7 @@ def test_budget_refusal_before_private_computation():
         epsilon=EPS,
         delta=DELTA,
         ledger=roomy,
+        sampler="net",
         finder="dp_spider",
         finder_options=SMALL,
     )
@@ -493,7 +499,10 @@ def test_warm_start_is_no_worse_than_the_cold_start_at_the_same_budget():
     assert float(jnp.linalg.norm(prob.gradient(xbar))) < 1e-6
     warm, cold = [], []
     for seed in range(10):
-        rw = warm_start(jax.random.key(seed), prob, epsilon=1.0, delta=1e-5)
+        rw = warm_start(
+            jax.random.key(seed), prob, epsilon=1.0, delta=1e-5, sampler="net",
+            finder="dp_spider",
+        )  # fmt: skip
         rc = dp_spider(
             jax.random.key(1000 + seed),
             prob,
