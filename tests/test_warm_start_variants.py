@@ -417,6 +417,7 @@ def test_second_order_variant():
         prob,
         epsilon=4.0,
         delta=DELTA,
+        sampler="net",  # Algorithm 2's even split (the default rule chooses its own)
         finder="spider_sosp",
         sampler_domain=dpsample.Ball(2.0, dim=2),
         finder_options={"num_iters": 40},
@@ -477,6 +478,7 @@ def test_population_variant():
         epsilon=2.0,
         delta=DELTA,
         variant="population",
+        sampler="net",
         finder="dp_sgd",
         finder_options={"num_steps": 10, "batch_size": 50},
     )
