@@ -18,8 +18,10 @@ Reads a sweep's cell files and writes, next to them:
   Wilcoxon signed-rank ``p_value`` (``scipy.stats.wilcoxon`` on the paired
   differences; 1 when every difference is 0; exact for few pairs), and both arms'
   mean spent epsilon;
-* ``comparisons.md`` (the table at ``epsilon``, with the refusals and failures) and
-  ``figures/excess_by_entry.png`` (excess risk by entry, one panel per problem).
+* ``comparisons.md`` (the table at ``epsilon``, with the refusals and failures),
+  ``pivot.md`` (every entry's ratio to DP-SGD's default, one column per point) and
+  ``figures/excess_by_entry.png`` (excess risk by entry, one panel per problem);
+* with ``--default``: ``goal.md`` (issue 24's goal for the default rule).
 
 Every number is a **non-private diagnostic** (it reads the training data).
 
@@ -60,6 +62,7 @@ __all__ = [
     "main",
     "markdown",
     "paired",
+    "pivot_markdown",
     "status_of",
     "with_default",
 ]
@@ -339,6 +342,45 @@ def goal_markdown(table: pd.DataFrame, entry: str = "default") -> str:
     return "\n".join(lines) + "\n"
 
 
+def pivot_markdown(comparisons: pd.DataFrame, baseline: str = "dp_sgd") -> str:
+    """Every entry's ratio of means to ``baseline``, one column per grid point.
+
+    A cell reads ``ratio`` with ``*`` when the paired Wilcoxon ``p < 0.05`` (below
+    1: the entry is better); ``-`` where the entry did not finish there.
+
+    Args:
+        comparisons: :func:`compare`'s table.
+        baseline: ``"dp_sgd"``, ``"dp_sgd_practice"`` or ``"best"``.
+
+    Returns:
+        Markdown text.
+
+    Examples:
+        >>> import pandas as pd
+        >>> c = pd.DataFrame([{"problem": "p", "n": 10, "d": 1, "epsilon": 1.0,
+        ...     "entry": "net", "baseline": "dp_sgd", "ratio_of_means": 0.5,
+        ...     "p_value": 0.01}])
+        >>> print(pivot_markdown(c).splitlines()[2])
+        | net | 0.5* |
+    """
+    rows = comparisons[comparisons["baseline"] == baseline]
+    points = sorted({tuple(r) for r in rows[POINT].itertuples(index=False)})
+    head = [f"{p} n={n} d={d} eps={e:g}" for p, n, d, e in points]
+    lines = ["| entry | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
+    for entry, group in rows.groupby("entry", sort=True):
+        by = {tuple(r[POINT]): r for _, r in group.iterrows()}
+        cells = []
+        for point in points:
+            r = by.get(point)
+            if r is None:
+                cells.append("-")
+            else:
+                star = "*" if r["p_value"] < 0.05 else ""
+                cells.append(f"{_fmt(float(r['ratio_of_means']))}{star}")
+        lines.append(f"| {entry} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         if not math.isfinite(v):
@@ -489,7 +531,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cells.to_csv(folder / "cells.csv", index=False)
     comparisons.to_csv(folder / "comparisons.csv", index=False)
     (folder / "comparisons.md").write_text(markdown(cells, comparisons))
-    written = ["cells.csv", "comparisons.csv", "comparisons.md"]
+    (folder / "pivot.md").write_text(pivot_markdown(comparisons))
+    written = ["cells.csv", "comparisons.csv", "comparisons.md", "pivot.md"]
     if args.default:
         text = goal_markdown(goal(comparisons))
         (folder / "goal.md").write_text(text)
