@@ -62,6 +62,9 @@ def test_spider_sosp_eigenvalue_query_trace_has_no_solver(monkeypatch):
     problem = _sosp_problem()
 
     def trace():
+        # a jitted callee traced by an earlier test in this process would answer
+        # from its cache, and the monkeypatched eigenvalue would not be seen
+        jax.clear_caches()
         with record_solvers(clear=False) as found:
             jax.make_jaxpr(
                 lambda x, data: selection._min_eig_upper(

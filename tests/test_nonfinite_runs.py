@@ -134,8 +134,14 @@ CASES = {
     "warm_start_net_dp_spider": (
         BALL,
         lambda p: warm_start(
-            KEY, p, epsilon=4.0, delta=DELTA, spacing=0.5, finder_options=SPIDER
-        ),
+            KEY,
+            p,
+            epsilon=4.0,
+            delta=DELTA,
+            spacing=0.5,
+            finder="dp_spider",
+            finder_options=SPIDER,
+        ),  # fmt: skip
         False,
     ),
 }

@@ -601,9 +601,12 @@ def warm_start(
         ...     data, dpsample.Ball(1.0, dim=1), lipschitz=2.0, smoothness=1.0,
         ...     loss_range=2.0)
         >>> res = warm_start(jax.random.key(0), prob, epsilon=2.0, delta=1e-5,
-        ...     finder="dp_sgd", finder_options={"num_steps": 20})
-        >>> res.value.shape, res.info["epsilon_split"][0], res.info["sampler"]
-        ((1,), 1.0, 'net')
+        ...     finder_options={"num_steps": 20})  # the default rule chooses
+        >>> res.value.shape, res.info["sampler"], res.info["default_rule"]
+        ((1,), 'net', 'warm')
+        >>> from dpsample.pipelines.choice import WARM_SPLITS
+        >>> res.info["epsilon_split"][0] / 2.0 in WARM_SPLITS
+        True
         >>> res.info["psi"] < prob.loss_range, res.privacy.epsilon(1e-5) <= 2.0
         (True, True)
     """

@@ -29,6 +29,7 @@ def test_gaussian_noise_to_sensitivity_uses_the_one_calibrator(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(GC, "calibrate", spy)
+    GC._gaussian_noise.cache_clear()  # memoised: an earlier call would answer
     GC.gaussian_noise_to_sensitivity(epsilon=1.0, delta=1e-5)
     assert len(calls) == 1
 
