@@ -252,6 +252,7 @@ def test_warm_start_runs_by_object_and_by_registry_name():
         delta=1e-5,
         sampler="kl_spider",
         sampler_options=KL,
+        finder="dp_spider",  # the default finder is DP-SGD since issue 24
         finder_options=SPIDER,
         spend="split",
     )
