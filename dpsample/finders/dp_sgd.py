@@ -225,6 +225,29 @@ def _sgd_iterates(
     )
 
 
+def _batch(
+    spec: ProblemSpec,
+    batch_size: int | None,
+    sampling: str,
+    default: int,
+    note: str,
+) -> tuple[int, str]:
+    """The batch size and its source (the caller's, checked, or ``default``).
+
+    ``full_batch`` uses all ``n`` examples; a caller's other batch is refused.
+    """
+    n = spec.n
+    if sampling == "full_batch":
+        if batch_size is not None and int(batch_size) != n:
+            raise ValueError(
+                f"full_batch uses all n={n} examples; got batch_size={batch_size}"
+            )
+        return n, "full batch"
+    if batch_size is None:
+        return default, note
+    return spec.check_batch_size(batch_size), "user"
+
+
 #: Epochs of the default schedule when no smoothness is declared.
 NONSMOOTH_EPOCHS = 10
 #: Largest expected batch of the default schedule when no smoothness is declared.
@@ -257,20 +280,13 @@ def _nonsmooth_defaults(
             "subgradient step D/(C sqrt T)); declare smoothness=..., use a Ball, or "
             "pass learning_rate= and num_steps="
         )
-    if sampling == "full_batch":
-        if batch_size is not None and int(batch_size) != n:
-            raise ValueError(
-                f"full_batch uses all n={n} examples; got batch_size={batch_size}"
-            )
-        batch_size, sources["batch_size"] = n, "full batch"
-    elif batch_size is None:
-        batch_size = min(NONSMOOTH_BATCH, max(1, n // 20), n)
-        sources["batch_size"] = (
-            "no smoothness declared: the practitioners' batch min(256, n // 20)"
-        )
-    else:
-        batch_size = spec.check_batch_size(batch_size)
-        sources["batch_size"] = "user"
+    batch_size, sources["batch_size"] = _batch(
+        spec,
+        batch_size,
+        sampling,
+        min(NONSMOOTH_BATCH, max(1, n // 20), n),
+        "no smoothness declared: the practitioners' batch min(256, n // 20)",
+    )
     if num_steps is None:
         t = math.ceil(NONSMOOTH_EPOCHS * n / batch_size)
         num_steps = max(1, min(MAX_DEFAULT_STEPS, t))
@@ -321,22 +337,13 @@ def _theorem_defaults(
     else:
         learning_rate = validation.positive("learning_rate", learning_rate)
         sources["learning_rate"] = "user"
-    if sampling == "full_batch":
-        if batch_size is not None and int(batch_size) != n:
-            raise ValueError(
-                f"full_batch uses all n={n} examples; got batch_size={batch_size}"
-            )
-        batch_size = n
-        sources["batch_size"] = "full batch"
-    elif batch_size is None:
-        b = math.ceil(math.sqrt(d * math.log(1.0 / delta) / epsilon))
-        batch_size = max(1, min(n, b))
-        sources["batch_size"] = (
-            "Abadi lot size sqrt(d log(1/delta)/epsilon) (spec 003 A8)"
-        )
-    else:
-        batch_size = spec.check_batch_size(batch_size)
-        sources["batch_size"] = "user"
+    batch_size, sources["batch_size"] = _batch(
+        spec,
+        batch_size,
+        sampling,
+        max(1, min(n, math.ceil(math.sqrt(d * math.log(1.0 / delta) / epsilon)))),
+        "Abadi lot size sqrt(d log(1/delta)/epsilon) (spec 003 A8)",
+    )
     if num_steps is None:
         m = validation.require_constant(
             "smoothness",
