@@ -1,10 +1,12 @@
 """The warm start's public choices: warm start or not, and which sampler.
 
-:func:`should_warm_start` is the dispatcher of spec 003 section 2.9 (warm start or
-plain finder, from ``n``, ``d``, the budget and the declared constants);
-:func:`choose_sampler` picks :class:`~dpsample.pipelines.WarmStart`'s default
-sampler by cost from :data:`DEFAULT_SAMPLERS` within :data:`DEFAULT_MAX_EVALUATIONS`.
-Only public quantities enter, so neither decision is a release.
+:func:`should_warm_start` is the dispatcher of spec 003 section 2.9 (Theorem 3.2's
+rate shapes, reported in the plan); :func:`choose_sampler` is
+:class:`~dpsample.pipelines.WarmStart`'s default rule (issue 24): the first of
+:data:`DEFAULT_SAMPLERS`, at the least share of :data:`WARM_SPLITS`, whose psi is at
+most :data:`PSI_SHARE` of the loss range within the compute cap, else a cold start
+with :data:`DEFAULT_FINDER`. Only public quantities enter, so neither decision is a
+release.
 """
 
 from __future__ import annotations
@@ -308,6 +310,11 @@ def choose(
     if early is not None:
         return SamplerChoice(None, None, *early)
     ceiling = None if spec.loss_range is None else PSI_SHARE * spec.loss_range
+    total = (
+        None
+        if max_evaluations is None
+        else validation.positive_int("max_evaluations", max_evaluations)
+    )
     skipped: list[str] = []
     for name, options in DEFAULT_SAMPLERS:
         candidate = registry.create(name, "sampler", **options)
@@ -315,15 +322,7 @@ def choose(
         delta_a = 0.0 if getattr(candidate, "pure_dp", False) else delta_split
         last = ""
         for s in splits:
-            if max_evaluations is None:
-                cap = DEFAULT_MAX_EVALUATIONS
-            else:
-                cap = max(
-                    1,
-                    int(
-                        validation.positive_int("max_evaluations", max_evaluations) * s
-                    ),
-                )
+            cap = DEFAULT_MAX_EVALUATIONS if total is None else max(1, int(total * s))
             stage_budget = dataclasses.replace(
                 stage_budgets(budget, s, delta_a)[0], max_evaluations=cap
             )

@@ -45,6 +45,7 @@ __all__ = [
     "SamplerStage",
     "check_public",
     "cold_start_plan",
+    "cold_start_rate",
     "default_sampler",
     "dispatcher_decision",
     "internal_record",
@@ -340,18 +341,7 @@ def cold_start_plan(
     gap = plan_b.get("initial_gap")
     if gap is None:
         gap = math.inf if spec.loss_range is None else float(spec.loss_range)
-    rate = getattr(finder_obj, "stationarity_rate", None)
-    cold = None
-    if (
-        rate is not None
-        and spec.smoothness is not None
-        and spec.lipschitz is not None
-        and math.isfinite(gap)
-    ):
-        cold = rate(
-            lipschitz=spec.lipschitz, smoothness=spec.smoothness, initial_gap=gap,
-            dim=spec.dim, n=spec.n, epsilon=epsilon, delta=delta,
-        )  # fmt: skip
+    cold = cold_start_rate(finder_obj, spec, epsilon, delta, gap)
     params = {
         "sampler": Param("none", "default", reason),
         "default_rule": Param(rule, "default", reason),
@@ -528,18 +518,41 @@ def stationarity_bounds(
         delta=a.budget_b.delta,
         failure_prob=min(psi.failure_prob, 1.0),
     )
-    cold = None
-    if spec.loss_range is not None:
-        cold = rate(
-            lipschitz=c.lipschitz,
+    gap = math.inf if spec.loss_range is None else float(spec.loss_range)
+    return stationarity, cold_start_rate(c.finder, spec, c.epsilon, c.delta, gap)
+
+
+def cold_start_rate(
+    finder: PrivateAlgorithm,
+    spec: ProblemSpec,
+    epsilon: float,
+    delta: float,
+    gap: float,
+) -> float | None:
+    """The finder's rate alone on the whole budget from the public gap, if it has one.
+
+    ``None`` when the finder has no ``stationarity_rate``, a constant it needs is
+    not declared, or the gap is not finite.
+    """
+    rate = getattr(finder, "stationarity_rate", None)
+    if (
+        rate is None
+        or spec.smoothness is None
+        or spec.lipschitz is None
+        or not math.isfinite(gap)
+    ):
+        return None
+    return float(
+        rate(
+            lipschitz=spec.lipschitz,
             smoothness=spec.smoothness,
-            initial_gap=spec.loss_range,
+            initial_gap=gap,
             dim=spec.dim,
             n=spec.n,
-            epsilon=c.epsilon,
-            delta=c.delta,
-        )
-    return stationarity, cold
+            epsilon=epsilon,
+            delta=delta,
+        )  # fmt: skip
+    )
 
 
 def dispatcher_decision(c: CheckedInputs, spec: ProblemSpec) -> tuple[bool, str]:
