@@ -35,7 +35,7 @@ from dpsample.finders.goldstein import GoldsteinZeroOrder, goldstein_theorem_par
 from dpsample.finders.trust_region import DPStochasticTrustRegion, DPTrustRegion
 from dpsample.finders.trust_region.step import noisy_model
 from dpsample.nets import NetExponentialMechanism
-from dpsample.nets.mechanism import cone_clip_data
+from dpsample.nets.mechanism import ConeClippedLoss, cone_clip_data
 from dpsample.nets.stream import net_point, risk_batch
 from dpsample.samplers import langevin
 from dpsample.samplers.gibbs import Gibbs
@@ -214,11 +214,17 @@ def test_net_leaves_a_conforming_loss_alone_and_states_a_loss_range():
         risk_batch(clipped, pts, cone_clip_data(clipped, d_a.data)),
         risk_batch(d_a.loss_fn, pts, d_a.data),
     )
-    # A loss range below G D binds: no per-example clip enforces it (its interval is
-    # not located), so the guarantee states it.
+    # A loss range below G D that no per-example clip enforces (its interval is not
+    # located) is not used by default: the enforced 2 G D route runs, unconditional;
+    # the opt-in uses the range and states it.
     ranged, _ = net_pair(lipschitz=1.0, loss_range=0.5)
     p = NetExponentialMechanism().plan(ranged.spec, Budget(1.0, 0.0), spacing=0.25)
-    (text,) = p.guarantee.assumptions
+    assert p.guarantee.assumptions == ()
+    assert isinstance(p.internal["clipped_loss"], ConeClippedLoss)
+    opt = NetExponentialMechanism().plan(
+        ranged.spec, Budget(1.0, 0.0), spacing=0.25, enforce_sensitivity=False
+    )
+    (text,) = opt.guarantee.assumptions
     assert "loss_range B = 0.5" in text and "not enforced" in text
 
 

@@ -53,7 +53,7 @@ def test_every_net_plan_notes_the_float_caveat(options):
 def test_the_caveat_is_noted_without_declared_constants():
     """Without a Lipschitz constant (no risk bound) the caveat is still there."""
     plan = NetExponentialMechanism().plan(
-        _problem(loss_range=2.0).spec, Budget(1.0, 0.0)
+        _problem(loss_range=2.0, loss_floor=0.0).spec, Budget(1.0, 0.0)
     )
     assert FLOAT_CAVEAT in plan.notes
 

@@ -30,6 +30,7 @@ from net_pairs import N, net_pair, score_oscillation
 
 from dpsample import Ball, Budget, Problem, losses
 from dpsample.config import ConfigError, build_spec, resolve_config
+from dpsample.errors import MissingConstantError
 from dpsample.nets import NetExponentialMechanism
 from dpsample.nets.mechanism import ConeClippedLoss, RangeClippedLoss
 from dpsample.nets.stream import net_point, risk_batch
@@ -242,12 +243,28 @@ def test_net_range_route_is_enforced_by_the_declared_interval():
     assert res.privacy is plan.guarantee and res.value.shape == (2,)
 
 
-def test_net_without_floor_states_the_range_and_how_to_enforce_it():
+def test_net_without_floor_uses_an_enforced_route_or_the_labelled_opt_in():
     d_a, _ = _pair(lipschitz=1.0, loss_range=RANGE)
-    plan = NetExponentialMechanism().plan(d_a.spec, Budget(1.0, 0.0), spacing=0.25)
-    (text,) = plan.guarantee.assumptions
-    assert "loss_range B = 0.5" in text and "declaring loss_floor" in text
+    algo = NetExponentialMechanism()
+    plan = algo.plan(d_a.spec, Budget(1.0, 0.0), spacing=0.25)
+    # the unlocated range (2 B = 1) is tighter than 2 G D but nothing enforces it:
+    # the default runs the enforced cone route, unconditionally
+    assert plan.guarantee.assumptions == ()
     assert isinstance(plan.internal["clipped_loss"], ConeClippedLoss)
+    diameter = d_a.spec.domain.diameter
+    assert plan["sensitivity_oscillation"] == pytest.approx(2 * diameter / d_a.n)
+    # the opt-in uses the range and states it
+    opt = algo.plan(d_a.spec, Budget(1.0, 0.0), spacing=0.25, enforce_sensitivity=False)
+    (text,) = opt.guarantee.assumptions
+    assert "loss_range B = 0.5" in text and "enforce_sensitivity=False" in text
+    assert opt["sensitivity_oscillation"] == pytest.approx(2 * RANGE / d_a.n)
+    # with nothing enforceable (no G, no floor) the default refuses, naming the fixes
+    d_r, _ = _pair(lipschitz=None, loss_range=RANGE)
+    with pytest.raises(MissingConstantError, match="enforce_sensitivity=False"):
+        algo.plan(d_r.spec, Budget(1.0, 0.0), spacing=0.25)
+    assert algo.plan(
+        d_r.spec, Budget(1.0, 0.0), spacing=0.25, enforce_sensitivity=False
+    ).guarantee.assumptions
     # when 2 G D is the tighter bound the cone clip runs, floor or not
     d_g, _ = _pair(lipschitz=0.1, loss_range=RANGE, loss_floor=FLOOR)
     plan = NetExponentialMechanism().plan(d_g.spec, Budget(1.0, 0.0), spacing=0.25)

@@ -203,10 +203,19 @@ def test_defaults_follow_theorem_5_8():
     assert info["num_chunks"] * info["chunk_size"] >= info["num_candidates"]
 
 
-def test_range_bound_sets_temperature_when_tighter():
+def test_range_bound_sets_temperature_only_where_enforced_or_opted_in():
     problem = make_problem(n=50, dim=1, loss_range=0.5)  # 2B = 1 < 2GD = 4
-    res = nets.exponential_mechanism(jax.random.key(0), problem, epsilon=1.0)
-    assert res.info["inverse_temperature"] == pytest.approx(1.0 * 50 / 1.0)
+    key = jax.random.key(0)
+    # no loss_floor: the range cannot be clipped, so the enforced 2 G D route runs
+    res = nets.exponential_mechanism(key, problem, epsilon=1.0)
+    assert res.info["inverse_temperature"] == pytest.approx(1.0 * 50 / 4.0)
+    assert res.privacy.assumptions == ()
+    # the opt-in runs on the tighter declared (unenforced) range, labelled
+    opt = nets.exponential_mechanism(
+        key, problem, epsilon=1.0, enforce_sensitivity=False
+    )
+    assert opt.info["inverse_temperature"] == pytest.approx(1.0 * 50 / 1.0)
+    assert len(opt.privacy.assumptions) == 1
 
 
 def test_info_is_public():

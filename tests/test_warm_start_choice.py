@@ -40,8 +40,12 @@ def sigmoid_problem(d, n=N):
     )
 
 
-def two_bumps(d=2, n=N):
-    """The benchmark's barrier problem: a deep basin behind a barrier from 0."""
+def two_bumps(d=2, n=N, floor=True):
+    """The benchmark's barrier problem: a deep basin behind a barrier from 0.
+
+    The loss lies in ``[-1.5, 0]``; ``floor`` declares where (the net then clips
+    into that interval and its ``2 B`` route is enforced).
+    """
 
     def loss(x, z):
         g = lambda v, s: jnp.exp(-0.5 * jnp.sum(((x - v - z) / s) ** 2))  # noqa: E731
@@ -51,6 +55,8 @@ def two_bumps(d=2, n=N):
     z = 0.05 * jax.random.normal(jax.random.key(7), (n, d))
     # each bump's exact suprema summed (experiments/problems/utility.py)
     constants = {"lipschitz": 2.93, "smoothness": 17.39, "loss_range": 1.5}
+    if floor:
+        constants["loss_floor"] = -1.5
     return dpsample.Problem(loss, z, dpsample.Ball(2.0, dim=d), **constants)
 
 
@@ -75,6 +81,24 @@ def test_the_barrier_problem_warm_starts_at_every_epsilon():
         assert plan.spent_epsilon() <= epsilon * (1 + 1e-9)
         splits.append(plan["split"])
     assert splits == sorted(splits, reverse=True) and splits[0] > splits[-1]
+
+
+@pytest.mark.slow
+def test_the_default_never_runs_a_conditional_guarantee():
+    """Without loss_floor the range 2 B = 3 is not enforceable (2 G D = 23.5 is).
+
+    The net then plans on the enforced cone route, so it needs a larger share of
+    epsilon for the same psi (at epsilon 0.25 none qualifies: cold), and no
+    candidate whose guarantee rests on an unenforced constant is taken: the
+    default's guarantee carries no assumption either way.
+    """
+    problem = two_bumps(floor=False).spec
+    cold = WarmStart().plan(problem, Budget(0.25, 1e-6))
+    warm = WarmStart().plan(problem, Budget(1.0, 1e-6))
+    located = WarmStart().plan(two_bumps().spec, Budget(1.0, 1e-6))
+    assert cold.guarantee.assumptions == () == warm.guarantee.assumptions
+    assert cold["default_rule"] == "cold: no sampler qualified"
+    assert warm["sampler"] == "net" and warm["split"] > located["split"]
 
 
 @pytest.mark.slow

@@ -10,10 +10,12 @@ Outputs a net point ``p`` with probability
 
     \Pr[p] \propto \exp(-k F_D(p)),\qquad
     k = \frac{\varepsilon}{\Delta_{osc}},\qquad
-    \Delta_{osc} = \frac{\text{problem.utility\_oscillation()}}{n},
+    \Delta_{osc} = \frac{osc}{n},
 
-where ``utility_oscillation()`` bounds ``osc_K(f(., z) - f(., z'))`` per example
-from declared constants only (``min(2GD, 2B, oscillation)``). When the Lipschitz
+where ``osc`` bounds ``osc_K(f(., z) - f(., z'))`` per example from declared
+constants only: by default the tighter of ``2GD`` and ``2B`` that a clip enforces
+(below), with ``enforce_sensitivity=False`` ``utility_oscillation()`` (``min(2GD,
+2B, oscillation)``). When the Lipschitz
 bound binds, ``k = eps n / (2 G D)``: this is the spec's errata E28 correction of
 the paper's ``eps n / (G D)``, which needs ``f(., z) - f(., z')`` to be
 ``G``-Lipschitz rather than each ``f(., z)``.
@@ -53,8 +55,9 @@ data), and ``info`` holds only public quantities. The loss must be finite on
 enforced by a clip of every per-example loss (``enforce_sensitivity``): into the cone
 of slope ``G`` (:class:`ConeClippedLoss`) on the ``2 G D`` route, into the declared
 interval ``[loss_floor, loss_floor + B]`` (:class:`RangeClippedLoss`) on the ``2 B``
-route; a range without ``loss_floor``, or a declared ``oscillation``, is stated as an
-assumption of the guarantee.
+route, whichever is tighter. A tighter bound that no clip enforces (a range without
+``loss_floor``, or a declared ``oscillation``) is used only with
+``enforce_sensitivity=False``, and is then stated as an assumption of the guarantee.
 
 Floating-point caveat: the proof (and so the returned guarantee) is for the
 ideal mechanism in real arithmetic, like the Gaussian and Laplace mechanisms'
@@ -103,7 +106,7 @@ import jax.numpy as jnp
 from dpsample import bounds, progress
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm
-from dpsample.errors import PlanRefusal, Search
+from dpsample.errors import MissingConstantError, PlanRefusal, Search
 from dpsample.nets.ball import ball_center, problem_ball, theorem_radius
 from dpsample.nets.grid import (
     MAX_ROWS,
@@ -223,55 +226,72 @@ def _sensitivity_route(
 ) -> tuple[float, str, str | None]:
     """``(osc, clip, assumption)`` of the score sensitivity (public inputs only).
 
-    ``osc`` is ``utility_oscillation()`` (the tightest declared bound) and ``clip``
-    the clip that runs: ``"cone"`` (:class:`ConeClippedLoss`), ``"range"``
-    (:class:`RangeClippedLoss`) or ``"none"``. Enforced, the bound used is enforced
-    by its clip, and the guarantee is unconditional: ``2 G D`` by the cone clip,
-    ``2 B`` by the range clip when ``loss_floor`` locates the interval. A range
-    without a floor, or a declared oscillation of differences (a property of pairs,
-    which no per-example clip enforces), is stated as an assumption; the cone clip
-    then still runs when ``G`` is declared.
+    ``clip`` is the clip that runs: ``"cone"`` (:class:`ConeClippedLoss`),
+    ``"range"`` (:class:`RangeClippedLoss`) or ``"none"``. Enforced (the default),
+    ``osc`` is the tightest bound a clip enforces, ``2 G D`` by the cone clip or
+    ``2 B`` by the range clip when ``loss_floor`` locates the interval, and the
+    guarantee is unconditional; a tighter bound that no clip enforces (a range
+    without a floor, or a declared oscillation of differences, a property of
+    pairs) is not used, and a problem with no enforceable bound is refused. With
+    ``enforce=False`` (the opt-in) ``osc`` is ``utility_oscillation()``, the
+    tightest declared bound, stated as an assumption.
+
+    Raises:
+        MissingConstantError: If ``enforce`` and neither ``G`` (on the bounded
+            ``K``) nor ``loss_range`` with ``loss_floor`` is declared.
     """
-    osc = validation.positive("utility_oscillation", spec.utility_oscillation())
+    tightest = validation.positive("utility_oscillation", spec.utility_oscillation())
     g, diameter = spec.lipschitz, spec.domain.diameter
-    lip_bound = 2.0 * g * diameter if g is not None else math.inf
-    cone = "cone" if enforce and g is not None else "none"
-    if osc >= lip_bound:
-        if cone == "cone":
-            return osc, "cone", None
-        what = (
-            f"every f(., z) is G-Lipschitz on K with the declared lipschitz G = "
-            f"{g:.6g}, so osc_K(f(., z) - f(., z')) <= 2 G D = {osc:.6g} (not "
-            "enforced: enforce_sensitivity=False, no clipping)"
-        )
-        return osc, "none", what
     b, floor = spec.loss_range, spec.loss_floor
-    if b is not None and osc >= 2.0 * b:
-        if enforce and floor is not None:
-            return osc, "range", None
-        if floor is not None:
-            located = f"[{floor:.6g}, {floor + b:.6g}] (the declared loss_floor + B)"
-            reason = "not enforced: enforce_sensitivity=False, no clipping"
-        else:
-            located = f"an interval of length the declared loss_range B = {b:.6g}"
-            reason = (
-                "not enforced: the interval is not located; declaring loss_floor "
-                "would enforce it by clipping each loss into [loss_floor, "
-                "loss_floor + B]"
+    routes = {}
+    if g is not None:
+        routes["cone"] = 2.0 * g * diameter
+    if b is not None and floor is not None:
+        routes["range"] = 2.0 * b
+    if enforce:
+        if not routes:
+            raise MissingConstantError(
+                "the net exponential mechanism enforces its score sensitivity by "
+                "clipping each loss, which needs a declared lipschitz G (the cone "
+                "route 2 G D) or loss_range with loss_floor (the range route 2 B); "
+                f"only an unenforceable bound {tightest:.6g} is declared (a range "
+                "without a floor, or an oscillation). Declare one of them, or pass "
+                "enforce_sensitivity=False to run on the declared bound (the "
+                "guarantee is then conditional on it)"
             )
-        part = f"every f(., z) takes values in {located} on K"
+        clip = min(routes, key=routes.__getitem__)
+        return routes[clip], clip, None
+    if tightest >= routes.get("cone", math.inf):
+        part = (
+            f"every f(., z) is G-Lipschitz on K with the declared lipschitz G = "
+            f"{g:.6g}, so osc_K(f(., z) - f(., z')) <= 2 G D"
+        )
+    elif b is not None and tightest >= 2.0 * b:
+        located = (
+            f"[{floor:.6g}, {floor + b:.6g}] (the declared loss_floor + B)"
+            if floor is not None
+            else f"an interval of length the declared loss_range B = {b:.6g}"
+        )
+        part = (
+            f"every f(., z) takes values in {located} on K, so the oscillation <= 2 B"
+        )
     else:
         part = (
             "the declared oscillation bounds osc_K(f(., z) - f(., z')) for every "
             "pair of examples"
         )
-        reason = (
-            "not enforced: no per-example clip enforces an oscillation of differences"
-        )
-    if cone == "cone":
-        reason += f"; the enforced Lipschitz route would give 2 G D = {lip_bound:.6g}"
-    return osc, cone, f"{part}, so the score sensitivity is {osc:.6g}/n ({reason})"
+    return (
+        tightest,
+        "none",
+        (
+            f"{part}: the score sensitivity is {tightest:.6g}/n (not enforced: "
+            "enforce_sensitivity=False, no clipping)"
+        ),
+    )
 
+
+#: The bound each clip enforces (``"none"``: the tightest declared, assumed).
+_ROUTES = {"cone": "2 G D", "range": "2 B", "none": "declared, not enforced"}
 
 #: What the plan's ``enforce_sensitivity`` note says of each clip.
 _CLIP_NOTES = {
@@ -578,10 +598,12 @@ class NetExponentialMechanism(PrivateAlgorithm):
             "inverse_temperature": Param(
                 inverse_temperature,
                 "theorem",
-                "k = eps n/osc, osc = min(2GD, 2B, oscillation) (E28)",
+                "k = eps n/osc; osc the tightest enforced of 2GD, 2B (E28)"
+                if enforce_sensitivity
+                else "k = eps n/osc, osc = min(2GD, 2B, oscillation) (E28)",
             ),
             "sensitivity_oscillation": Param(
-                sensitivity, "derived", "utility_oscillation()/n (declared constants)"
+                sensitivity, "derived", f"osc/n, osc = {osc:.6g} ({_ROUTES[clip]})"
             ),
             "chunk_size": Param(
                 chunk,
@@ -740,12 +762,13 @@ def exponential_mechanism(
             sensitivity uses holds whatever the data (the default): into the cone
             :class:`ConeClippedLoss` when the Lipschitz route ``2 G D`` is used,
             into the declared interval :class:`RangeClippedLoss` when the range
-            route ``2 B`` is used and ``loss_floor`` locates it. ``False``
-            (opt-in) runs the unclipped losses, and the guarantee is conditional
-            on the declared constants (``privacy.assumptions``). A range without
-            a floor, or a tighter declared ``oscillation`` (a property of pairs,
-            which no per-example clip enforces), is used either way and stated in
-            the assumptions (the cone clip still runs when ``G`` is declared).
+            route ``2 B`` is used and ``loss_floor`` locates it; the tighter of
+            the two enforceable routes is used. ``False`` (opt-in) runs the
+            unclipped losses on the tightest declared bound, ``min(2 G D, 2 B,
+            oscillation)``, including a range without a floor or a declared
+            ``oscillation`` (a property of pairs, which no per-example clip
+            enforces), and the guarantee is conditional on it
+            (``privacy.assumptions``).
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with ``value`` the selected point
@@ -762,7 +785,8 @@ def exponential_mechanism(
             domain is not a Ball; if ``eps n <= d`` without ``spacing``/``net``; or if
             the net exceeds ``max_points``.
         dpsample.errors.MissingConstantError: If no oscillation bound can be derived
-            from the declared constants.
+            from the declared constants, or, enforced, if no bound can be enforced
+            (neither ``G`` nor ``loss_range`` with ``loss_floor`` declared).
 
     Examples:
         >>> import jax, jax.numpy as jnp

@@ -350,6 +350,13 @@ def choose(
                 last = f"{label} refused at split {s:g} ({first[:100]})"
                 continue
             bound = plan.warm_start
+            if plan.guarantee.assumptions:
+                # the default pipeline's guarantee rests on enforced constants only
+                last = (
+                    f"{label}'s guarantee is conditional on an unenforced constant "
+                    f"({plan.guarantee.assumptions[0][:100]})"
+                )
+                break
             if plan.cost.evaluations > cap:
                 last = f"{label} needs {plan.cost.evaluations:.3g} evaluations"
             elif bound is None:
@@ -415,8 +422,10 @@ def choose_sampler(
     (spec 003 B6), the answer is ``None``: a cold start. A net whose coarsest
     useful grid (covering radius ``PSI_SHARE loss_range / G``: ``psi >= G r``)
     cannot fit the cap on its public size bound is skipped before its plan is
-    built. Only public inputs enter (``n``, ``d``, ``K``, the budget and the
-    declared constants), so the choice is not a release.
+    built. A candidate whose guarantee is conditional (it rests on a declared
+    constant that nothing enforces) is skipped: the default pipeline's guarantee
+    holds whatever the data. Only public inputs enter (``n``, ``d``, ``K``, the
+    budget and the declared constants), so the choice is not a release.
 
     Returns:
         ``(sampler, reason)``: the object (``None``: start cold) and one sentence

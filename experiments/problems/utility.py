@@ -250,15 +250,18 @@ def basins_constants() -> dict[str, float]:
     """The two-bump loss's declared constants (sums of the bumps' exact suprema).
 
     Returns:
-        ``lipschitz``, ``smoothness``, ``hessian_lipschitz``, ``loss_range``.
+        ``lipschitz``, ``smoothness``, ``hessian_lipschitz``, ``loss_range`` and
+        ``loss_floor`` (the loss, minus a sum of bumps of heights ``A``, lies in
+        ``[-sum A, 0]``: declaring the floor lets the net clip into that interval,
+        so its ``2 B`` route is enforced rather than assumed).
 
     Examples:
         >>> from experiments.problems.utility import basins_constants
         >>> c = basins_constants()
         >>> [round(c[k], 3) for k in ("lipschitz", "smoothness", "hessian_lipschitz")]
         [2.932, 17.389, 91.534]
-        >>> c["loss_range"]
-        1.5
+        >>> c["loss_range"], c["loss_floor"]
+        (1.5, -1.5)
     """
     bumps = (BASINS["shallow"], BASINS["deep"])
     return {
@@ -266,6 +269,7 @@ def basins_constants() -> dict[str, float]:
         "smoothness": sum(a / s**2 for a, s, _ in bumps),
         "hessian_lipschitz": sum(_D3_MAX * a / s**3 for a, s, _ in bumps),
         "loss_range": sum(a for a, _, _ in bumps),
+        "loss_floor": -sum(a for a, _, _ in bumps),
     }
 
 
@@ -297,9 +301,14 @@ _REF_CACHE: dict[str, dict[str, Any]] = {}
 
 
 def _cache_key(cfg: Mapping[str, Any]) -> str:
+    # The optimum depends on the loss, not on where its range is declared to lie:
+    # loss_floor (declared after the first references were cached) is left out.
+    loss = cfg.get("loss")
+    if loss is not None:
+        loss = {k: v for k, v in loss.items() if k != "loss_floor"}
     what = {
         "data": cfg["data"],
-        "loss": cfg.get("loss"),
+        "loss": loss,
         "model": cfg.get("model"),
         "ref": [REF_STARTS, REF_ITERS, REF_SEED, HELDOUT],
     }

@@ -225,9 +225,11 @@ def _declared(name: str, d: int) -> dict[str, float]:
             "smoothness": 1.0,
             "hessian_lipschitz": 1.0,
             "loss_range": 2.0 * d,
+            "loss_floor": -float(d),  # sum_j +-cos lies in [-d, d]
         } | r
-    if name == "absolute":
-        return {"lipschitz": 1.0, "loss_range": 3.0 + r["radius"]} | r
+    if name == "absolute":  # |y - <a, x>| in [0, 3 + R]: |y| <= 3, ||a|| <= 1
+        b = 3.0 + r["radius"]
+        return {"lipschitz": 1.0, "loss_range": b, "loss_floor": 0.0} | r
     raise ValueError(f"no declared constants for {name!r}")
 
 
@@ -276,7 +278,13 @@ def problem_config(name: str, n: int, d: int) -> dict[str, dict[str, Any]]:
     else:
         target = "cosine_saddle:loss" if name == "saddle" else f"utility:{name}"
         loss = {"name": f"experiments.problems.{target}"}
-        for key in ("lipschitz", "smoothness", "hessian_lipschitz", "loss_range"):
+        for key in (
+            "lipschitz",
+            "smoothness",
+            "hessian_lipschitz",
+            "loss_range",
+            "loss_floor",
+        ):
             if key in c:
                 loss[key] = c[key]
     return {
