@@ -424,6 +424,100 @@ class PrivacyGuarantee:
             raise TypeError(f"Expected a dp_accounting.DpEvent, got {event!r}")
         return cls(((Component("event", event=event), 1),), relation)
 
+    @classmethod
+    def from_dp_event(
+        cls,
+        event: dp_accounting.DpEvent,
+        *,
+        relation: Any = REPLACE_ONE,
+        accountant: str = "pld",
+        assumptions: Sequence[str] = (),
+    ) -> PrivacyGuarantee:
+        """The guarantee of a dp_accounting event, read as ``accountant`` reads it.
+
+        The inverse of :meth:`to_dp_event`: ``accountant="pld"`` is
+        :meth:`from_event`; ``"rdp"`` reads a bare Gaussian or Laplace event with
+        unit shift whatever the relation, as dp_accounting's RDP accountant does
+        (:func:`dpsample.privacy.interop.from_dp_event`).
+
+        Args:
+            event: The dp_accounting event.
+            relation: The relation of the accountant the event was written for.
+            accountant: ``"pld"`` or ``"rdp"``.
+            assumptions: The assumptions the guarantee rests on (those a
+                conditional guarantee's export left to the caller).
+
+        Returns:
+            The guarantee.
+
+        Raises:
+            TypeError: ``event`` is not a ``DpEvent``.
+            ValueError: an unknown accountant.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> g = PrivacyGuarantee.gaussian(1.0).repeat(10)
+            >>> back = PrivacyGuarantee.from_dp_event(g.to_dp_event("rdp"),
+            ...                                       accountant="rdp")
+            >>> round(back.epsilon(1e-5), 4) == round(g.epsilon(1e-5), 4)
+            True
+        """
+        from dpsample.privacy import interop
+
+        return interop.from_dp_event(
+            event, relation=relation, accountant=accountant, assumptions=assumptions
+        )
+
+    def to_dp_event(
+        self, accountant: str = "pld", *, accept_assumptions: bool = False
+    ) -> dp_accounting.DpEvent:
+        """This guarantee as one composed dp_accounting event, for one accountant.
+
+        The event is for dp_accounting's ``accountant`` (``"pld"``:
+        ``PLDAccountant``, ``"rdp"``: ``RdpAccountant``) built with
+        ``neighboring_relation=self.relation``; that accountant accepts it and
+        never gives a smaller epsilon than :meth:`epsilon`. The two accountants
+        read a bare Gaussian event differently under REPLACE_ONE, so the event
+        means this guarantee only to the accountant named. Pure and
+        exponential-mechanism parts are written as randomised response
+        (REPLACE_ONE) or a dominating Laplace shift (ADD_OR_REMOVE_ONE), zCDP parts
+        as ``ZCDpEvent`` (RDP only); ``(epsilon, delta)`` parts and a TV slack have
+        no dp_accounting event and are refused. See
+        :mod:`dpsample.privacy.interop` for each encoding and why it is exact or
+        conservative.
+
+        Args:
+            accountant: ``"pld"`` or ``"rdp"``.
+            accept_assumptions: Export a conditional guarantee anyway (an event
+                cannot carry :attr:`assumptions`; they are then the caller's to
+                keep, e.g. for :meth:`from_dp_event`).
+
+        Returns:
+            A ``dp_accounting.ComposedDpEvent``.
+
+        Raises:
+            ValueError: a conditional guarantee (unless ``accept_assumptions``), a
+                TV slack, a part with no event for that accountant, a relation other
+                than REPLACE_ONE and ADD_OR_REMOVE_ONE, or an unknown accountant.
+
+        Examples:
+            >>> import dp_accounting
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> g = PrivacyGuarantee.gaussian(2.0).repeat(10).compose(
+            ...     PrivacyGuarantee.pure(0.1))
+            >>> [type(e).__name__ for e in g.to_dp_event("pld").events]
+            ['SelfComposedDpEvent', 'RandomizedResponseDpEvent']
+            >>> acc = dp_accounting.pld.PLDAccountant(neighboring_relation=g.relation)
+            >>> theirs = acc.compose(g.to_dp_event("pld")).get_epsilon(1e-6)
+            >>> round(theirs, 3), round(g.epsilon(1e-6), 3)
+            (8.326, 8.325)
+        """
+        from dpsample.privacy import interop
+
+        return interop.to_dp_event(
+            self, accountant, accept_assumptions=accept_assumptions
+        )
+
     # ----------------------------------------------------------------- combinators
     def compose(self, other: PrivacyGuarantee) -> PrivacyGuarantee:
         """Adaptive composition with another guarantee of the same relation."""
@@ -539,10 +633,27 @@ class PrivacyGuarantee:
             self._cache["rdp"] = total
         return self._cache["rdp"]
 
+    def pld_discretization(self) -> float:
+        """The value discretisation interval of this guarantee's PLD route.
+
+        dp_accounting's default (:data:`PLD_DISCRETIZATION`), or coarser where the
+        composed privacy loss is wide (:data:`PLD_MAX_POINTS`). A dp_accounting
+        ``PLDAccountant`` built with this interval composes :meth:`to_dp_event`'s
+        event as this guarantee's PLD route does; at a finer interval its
+        (pessimistic, still valid) epsilon can be smaller by the discretisation
+        error.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> PrivacyGuarantee.gaussian(2.0).pld_discretization()
+            0.0001
+        """
+        width = sum(c.pld_width(k, self.relation) for c, k in self.components)
+        return max(PLD_DISCRETIZATION, width / PLD_MAX_POINTS)
+
     def _pld(self) -> Any | None:
         if "pld" not in self._cache:
-            width = sum(c.pld_width(k, self.relation) for c, k in self.components)
-            interval = max(PLD_DISCRETIZATION, width / PLD_MAX_POINTS)
+            interval = self.pld_discretization()
             composed: Any = None
             for c, k in self.components:
                 pld = c.pld(self.relation, interval, k)
