@@ -61,7 +61,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dp_accounting
 import numpy as np
@@ -86,6 +86,9 @@ from dpsample.privacy.conversions import (
     zcdp_to_delta,
     zcdp_to_epsilon,
 )
+
+if TYPE_CHECKING:
+    from dpsample.privacy.report import PrivacyReport
 
 __all__ = [
     "NeighboringRelation",
@@ -221,6 +224,11 @@ class PrivacyGuarantee:
     #: (an unproven schedule, a bound the caller vouches for, an event the data may
     #: break), sorted and without duplicates. Empty for an unconditional guarantee.
     assumptions: tuple[str, ...] = ()
+    #: What the plan that made this guarantee tells its report (budget, stages):
+    #: a :class:`~dpsample.privacy.report.ReportContext`, or ``None``. Set by
+    #: ``PrivateAlgorithm.plan``; kept by :meth:`assuming`, dropped by the
+    #: combinators (a composition has no budget of its own). It changes no number.
+    context: Any = dataclasses.field(default=None, repr=False, compare=False)
     _cache: dict = dataclasses.field(
         default_factory=dict, repr=False, compare=False, hash=False
     )
@@ -604,6 +612,28 @@ class PrivacyGuarantee:
             self.relation,
             self.tv_slack,
             _merge(self.assumptions, assumptions),
+            self.context,
+        )
+
+    def with_context(self, context: Any) -> PrivacyGuarantee:
+        """The same guarantee with a plan's report context (budget, stages).
+
+        ``PrivateAlgorithm.plan`` calls it; nothing in the accounting changes, and
+        the report (:meth:`report`, ``print``) reads the guarantee at the
+        context's budget and lists its stages.
+
+        Args:
+            context: A :class:`~dpsample.privacy.report.ReportContext`.
+
+        Returns:
+            The guarantee with that context.
+        """
+        from dpsample.privacy.report import ReportContext
+
+        if not isinstance(context, ReportContext):
+            raise TypeError(f"Expected a ReportContext, got {context!r}")
+        return PrivacyGuarantee(
+            self.components, self.relation, self.tv_slack, self.assumptions, context
         )
 
     # ----------------------------------------------------------------- accounting
@@ -922,12 +952,26 @@ class PrivacyGuarantee:
         """
         return bool(self.assumptions)
 
-    def report(self, delta: float) -> dict[str, Any]:
-        """Every valid route's epsilon at ``delta``, the tightest, and the components.
+    def report(self, delta: float | None = None) -> PrivacyReport:
+        """The guarantee laid out at ``delta``: the table ``print`` shows.
 
-        The dict also holds ``tv_slack``, ``relation``, ``assumptions`` (a list,
-        empty for an unconditional guarantee) and ``conditional`` (whether it is
-        not empty).
+        A :class:`~dpsample.privacy.report.PrivacyReport`: ``str`` of it is the
+        table the ``dpsample`` command prints (stages, mechanisms, every route's
+        epsilon, budget, verdict, assumptions, ledger), ``_repr_html_`` its HTML;
+        it is also a read-only mapping of every valid route's epsilon at
+        ``delta``, the tightest and the components (``as_dict()`` gives the dict:
+        ``delta``, ``epsilon``, ``tightest``, ``routes``, ``tv_slack``,
+        ``relation``, ``components``, ``assumptions``, ``conditional``).
+
+        Args:
+            delta: The delta (default: the budget delta of the plan that made
+                this guarantee).
+
+        Returns:
+            The report.
+
+        Raises:
+            ValueError: no delta given and no plan gave this guarantee a budget.
 
         Examples:
             >>> from dpsample.privacy import PrivacyGuarantee
@@ -935,21 +979,24 @@ class PrivacyGuarantee:
             >>> r["tightest"]
             'rdp'
         """
-        dlt = validation.probability("delta", delta)
-        routes = self._exact_epsilons(dlt)
-        best = self.epsilon(dlt)
-        tightest = min(routes, key=lambda r: routes[r]) if routes else None
-        return {
-            "delta": dlt,
-            "epsilon": best,
-            "tightest": tightest if self.tv_slack == 0 else "tv_slack",
-            "routes": routes,
-            "tv_slack": self.tv_slack,
-            "relation": self.relation.name,
-            "components": [(c.describe(), k) for c, k in self.components],
-            "assumptions": list(self.assumptions),
-            "conditional": self.conditional,
-        }
+        from dpsample.privacy.report import PrivacyReport
+
+        if delta is None and self.context is None:
+            raise ValueError(
+                "give a delta: no plan gave this guarantee a budget (report(delta))"
+            )
+        return PrivacyReport(self, delta)
+
+    def __str__(self) -> str:
+        """The report's table (at the plan's delta, else at ``DISPLAY_DELTA``)."""
+        from dpsample.privacy.report import PrivacyReport
+
+        return str(PrivacyReport(self))
+
+    def _repr_html_(self) -> str:
+        from dpsample.privacy.report import PrivacyReport
+
+        return PrivacyReport(self)._repr_html_()
 
     def __repr__(self) -> str:
         parts = ", ".join(
