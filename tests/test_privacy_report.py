@@ -174,3 +174,23 @@ def test_cli_quickstart_prints_the_runs_report():
         assert f"{name:<48} epsilon {stage.epsilon(ex.ledger.delta):.6g}" in text
     assert f"spent (composed) epsilon {ex.ledger.spent_epsilon():.6g}" in text
     assert "PRNG seed is kept secret" in text
+
+
+@pytest.mark.slow
+def test_docs_sections_run():
+    """The snippets of docs/privacy.md's report and dp-accounting sections."""
+    import doctest
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "privacy.md").read_text()
+    start = text.index("## Reading a guarantee")
+    end = text.index("## Budget ledger and calibration")
+    blocks = re.findall(r"```python\n(.*?)```", text[start:end], re.S)
+    assert len(blocks) == 2
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    parser = doctest.DocTestParser()
+    for i, block in enumerate(blocks):
+        runner.run(parser.get_doctest(block, {}, f"privacy.md[{i}]", "privacy.md", 0))
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0 and result.attempted >= 10
