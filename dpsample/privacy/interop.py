@@ -223,7 +223,9 @@ def _component_event(c: Component, relation: Any, accountant: str) -> Any:
     event_relation = c.event_relation(relation)
     if accountant == "rdp":
         out = _rdp_event(c.event, event_relation)
-        if out is None:
+        # c.rdp is None also where dp_accounting's curve has a negative order (its
+        # cancellation at extreme settings, issue 15): not exported either
+        if out is None or c.rdp(relation) is None:
             raise ValueError(
                 f"dp_accounting's RDP accountant has no analysis of {c.describe()} "
                 f"under {event_relation.name} that dpsample trusts: export for "
