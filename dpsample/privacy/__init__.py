@@ -1,4 +1,4 @@
-"""Privacy core: guarantees, results, the budget ledger, calibration and audits."""
+"""Privacy core: guarantees, results, reports, the ledger, calibration and audits."""
 
 from dpsample.privacy import lsi
 from dpsample.privacy.audit import AuditResult, audit, clopper_pearson

@@ -52,8 +52,12 @@ applied where dp_accounting does not (see :meth:`PrivacyGuarantee.from_event`).
 Layout: the closed forms (randomised response's Renyi curve, the zCDP conversions)
 are in :mod:`dpsample.privacy.conversions`, the components and their per-event
 routes in :mod:`dpsample.privacy.components`; this module composes them, with the
-``"split"`` route and the TV-slack conversion. Every name is importable from here
-(and from :mod:`dpsample.privacy`) as before.
+``"split"`` route and the TV-slack conversion. The export to dp_accounting events
+and back (:meth:`PrivacyGuarantee.to_dp_event`,
+:meth:`PrivacyGuarantee.from_dp_event`) is in :mod:`dpsample.privacy.interop`, the
+readable report (``print(g)``, :meth:`PrivacyGuarantee.report`) in
+:mod:`dpsample.privacy.report`. Every name is importable from here (and from
+:mod:`dpsample.privacy`) as before.
 """
 
 from __future__ import annotations
@@ -198,12 +202,14 @@ class PrivacyGuarantee:
     Build one with a constructor (:meth:`pure`, :meth:`exponential_mechanism`,
     :meth:`zcdp`, :meth:`gaussian`, :meth:`laplace`, :meth:`approx`,
     :meth:`from_event`, :meth:`none`), combine with :meth:`compose`, :meth:`repeat` and
-    :meth:`with_tv_slack`, qualify with :meth:`assuming`, and read it with
-    :meth:`epsilon`, :meth:`delta` and :meth:`report`. Every guarantee states its
-    neighbouring relation (replace-one by default, as in the seeds); composing
-    guarantees of different relations raises. A guarantee that rests on something
-    dpsample does not prove or enforce lists it in ``assumptions``; every combinator
-    keeps the union, so a composition is as conditional as its most conditional part.
+    :meth:`with_tv_slack`, qualify with :meth:`assuming`, read it with
+    :meth:`epsilon`, :meth:`delta` and :meth:`report` (``print(g)`` shows the
+    report's table), and hand it to dp_accounting with :meth:`to_dp_event`. Every
+    guarantee states its neighbouring relation (replace-one by default, as in the
+    seeds); composing guarantees of different relations raises. A guarantee that
+    rests on something dpsample does not prove or enforce lists it in
+    ``assumptions``; every combinator keeps the union, so a composition is as
+    conditional as its most conditional part.
 
     Examples:
         >>> from dpsample.privacy import PrivacyGuarantee
