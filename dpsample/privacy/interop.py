@@ -141,9 +141,13 @@ def pure_dp_event(epsilon: float, relation: Any) -> dp_accounting.DpEvent:
         if p <= 0.0:
             return dp_accounting.NonPrivateDpEvent()
         return dp_accounting.RandomizedResponseDpEvent(p, 2)
-    dominating = 2.0 * (epsilon + math.log1p(math.exp(-epsilon)) - math.log(2.0))
-    if not dominating > 0.0:  # epsilon so small that the log rounds to 0
-        dominating = epsilon
+    # 1/b = 2 log((e^eps + 1) / 2) >= eps, computed without cancellation at either
+    # end, then nudged up by a few roundings so that rounding never makes it smaller
+    if epsilon < 30.0:
+        dominating = 2.0 * math.log1p(math.expm1(epsilon) / 2.0)
+    else:
+        dominating = 2.0 * (epsilon + math.log1p(math.exp(-epsilon)) - math.log(2.0))
+    dominating = max(dominating, epsilon) * (1.0 + 1e-15)
     return dp_accounting.LaplaceDpEvent(1.0 / dominating)
 
 
