@@ -130,7 +130,9 @@ def quickstart(
 
     Returns:
         The report: ``problem``, ``released``, ``privacy`` (``stages``, ``total``,
-        ``ledger``), ``warm_start_bound``, ``stationarity_bound``, ``dispatcher``,
+        ``ledger``, and ``text``: the PRIVACY block printed, ``str`` of the run's
+        :class:`~dpsample.privacy.PrivacyReport`; not in ``--json``),
+        ``warm_start_bound``, ``stationarity_bound``, ``dispatcher``,
         ``schedule``, ``non_private_diagnostics`` (labelled) and ``run``.
 
     Raises:
@@ -442,7 +444,9 @@ def run_config(
             entropy. The seed is written to none of the files.
 
     Returns:
-        The report written to ``report.json``, with ``output_dir`` added.
+        The report written to ``report.json``, with ``output_dir`` and
+        ``privacy_text`` (the PRIVACY block printed: ``str(result.report())``)
+        added.
 
     Raises:
         dpsample.config.ConfigError: A bad configuration or an existing folder.
