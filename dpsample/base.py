@@ -272,6 +272,28 @@ def _data_of(data: Any, plan: Plan) -> Any:
     return data.data
 
 
+def _with_report_context(plan: Plan) -> Plan:
+    """The plan with its budget and stages attached to its guarantee's report.
+
+    Only where the guarantee has no context yet: a pipeline whose guarantee is
+    its stage's own (the JL method's inner algorithm) keeps that stage's, and
+    the plan keeps the very guarantee object it was given.
+    """
+    from dpsample.privacy.report import ReportContext, StageRecord
+
+    g = plan.guarantee
+    if getattr(g, "context", "absent") is not None:
+        return plan
+    stages = tuple(
+        StageRecord(name, p.algorithm, p.guarantee, p.budget.epsilon, p.budget.delta)
+        for name, p in plan.stages
+    )
+    context = ReportContext(
+        plan.algorithm, plan.budget.epsilon, plan.budget.delta, stages
+    )
+    return plan.replace(guarantee=g.with_context(context))
+
+
 class PrivateAlgorithm(abc.ABC):
     """A private algorithm: ``plan`` in public, ``run`` in private.
 
@@ -382,7 +404,7 @@ class PrivateAlgorithm(abc.ABC):
                 raise _searched(self, spec, budget, merged, refusal) from None
         if not isinstance(plan, Plan) or plan.algorithm != self.name:
             raise TypeError(f"internal error: {self.name}._plan returned {plan!r}")
-        return plan
+        return _with_report_context(plan)
 
     def run(self, rng_key: Any, plan: Plan, data: Any) -> PrivateResult:
         """Run a plan on private data.

@@ -130,7 +130,9 @@ def quickstart(
 
     Returns:
         The report: ``problem``, ``released``, ``privacy`` (``stages``, ``total``,
-        ``ledger``), ``warm_start_bound``, ``stationarity_bound``, ``dispatcher``,
+        ``ledger``, and ``text``: the PRIVACY block printed, ``str`` of the run's
+        :class:`~dpsample.privacy.PrivacyReport`; not in ``--json``),
+        ``warm_start_bound``, ``stationarity_bound``, ``dispatcher``,
         ``schedule``, ``non_private_diagnostics`` (labelled) and ``run``.
 
     Raises:
@@ -183,6 +185,8 @@ def quickstart(
                 "verdict": total["verdict"],
             },
             "ledger": total["ledger"],
+            # the laid-out block the command prints (print(result.privacy))
+            "text": str(ex.result.report()),
         },
         "warm_start_bound": pipeline["warm_start_bound"],
         "stationarity_bound": pipeline["stationarity_bound"],
@@ -329,37 +333,7 @@ def _print_quickstart(r: dict[str, Any]) -> None:
         "released, covered by the same guarantee)"
     )
     print()
-    tot, st = priv["total"], priv["stages"]
-    print(f"PRIVACY ({priv['relation']} neighbours)")
-    print(
-        f"  stage A  {st['sampler']['mechanism']}: "
-        f"{st['sampler']['pure_epsilon']:.6g}-DP (pure)"
-    )
-    print(
-        f"  stage B  {st['finder']['mechanism']}: epsilon = "
-        f"{st['finder']['epsilon_at_delta']:.6g} at delta = "
-        f"{st['finder']['delta_share']:g} (route {st['finder']['tightest_route']})"
-    )
-    routes = ", ".join(f"{k} {v:.6g}" for k, v in tot["routes"].items())
-    print(
-        f"  TOTAL    epsilon = {tot['epsilon']:.6g} at delta = {tot['delta']:g} "
-        f"(tightest route: {tot['tightest_route']}; routes: {routes}"
-        + ("; conditional)" if tot["assumptions"] else ")")
-    )
-    print(
-        f"           budget ({priv['budget']['epsilon']:g}, "
-        f"{priv['budget']['delta']:g}); basic composition gives epsilon = "
-        f"{tot['basic_composition_epsilon']:g}"
-    )
-    _print_verdict("           ", tot)
-    led = priv["ledger"]
-    print(
-        f"  ledger   budget epsilon = {led['epsilon']:g} at delta = {led['delta']:g}; "
-        "charged before each stage ran:"
-    )
-    for stage in led["stages"]:
-        print(f"             {stage['name']:<48} epsilon {stage['epsilon']:.6g}")
-    print(f"             spent (composed) epsilon {led['spent_epsilon']:.6g}")
+    print(priv["text"])  # the PrivacyReport's table: print(result.privacy)
     print()
     print("WARM-START BOUND (public: from declared constants and the net that ran)")
     print(
@@ -470,7 +444,9 @@ def run_config(
             entropy. The seed is written to none of the files.
 
     Returns:
-        The report written to ``report.json``, with ``output_dir`` added.
+        The report written to ``report.json``, with ``output_dir`` and
+        ``privacy_text`` (the PRIVACY block printed: ``str(result.report())``)
+        added.
 
     Raises:
         dpsample.config.ConfigError: A bad configuration or an existing folder.
@@ -494,7 +470,10 @@ def run_config(
     seeded = cfg["job"].get("seed") is not None
     ex = execute(cfg)
     _write_outputs(dest, ex, overwrite=overwrite, seeded=seeded)
-    return ex.report | {"output_dir": str(dest)}
+    return ex.report | {
+        "output_dir": str(dest),
+        "privacy_text": str(ex.result.report()),
+    }
 
 
 def dry_run_config(config_path: str, *, seed: int | None = None) -> dict[str, Any]:
@@ -541,19 +520,13 @@ def _print_dry_run(report: dict[str, Any]) -> None:
 
 
 def _print_run(report: dict[str, Any]) -> None:
-    job, priv, prob = report["job"], report["privacy"], report["problem"]
+    job, prob = report["job"], report["problem"]
     print(
         f"dpsample run: {job['kind']} {job['name']}, n={prob['n']}, d={prob['dim']} "
         f"(key {job['rng_key']})"
     )
     print(f"RELEASED POINT  x = {_fmt_point(report['released']['point'])}")
-    print(
-        f"PRIVACY         epsilon = {priv['epsilon']:.6g} at delta = "
-        f"{priv['delta']:g} (route {priv['tightest_route']}; budget "
-        f"{priv['budget']['epsilon']:g}, {priv['budget']['delta']:g}; "
-        f"{priv['relation']}" + ("; conditional)" if priv["assumptions"] else ")")
-    )
-    _print_verdict("                ", priv)
+    print(report["privacy_text"])  # the PrivacyReport's table
     if "plan" in report:
         cost = report["plan"]["cost"]
         print(
@@ -907,6 +880,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seed=args.seed,
             )
             if args.json:
+                report["privacy"].pop("text")
                 print(json.dumps(report, indent=2))
             else:
                 _print_quickstart(report)
@@ -930,6 +904,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.config, output=args.output, overwrite=args.overwrite, seed=args.seed
         )
         if args.json:
+            report.pop("privacy_text")
             print(json.dumps(report, indent=2))
         else:
             _print_run(report)

@@ -233,13 +233,16 @@ class Execution(NamedTuple):
 def _stage_ledger(name: str, plan: Any) -> Any:
     """A ledger of the plan's budget charged with each stage's planned guarantee."""
     from dpsample.privacy import BudgetLedger
+    from dpsample.privacy.report import ledger_name
 
     budget = plan.budget
     ledger = BudgetLedger(
         epsilon=budget.epsilon, delta=budget.delta, relation=plan.spec.relation
     )
     for stage, stage_plan in plan.stages:
-        ledger.charge(f"{name}/{stage}:{stage_plan.algorithm}", stage_plan.guarantee)
+        ledger.charge(
+            ledger_name(name, stage, stage_plan.algorithm), stage_plan.guarantee
+        )
     return ledger
 
 

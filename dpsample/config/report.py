@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dpsample._src import precision
+from dpsample.privacy.report import budget_verdict
+from dpsample.privacy.report import within_budget as _within
 
 __all__ = [
     "NON_PRIVATE_LABEL",
@@ -37,37 +39,6 @@ NON_PRIVATE_LABEL = (
 
 
 # ------------------------------------------------------------------- verdicts
-def budget_verdict(within_budget: bool, assumptions: Sequence[str]) -> str:
-    """The report's one-line budget verdict, conditional where the guarantee is.
-
-    Args:
-        within_budget: whether the guarantee's epsilon at the budget's delta is
-            within the budget's epsilon.
-        assumptions: the guarantee's assumptions
-            (:attr:`~dpsample.privacy.PrivacyGuarantee.assumptions`).
-
-    Returns:
-        ``"within budget"``, ``"within budget, conditional, assuming: a; b"`` (a
-        guarantee with assumptions is *conditional*) or ``"over budget"``.
-
-    Examples:
-        >>> from dpsample.config import budget_verdict
-        >>> budget_verdict(True, [])
-        'within budget'
-        >>> budget_verdict(True, ["the declared bound holds"])
-        'within budget, conditional, assuming: the declared bound holds'
-    """
-    if not within_budget:
-        return "over budget"
-    if not assumptions:
-        return "within budget"
-    return "within budget, conditional, assuming: " + "; ".join(assumptions)
-
-
-def _within(epsilon: float, budget_epsilon: float) -> bool:
-    return epsilon <= budget_epsilon * (1 + 1e-9)
-
-
 def guarantee_report(guarantee: Any, budget: Mapping[str, Any]) -> dict[str, Any]:
     """The ``privacy`` section for ``guarantee`` under ``budget`` (epsilon, delta)."""
     delta = budget["delta"]
@@ -376,7 +347,8 @@ def jsonable(obj: Any, *, delta: float | None = None) -> Any:
         if isinstance(o, PrivacyGuarantee):
             at = 0.0 if delta is None else delta
             return go(
-                {"guarantee": repr(o), "pure_epsilon": o.epsilon(0.0)} | o.report(at)
+                {"guarantee": repr(o), "pure_epsilon": o.epsilon(0.0)}
+                | o.report(at).as_dict()
             )
         if isinstance(o, tuple) and hasattr(o, "_asdict"):
             return go(o._asdict())

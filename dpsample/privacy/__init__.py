@@ -1,4 +1,4 @@
-"""Privacy core: guarantees, results, the budget ledger, calibration and audits."""
+"""Privacy core: guarantees, results, reports, the ledger, calibration and audits."""
 
 from dpsample.privacy import lsi
 from dpsample.privacy.audit import AuditResult, audit, clopper_pearson
@@ -17,6 +17,7 @@ from dpsample.privacy.guarantee import (
     zcdp_to_epsilon,
 )
 from dpsample.privacy.ledger import BudgetLedger
+from dpsample.privacy.report import PrivacyReport
 from dpsample.privacy.result import NON_PRIVATE_KEY, PrivateResult
 
 # Shortcuts to PrivacyGuarantee constructors. The Gaussian, Laplace and exponential-
@@ -37,6 +38,7 @@ __all__ = [
     "NON_PRIVATE_KEY",
     "NeighboringRelation",
     "PrivacyGuarantee",
+    "PrivacyReport",
     "PrivateResult",
     "approx",
     "Calibration",

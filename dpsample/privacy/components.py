@@ -213,6 +213,14 @@ def _build_leaf_pld(event: Any, relation: Any, interval: float, count: int) -> A
     )
     if not accountant.supports(event):
         return None
+    if isinstance(event, dp_accounting.RandomizedResponseDpEvent) and count > 1:
+        # dp_accounting 0.6's PLD accountant ignores the count of a randomised
+        # response event (compose(event, k) composes it once): compose one and
+        # self-compose its PLD here
+        accountant.compose(event)
+        if accountant._contains_non_dp_event:  # noqa: SLF001
+            return NON_PRIVATE
+        return accountant._pld.self_compose(count)  # noqa: SLF001
     accountant.compose(event, count)
     # dp_accounting keeps the composed PLD in `_pld` and its non-private flag in
     # `_contains_non_dp_event` (zero noise); there are no public getters.

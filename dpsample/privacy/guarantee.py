@@ -52,8 +52,12 @@ applied where dp_accounting does not (see :meth:`PrivacyGuarantee.from_event`).
 Layout: the closed forms (randomised response's Renyi curve, the zCDP conversions)
 are in :mod:`dpsample.privacy.conversions`, the components and their per-event
 routes in :mod:`dpsample.privacy.components`; this module composes them, with the
-``"split"`` route and the TV-slack conversion. Every name is importable from here
-(and from :mod:`dpsample.privacy`) as before.
+``"split"`` route and the TV-slack conversion. The export to dp_accounting events
+and back (:meth:`PrivacyGuarantee.to_dp_event`,
+:meth:`PrivacyGuarantee.from_dp_event`) is in :mod:`dpsample.privacy.interop`, the
+readable report (``print(g)``, :meth:`PrivacyGuarantee.report`) in
+:mod:`dpsample.privacy.report`. Every name is importable from here (and from
+:mod:`dpsample.privacy`) as before.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dp_accounting
 import numpy as np
@@ -86,6 +90,9 @@ from dpsample.privacy.conversions import (
     zcdp_to_delta,
     zcdp_to_epsilon,
 )
+
+if TYPE_CHECKING:
+    from dpsample.privacy.report import PrivacyReport
 
 __all__ = [
     "NeighboringRelation",
@@ -195,12 +202,14 @@ class PrivacyGuarantee:
     Build one with a constructor (:meth:`pure`, :meth:`exponential_mechanism`,
     :meth:`zcdp`, :meth:`gaussian`, :meth:`laplace`, :meth:`approx`,
     :meth:`from_event`, :meth:`none`), combine with :meth:`compose`, :meth:`repeat` and
-    :meth:`with_tv_slack`, qualify with :meth:`assuming`, and read it with
-    :meth:`epsilon`, :meth:`delta` and :meth:`report`. Every guarantee states its
-    neighbouring relation (replace-one by default, as in the seeds); composing
-    guarantees of different relations raises. A guarantee that rests on something
-    dpsample does not prove or enforce lists it in ``assumptions``; every combinator
-    keeps the union, so a composition is as conditional as its most conditional part.
+    :meth:`with_tv_slack`, qualify with :meth:`assuming`, read it with
+    :meth:`epsilon`, :meth:`delta` and :meth:`report` (``print(g)`` shows the
+    report's table), and hand it to dp_accounting with :meth:`to_dp_event`. Every
+    guarantee states its neighbouring relation (replace-one by default, as in the
+    seeds); composing guarantees of different relations raises. A guarantee that
+    rests on something dpsample does not prove or enforce lists it in
+    ``assumptions``; every combinator keeps the union, so a composition is as
+    conditional as its most conditional part.
 
     Examples:
         >>> from dpsample.privacy import PrivacyGuarantee
@@ -221,6 +230,11 @@ class PrivacyGuarantee:
     #: (an unproven schedule, a bound the caller vouches for, an event the data may
     #: break), sorted and without duplicates. Empty for an unconditional guarantee.
     assumptions: tuple[str, ...] = ()
+    #: What the plan that made this guarantee tells its report (budget, stages):
+    #: a :class:`~dpsample.privacy.report.ReportContext`, or ``None``. Set by
+    #: ``PrivateAlgorithm.plan``; kept by :meth:`assuming`, dropped by the
+    #: combinators (a composition has no budget of its own). It changes no number.
+    context: Any = dataclasses.field(default=None, repr=False, compare=False)
     _cache: dict = dataclasses.field(
         default_factory=dict, repr=False, compare=False, hash=False
     )
@@ -424,6 +438,100 @@ class PrivacyGuarantee:
             raise TypeError(f"Expected a dp_accounting.DpEvent, got {event!r}")
         return cls(((Component("event", event=event), 1),), relation)
 
+    @classmethod
+    def from_dp_event(
+        cls,
+        event: dp_accounting.DpEvent,
+        *,
+        relation: Any = REPLACE_ONE,
+        accountant: str = "pld",
+        assumptions: Sequence[str] = (),
+    ) -> PrivacyGuarantee:
+        """The guarantee of a dp_accounting event, read as ``accountant`` reads it.
+
+        The inverse of :meth:`to_dp_event`: ``accountant="pld"`` is
+        :meth:`from_event`; ``"rdp"`` reads a bare Gaussian or Laplace event with
+        unit shift whatever the relation, as dp_accounting's RDP accountant does
+        (:func:`dpsample.privacy.interop.from_dp_event`).
+
+        Args:
+            event: The dp_accounting event.
+            relation: The relation of the accountant the event was written for.
+            accountant: ``"pld"`` or ``"rdp"``.
+            assumptions: The assumptions the guarantee rests on (those a
+                conditional guarantee's export left to the caller).
+
+        Returns:
+            The guarantee.
+
+        Raises:
+            TypeError: ``event`` is not a ``DpEvent``.
+            ValueError: an unknown accountant.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> g = PrivacyGuarantee.gaussian(1.0).repeat(10)
+            >>> back = PrivacyGuarantee.from_dp_event(g.to_dp_event("rdp"),
+            ...                                       accountant="rdp")
+            >>> round(back.epsilon(1e-5), 4) == round(g.epsilon(1e-5), 4)
+            True
+        """
+        from dpsample.privacy import interop
+
+        return interop.from_dp_event(
+            event, relation=relation, accountant=accountant, assumptions=assumptions
+        )
+
+    def to_dp_event(
+        self, accountant: str = "pld", *, accept_assumptions: bool = False
+    ) -> dp_accounting.DpEvent:
+        """This guarantee as one composed dp_accounting event, for one accountant.
+
+        The event is for dp_accounting's ``accountant`` (``"pld"``:
+        ``PLDAccountant``, ``"rdp"``: ``RdpAccountant``) built with
+        ``neighboring_relation=self.relation``; that accountant accepts it and
+        never gives a smaller epsilon than :meth:`epsilon`. The two accountants
+        read a bare Gaussian event differently under REPLACE_ONE, so the event
+        means this guarantee only to the accountant named. Pure and
+        exponential-mechanism parts are written as randomised response
+        (REPLACE_ONE) or a dominating Laplace shift (ADD_OR_REMOVE_ONE), zCDP parts
+        as ``ZCDpEvent`` (RDP only); ``(epsilon, delta)`` parts and a TV slack have
+        no dp_accounting event and are refused. See
+        :mod:`dpsample.privacy.interop` for each encoding and why it is exact or
+        conservative.
+
+        Args:
+            accountant: ``"pld"`` or ``"rdp"``.
+            accept_assumptions: Export a conditional guarantee anyway (an event
+                cannot carry :attr:`assumptions`; they are then the caller's to
+                keep, e.g. for :meth:`from_dp_event`).
+
+        Returns:
+            A ``dp_accounting.ComposedDpEvent``.
+
+        Raises:
+            ValueError: a conditional guarantee (unless ``accept_assumptions``), a
+                TV slack, a part with no event for that accountant, a relation other
+                than REPLACE_ONE and ADD_OR_REMOVE_ONE, or an unknown accountant.
+
+        Examples:
+            >>> import dp_accounting
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> g = PrivacyGuarantee.gaussian(2.0).repeat(10).compose(
+            ...     PrivacyGuarantee.pure(0.1))
+            >>> [type(e).__name__ for e in g.to_dp_event("pld").events]
+            ['SelfComposedDpEvent', 'RandomizedResponseDpEvent']
+            >>> acc = dp_accounting.pld.PLDAccountant(neighboring_relation=g.relation)
+            >>> theirs = acc.compose(g.to_dp_event("pld")).get_epsilon(1e-6)
+            >>> round(theirs, 3), round(g.epsilon(1e-6), 3)
+            (8.326, 8.325)
+        """
+        from dpsample.privacy import interop
+
+        return interop.to_dp_event(
+            self, accountant, accept_assumptions=accept_assumptions
+        )
+
     # ----------------------------------------------------------------- combinators
     def compose(self, other: PrivacyGuarantee) -> PrivacyGuarantee:
         """Adaptive composition with another guarantee of the same relation."""
@@ -510,6 +618,28 @@ class PrivacyGuarantee:
             self.relation,
             self.tv_slack,
             _merge(self.assumptions, assumptions),
+            self.context,
+        )
+
+    def with_context(self, context: Any) -> PrivacyGuarantee:
+        """The same guarantee with a plan's report context (budget, stages).
+
+        ``PrivateAlgorithm.plan`` calls it; nothing in the accounting changes, and
+        the report (:meth:`report`, ``print``) reads the guarantee at the
+        context's budget and lists its stages.
+
+        Args:
+            context: A :class:`~dpsample.privacy.report.ReportContext`.
+
+        Returns:
+            The guarantee with that context.
+        """
+        from dpsample.privacy.report import ReportContext
+
+        if not isinstance(context, ReportContext):
+            raise TypeError(f"Expected a ReportContext, got {context!r}")
+        return PrivacyGuarantee(
+            self.components, self.relation, self.tv_slack, self.assumptions, context
         )
 
     # ----------------------------------------------------------------- accounting
@@ -539,10 +669,27 @@ class PrivacyGuarantee:
             self._cache["rdp"] = total
         return self._cache["rdp"]
 
+    def pld_discretization(self) -> float:
+        """The value discretisation interval of this guarantee's PLD route.
+
+        dp_accounting's default (:data:`PLD_DISCRETIZATION`), or coarser where the
+        composed privacy loss is wide (:data:`PLD_MAX_POINTS`). A dp_accounting
+        ``PLDAccountant`` built with this interval composes :meth:`to_dp_event`'s
+        event as this guarantee's PLD route does; at a finer interval its
+        (pessimistic, still valid) epsilon can be smaller by the discretisation
+        error.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee
+            >>> PrivacyGuarantee.gaussian(2.0).pld_discretization()
+            0.0001
+        """
+        width = sum(c.pld_width(k, self.relation) for c, k in self.components)
+        return max(PLD_DISCRETIZATION, width / PLD_MAX_POINTS)
+
     def _pld(self) -> Any | None:
         if "pld" not in self._cache:
-            width = sum(c.pld_width(k, self.relation) for c, k in self.components)
-            interval = max(PLD_DISCRETIZATION, width / PLD_MAX_POINTS)
+            interval = self.pld_discretization()
             composed: Any = None
             for c, k in self.components:
                 pld = c.pld(self.relation, interval, k)
@@ -811,12 +958,26 @@ class PrivacyGuarantee:
         """
         return bool(self.assumptions)
 
-    def report(self, delta: float) -> dict[str, Any]:
-        """Every valid route's epsilon at ``delta``, the tightest, and the components.
+    def report(self, delta: float | None = None) -> PrivacyReport:
+        """The guarantee laid out at ``delta``: the table ``print`` shows.
 
-        The dict also holds ``tv_slack``, ``relation``, ``assumptions`` (a list,
-        empty for an unconditional guarantee) and ``conditional`` (whether it is
-        not empty).
+        A :class:`~dpsample.privacy.report.PrivacyReport`: ``str`` of it is the
+        table the ``dpsample`` command prints (stages, mechanisms, every route's
+        epsilon, budget, verdict, assumptions, ledger), ``_repr_html_`` its HTML;
+        it is also a read-only mapping of every valid route's epsilon at
+        ``delta``, the tightest and the components (``as_dict()`` gives the dict:
+        ``delta``, ``epsilon``, ``tightest``, ``routes``, ``tv_slack``,
+        ``relation``, ``components``, ``assumptions``, ``conditional``).
+
+        Args:
+            delta: The delta (default: the budget delta of the plan that made
+                this guarantee).
+
+        Returns:
+            The report.
+
+        Raises:
+            ValueError: no delta given and no plan gave this guarantee a budget.
 
         Examples:
             >>> from dpsample.privacy import PrivacyGuarantee
@@ -824,21 +985,24 @@ class PrivacyGuarantee:
             >>> r["tightest"]
             'rdp'
         """
-        dlt = validation.probability("delta", delta)
-        routes = self._exact_epsilons(dlt)
-        best = self.epsilon(dlt)
-        tightest = min(routes, key=lambda r: routes[r]) if routes else None
-        return {
-            "delta": dlt,
-            "epsilon": best,
-            "tightest": tightest if self.tv_slack == 0 else "tv_slack",
-            "routes": routes,
-            "tv_slack": self.tv_slack,
-            "relation": self.relation.name,
-            "components": [(c.describe(), k) for c, k in self.components],
-            "assumptions": list(self.assumptions),
-            "conditional": self.conditional,
-        }
+        from dpsample.privacy.report import PrivacyReport
+
+        if delta is None and self.context is None:
+            raise ValueError(
+                "give a delta: no plan gave this guarantee a budget (report(delta))"
+            )
+        return PrivacyReport(self, delta)
+
+    def __str__(self) -> str:
+        """The report's table (at the plan's delta, else at ``DISPLAY_DELTA``)."""
+        from dpsample.privacy.report import PrivacyReport
+
+        return str(PrivacyReport(self))
+
+    def _repr_html_(self) -> str:
+        from dpsample.privacy.report import PrivacyReport
+
+        return PrivacyReport(self)._repr_html_()
 
     def __repr__(self) -> str:
         parts = ", ".join(

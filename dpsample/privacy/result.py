@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 from dpsample._src import precision
 from dpsample.privacy.guarantee import PrivacyGuarantee
+from dpsample.privacy.report import PrivacyReport
 
 __all__ = ["NON_PRIVATE_KEY", "PrivateResult"]
 
@@ -39,6 +40,26 @@ class PrivateResult(NamedTuple):
     value: Any
     privacy: PrivacyGuarantee
     info: Mapping[str, Any]
+
+    def report(self, delta: float | None = None) -> PrivacyReport:
+        """The privacy report of the run: ``self.privacy.report(delta)``.
+
+        ``str`` of it is the table ``print(result.privacy)`` shows and the
+        ``dpsample`` command prints; in a notebook it renders as HTML.
+
+        Args:
+            delta: The delta (default: the budget delta of the run's plan).
+
+        Returns:
+            The :class:`~dpsample.privacy.report.PrivacyReport`.
+
+        Examples:
+            >>> from dpsample.privacy import PrivacyGuarantee, PrivateResult
+            >>> r = PrivateResult(3, PrivacyGuarantee.pure(1.0), {})
+            >>> round(r.report(1e-6)["epsilon"], 4)
+            1.0
+        """
+        return self.privacy.report(delta)
 
 
 precision.scope_public(globals())
