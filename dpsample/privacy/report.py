@@ -307,6 +307,7 @@ class PrivacyReport(Mapping[str, Any]):
     def _spent(self) -> float:
         """The ledger's spent epsilon: the stages composed, at the budget's delta."""
         ctx = self.context
+        assert ctx is not None and ctx.stages  # only called with a ledger
         total = ctx.stages[0].guarantee
         for s in ctx.stages[1:]:
             total = total.compose(s.guarantee)
@@ -353,6 +354,7 @@ class PrivacyReport(Mapping[str, Any]):
             out += [f"{pad}{v}" for v in self._verdict()]
         ledger = self._ledger()
         if ledger:
+            assert ctx is not None  # a ledger needs a plan's context
             out.append(
                 f"  ledger   budget epsilon = {ctx.epsilon:g} at delta = "
                 f"{ctx.delta:g}; each stage charged before it ran:"
@@ -416,6 +418,7 @@ class PrivacyReport(Mapping[str, Any]):
             assumed = f"<p>conditional, assuming:</p><ul>{items}</ul>"
         ledger = ""
         if self._ledger():
+            assert ctx is not None  # a ledger needs a plan's context
             led = "".join(
                 f"<tr><td>{e(n)}</td><td>{eps:.6g}</td></tr>"
                 for n, eps in self._ledger()
