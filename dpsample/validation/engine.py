@@ -537,7 +537,14 @@ def _run_cells(
 ) -> None:
     from distributed import as_completed
 
-    paths = list(spec.pythonpath)
+    from dpsample.validation.ship import ship_sources
+
+    # The workers import the sources shipped from here (their filesystems need not
+    # hold the client's pythonpath); without any to ship, the paths are tried.
+    shipped = ship_sources(
+        client, spec.measures, (c.config for c in todo), spec.pythonpath
+    )
+    paths = [] if shipped is not None else list(spec.pythonpath)
     futures = {}
     for cell in todo:
         fut = client.submit(

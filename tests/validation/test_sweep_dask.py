@@ -8,13 +8,11 @@ and every cell ends with exactly one result.
 import json
 import os
 import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from dask_procs import BIN, free_port, scheduler, start, stop, worker
 from sweep_hooks import HERE
 
 from dpsample.config import to_toml
@@ -22,13 +20,6 @@ from dpsample.validation import load_spec
 from dpsample.validation.engine import worker_environment
 
 REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _env(**extra):
@@ -61,70 +52,19 @@ def _spec_file(tmp_path):
     return path
 
 
-def _start(args, env, log):
-    return subprocess.Popen(
-        args,
-        env=env,
-        cwd=REPO,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group: killable as a whole
-    )
-
-
-def _stop(proc):
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    proc.wait(timeout=60)
-
-
 @pytest.mark.slow
 def test_sweep_on_a_cluster_survives_a_killed_worker(tmp_path):
     from distributed import Client
 
-    port = _free_port()
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     env = _env(DPSAMPLE_TEST_CELL_SLEEP="1.5")
     procs = []
     log = open(tmp_path / "cluster.log", "w")  # noqa: SIM115
     try:
-        procs.append(
-            _start(
-                [
-                    BIN / "dask",
-                    "scheduler",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    "--no-dashboard",
-                ],
-                env,
-                log,
-            )
-        )
+        procs.append(scheduler(port, env, log, REPO))
         for name in ("w1", "w2"):
-            procs.append(
-                _start(
-                    [
-                        BIN / "dask",
-                        "worker",
-                        address,
-                        "--nthreads",
-                        "1",
-                        "--name",
-                        name,
-                        "--no-dashboard",
-                        "--local-directory",
-                        tmp_path / "dask",
-                    ],
-                    env,
-                    log,
-                )
-            )
+            procs.append(worker(address, tmp_path / "dask", env, log, REPO, name))
         with Client(address, timeout=120) as client:
             client.wait_for_workers(2, timeout=180)
             w1 = next(
@@ -134,10 +74,11 @@ def test_sweep_on_a_cluster_survives_a_killed_worker(tmp_path):
             )
             spec = _spec_file(tmp_path)
             out = tmp_path / "out"
-            sweep = _start(
+            sweep = start(
                 [BIN / "dpsample", "sweep", spec, "--out", out, "--address", address],
                 _env(),
                 log,
+                REPO,
             )
             procs.append(sweep)
             # kill w1 once a cell is finished and w1 has one in flight
@@ -154,7 +95,7 @@ def test_sweep_on_a_cluster_survives_a_killed_worker(tmp_path):
         assert sweep.wait(timeout=600) == 0, (tmp_path / "cluster.log").read_text()
     finally:
         for proc in reversed(procs):
-            _stop(proc)
+            stop(proc)
         log.close()
 
     cells = load_spec(spec).cells()
