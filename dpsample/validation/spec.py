@@ -32,7 +32,10 @@ number of seeds, measurement hooks and predictions:
 
     [ceilings]                          # each measurement's trivial ceiling, once:
     excess_empirical_risk = "loss_range"    # a public constant (CEILING_CONSTANTS),
-    ks_distance = 1.0                   # a number, or inf (no trivial ceiling)
+    ks_distance = 1.0                   # a number, or inf (no trivial ceiling), or
+    excess_population_risk = "mypackage.problem:loss_range"
+    # a function of a cell's public facts (n, d, epsilon, delta, constants, axes,
+    # config) -> float, for a loss whose range the library does not know
 
     [[comparison]]                      # paired arms (comparisons.csv), optional
     name = "warm_vs_cold"
@@ -61,13 +64,18 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dpsample._src import precision
-from dpsample.config import ConfigError, load_config, resolve_config
+from dpsample.config import (
+    ConfigError,
+    load_config,
+    resolve_config,
+    resolve_reference,
+)
 
 __all__ = [
     "Cell",
@@ -131,9 +139,11 @@ class Prediction:
         where: Restriction to grid points: ``{axis: [values]}`` or
             ``{axis: {min = ..., max = ...}}``.
         ceiling: The measurement's trivial ceiling (from the spec's
-            ``[ceilings]``): a number (``inf``: none) or one of
-            :data:`CEILING_CONSTANTS`, read from each cell's public constants;
-            ``None`` when not declared.
+            ``[ceilings]``): a number (``inf``: none), one of
+            :data:`CEILING_CONSTANTS` (read from each cell's public constants), or
+            a function of a cell's public facts (``"module:function"`` in the
+            spec, for a loss whose range the library does not know); ``None`` when
+            not declared.
         start: The measured value of the same quantity at the run's start point
             (where the algorithm has one), or ``None``: a bound the start point
             already meets is not evidence.
@@ -144,7 +154,7 @@ class Prediction:
     bound: str | None = None
     slopes: Mapping[str, float] = field(default_factory=dict)
     where: Mapping[str, Any] = field(default_factory=dict)
-    ceiling: float | str | None = None
+    ceiling: float | str | Callable[[Mapping[str, Any]], float] | None = None
     start: str | None = None
 
 
@@ -448,7 +458,7 @@ _CONFIG_SECTIONS = ("job", "data", "model", "loss", "domain", "privacy", "option
 
 
 def _parse_prediction(
-    j: int, table: Any, axes: Sequence[str], ceilings: Mapping[str, float | str]
+    j: int, table: Any, axes: Sequence[str], ceilings: Mapping[str, Any]
 ) -> Prediction:
     where = f"[[prediction]] #{j + 1}"
     table = _table(where, table)
@@ -504,22 +514,28 @@ def _where(where: str, value: Any, axes: Sequence[str]) -> dict[str, Any]:
     return where_
 
 
-def _parse_ceilings(value: Any) -> dict[str, float | str]:
-    out: dict[str, float | str] = {}
+def _parse_ceilings(value: Any, paths: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for name, c in _table("[ceilings]", value).items():
-        if isinstance(c, str):
+        if isinstance(c, str) and ":" in c:
+            try:
+                with search_path(paths):
+                    out[name] = resolve_reference(c)
+            except Exception as err:  # noqa: BLE001 - any import failure: bad spec
+                raise SpecError(f"[ceilings] {name} = {c!r}: {err}") from None
+        elif isinstance(c, str):
             if c not in CEILING_CONSTANTS:
                 raise SpecError(
-                    f"[ceilings] {name} = {c!r}: a ceiling is a number or one of "
-                    + ", ".join(CEILING_CONSTANTS)
+                    f"[ceilings] {name} = {c!r}: a ceiling is a number, a "
+                    "'module:function' or one of " + ", ".join(CEILING_CONSTANTS)
                 )
             out[name] = c
         elif isinstance(c, int | float) and not isinstance(c, bool) and c > 0:
             out[name] = float(c)
         else:
             raise SpecError(
-                f"[ceilings] {name} = {c!r}: a ceiling is a number > 0 (inf: none) "
-                "or one of " + ", ".join(CEILING_CONSTANTS)
+                f"[ceilings] {name} = {c!r}: a ceiling is a number > 0 (inf: none), "
+                "a 'module:function' or one of " + ", ".join(CEILING_CONSTANTS)
             )
     return out
 
@@ -680,7 +696,7 @@ def _parse(doc: Mapping[str, Any], folder: Path, source: str | None) -> Spec:
         preds = [preds]
     if not isinstance(preds, list):
         raise SpecError("prediction must be [[prediction]] tables")
-    ceilings = _parse_ceilings(doc.get("ceilings", {}))
+    ceilings = _parse_ceilings(doc.get("ceilings", {}), paths)
     predictions = tuple(
         _parse_prediction(j, p, axes, ceilings) for j, p in enumerate(preds)
     )

@@ -159,6 +159,7 @@ def observation(cell: Cell, record: Mapping[str, Any] | None) -> dict[str, Any]:
         "axes": dict(cell.axes),
         "values": dict(rec["measurements"]["values"]) if ok else {},
         "constants": _constants(problem),
+        "config": cfg,
         "guarantee_epsilon": rec["guarantee"]["epsilon"] if ok else None,
         "seconds": rec.get("seconds"),
     }
@@ -177,17 +178,20 @@ def _constants(problem: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def ceiling(pred: Prediction, constants: Mapping[str, float] | None) -> float:
+def ceiling(pred: Prediction, obs: Mapping[str, Any] | None) -> float:
     """The trivial ceiling of ``pred``'s measurement at a cell (``NaN``: unknown).
 
     A number is itself (``inf``: the measurement has no trivial ceiling, so any
     finite bound can fail); a name of
     :data:`~dpsample.validation.spec.CEILING_CONSTANTS` is read from the cell's
-    public constants, ``loss_range`` falling back to ``lipschitz * 2 * radius``.
+    public constants, ``loss_range`` falling back to ``lipschitz * 2 * radius``; a
+    function is called with the cell's public facts (``n``, ``d``, ``epsilon``,
+    ``delta``, ``constants``, ``axes``, ``config``; never its measurements).
 
     Args:
         pred: The prediction (its ``ceiling`` comes from the spec's ``[ceilings]``).
-        constants: The cell's public constants (``observation(...)["constants"]``).
+        obs: The cell's observation (only its public facts are read), or a mapping
+            with its ``constants``.
 
     Returns:
         The ceiling.
@@ -196,19 +200,28 @@ def ceiling(pred: Prediction, constants: Mapping[str, float] | None) -> float:
         >>> from dpsample.validation.spec import Prediction
         >>> from dpsample.validation.tables import ceiling
         >>> risk = Prediction("p", "risk", ceiling="loss_range")
-        >>> ceiling(risk, {"lipschitz": 1.0, "radius": 1.5})
+        >>> ceiling(risk, {"constants": {"lipschitz": 1.0, "radius": 1.5}})
         3.0
         >>> ceiling(Prediction("p", "ks", ceiling=1.0), {})
         1.0
-        >>> ceiling(Prediction("p", "x"), {"lipschitz": 1.0})
+        >>> ceiling(Prediction("p", "r", ceiling=lambda f: f["d"] ** 0.5 / 4), {"d": 4})
+        0.5
+        >>> ceiling(Prediction("p", "x"), {"constants": {"lipschitz": 1.0}})
         nan
     """
     c = pred.ceiling
+    obs = obs or {}
     if c is None:
         return math.nan
+    if callable(c):
+        facts = {
+            k: obs.get(k) for k in (*SUMMARY_VARIABLES, "constants", "axes", "config")
+        }
+        value = c(facts)
+        return float(value) if _finite(value) or value == math.inf else math.nan
     if not isinstance(c, str):
         return float(c)
-    constants = constants or {}
+    constants = obs.get("constants") or {}
     value = constants.get(c)
     if _finite(value):
         return float(value)  # type: ignore[arg-type]
@@ -298,16 +311,17 @@ def _informative(
     measurement, the start point violates the bound at every seed (else the run
     may have released a point that met the claim before it ran).
     """
-    ceilings = [ceiling(pred, o.get("constants")) for _, _, o in checked]
+    ceilings = [ceiling(pred, o) for _, _, o in checked]
     c = min(ceilings) if ceilings else math.nan
     if not checked:
         return None, "no finished seed with a bound", c
+    name = getattr(pred.ceiling, "__name__", pred.ceiling)
     if pred.ceiling is None:
         return None, "no ceiling declared", c
     if any(math.isnan(x) for x in ceilings):
-        return None, f"ceiling {pred.ceiling} unknown", c
+        return None, f"ceiling {name} unknown", c
     if any(b >= x for (_, b, _), x in zip(checked, ceilings, strict=True)):
-        return False, f"bound >= ceiling ({pred.ceiling} = {c:.4g})", c
+        return False, f"bound >= ceiling ({name} = {c:.4g})", c
     if pred.start is not None:
         starts = [o["values"].get(pred.start) for _, _, o in checked]
         if not all(_finite(v) for v in starts):
@@ -327,7 +341,7 @@ def _stats(point: _Point, pred: Prediction) -> _Stats:
     bound, holds = math.nan, None
     informative, why = None, ""
     cap = min(
-        (ceiling(pred, o.get("constants")) for _, o in pairs if _finite(_)),
+        (ceiling(pred, o) for v, o in pairs if _finite(v)),
         default=math.nan,
     )
     if pred.bound is not None:

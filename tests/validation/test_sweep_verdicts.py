@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from sweep_hooks import tiny_spec
 
 from dpsample.validation.report import headline, reading
 from dpsample.validation.spec import Arm, Comparison, Prediction, SpecError, load_spec
@@ -283,18 +284,7 @@ def test_an_ambiguous_pairing_is_refused():
 
 # ---------------------------------------------------------------------------- spec
 def _spec(**extra):
-    return {
-        "experiment": {"name": "v", "seeds": 1},
-        "config": {
-            "job": {"kind": "sampler", "name": "net"},
-            "data": {"source": "synthetic", "kind": "classification", "n": 40, "d": 1},
-            "loss": {"name": "sigmoid"},
-            "domain": {"kind": "ball", "radius": 1.0},
-            "privacy": {"epsilon": 1.0, "delta": 1e-6},
-        },
-        "grid": [{"data.n": [40]}],
-        **extra,
-    }
+    return {**tiny_spec(name="v", ns=(40,), seeds=1, predictions=[]), **extra}
 
 
 def test_spec_declares_ceilings_start_points_and_comparisons():
@@ -328,12 +318,21 @@ def test_spec_declares_ceilings_start_points_and_comparisons():
     (c,) = spec.comparisons
     assert c.by == ("n",) and c.arms[0].measurement == "gradient_norm"
     assert c.arms[1] == Arm("b", {}, "x", "eps_b")
+    # a function of the public facts: resolved when the spec is read
+    spec = load_spec(
+        _spec(
+            ceilings={"r": "math:sqrt"},
+            prediction=[{"name": "r", "measurement": "r", "bound": "b"}],
+        )
+    )
+    assert spec.predictions[0].ceiling is math.sqrt
 
 
 @pytest.mark.parametrize(
     ("extra", "match"),
     [
-        ({"ceilings": {"g": "diameter"}}, "a ceiling is a number or one of"),
+        ({"ceilings": {"g": "diameter"}}, "a ceiling is a number, a 'module:func"),
+        ({"ceilings": {"g": "no_such_module_x:f"}}, "no_such_module_x"),
         ({"ceilings": {"g": -1.0}}, "a ceiling is a number > 0"),
         ({"comparison": [{"name": "c", "arms": [{}]}]}, "needs arms: a list of two"),
         (
