@@ -518,11 +518,12 @@ class SlopeFit:
         consistent: ``verdict == "consistent"``.
         used: Kept points.
         verdict: One of :data:`VERDICTS`: ``"no fit"`` (fewer than two kept
-            points), ``"too few points/seeds"`` (fewer than :data:`MIN_POINTS` kept
-            points or fewer than :data:`MIN_SEEDS` seeds at one of them, whatever
-            the interval says), ``"not consistent"`` (the theory slope lies outside
-            the interval), ``"underpowered"`` (inside, but the interval is wider
-            than :data:`MAX_CI_WIDTH`), ``"consistent"`` (inside a narrower one).
+            points, or no finite interval), ``"too few points/seeds"`` (fewer
+            than :data:`MIN_POINTS` kept points or fewer than :data:`MIN_SEEDS`
+            seeds at one of them, whatever the interval says), ``"not
+            consistent"`` (the theory slope lies outside the interval),
+            ``"underpowered"`` (inside, but the interval is wider than
+            :data:`MAX_CI_WIDTH`), ``"consistent"`` (inside a narrower one).
         kept: Per point, whether it entered the fit.
         dropped: Why each left-out point left (``"x = 500: saturated"``, ...).
         seed_ci: The seed bootstrap's interval alone (seeds resampled within each
@@ -681,10 +682,12 @@ def _saturated(stats_: _Stats) -> str:
 
 
 def _verdict(used: int, min_seeds: int, lo: float, hi: float, theory: float) -> str:
-    if used < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
+    if used < 2:
         return "no fit"
     if used < MIN_POINTS or min_seeds < MIN_SEEDS:
         return "too few points/seeds"
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "no fit"
     if not lo <= theory <= hi:
         return "not consistent"
     if hi - lo > MAX_CI_WIDTH:
