@@ -357,3 +357,25 @@ def test_spec_declares_ceilings_start_points_and_comparisons():
 def test_bad_verdict_declarations_are_refused_with_the_key(extra, match):
     with pytest.raises(SpecError, match=match):
         load_spec(_spec(**extra))
+
+
+# ------------------------------------------------------------------ retabulation
+def test_retabulation_matches_legacy_cells_by_their_old_default_only():
+    from types import SimpleNamespace
+
+    from experiments.retabulate import matched_records
+
+    now = {"job": {"name": "dp_sgd"}, "options": {"enforce_sensitivity": False}}
+    cell = SimpleNamespace(key="new", config=now)
+    old = {"config": {"job": {"name": "dp_sgd"}, "options": {}}, "status": "ok"}
+    got, legacy = matched_records([cell], {"old": old})
+    assert got == {"new": old} and legacy == 1
+    # a cell that asks for the new default (clipping) is not the old run
+    clipped = SimpleNamespace(
+        key="clip", config={**now, "options": {"enforce_sensitivity": True}}
+    )
+    got, legacy = matched_records([clipped], {"old": old})
+    assert got == {} and legacy == 0
+    # a key match wins and is not counted as legacy
+    got, legacy = matched_records([cell], {"new": old, "old": old})
+    assert got == {"new": old} and legacy == 0
