@@ -360,9 +360,11 @@ def test_bad_verdict_declarations_are_refused_with_the_key(extra, match):
 
 
 # ------------------------------------------------------------------ retabulation
-def test_retabulation_matches_legacy_cells_by_their_old_default_only():
+def test_retabulation_matches_legacy_cells_by_their_old_default_only(monkeypatch):
+    from pathlib import Path
     from types import SimpleNamespace
 
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
     from experiments.retabulate import matched_records
 
     now = {"job": {"name": "dp_sgd"}, "options": {"enforce_sensitivity": False}}
