@@ -233,7 +233,8 @@ def render_report(
         Markdown.
     """
     lines = [f"# Sweep `{experiment}`", ""]
-    lines += [*headline(summary, slopes, comparisons), ""]
+    for line in headline(summary, slopes, comparisons):  # one paragraph each
+        lines += [line, ""]
     if description:
         lines += [description.strip(), ""]
     lines += [f"- {k}: {v}" for k, v in facts.items()]
