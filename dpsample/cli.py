@@ -708,8 +708,11 @@ def run_sweep_spec(
         f"dpsample sweep: {outcome.cells} cells ({outcome.ran} run now, "
         f"{outcome.skipped} already done), {len(outcome.failed)} failed"
     )
+    tables = ["summary.csv", "slopes.csv", "report.md"]
+    if (outcome.out / "comparisons.csv").exists():
+        tables.insert(2, "comparisons.csv")
     print(
-        f"wrote {outcome.out}/{{summary.csv, slopes.csv, report.md}}, "
+        f"wrote {outcome.out}/{{{', '.join(tables)}}}, "
         f"{len(outcome.figures)} figure(s) in {outcome.out}/figures, one file per "
         f"cell in {outcome.out}/cells"
     )

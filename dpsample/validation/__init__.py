@@ -5,8 +5,8 @@ A sweep spec (``experiments/NAME.toml``, :mod:`dpsample.validation.spec`) names 
 :func:`sweep` runs every cell (:func:`run_cell`: :func:`dpsample.config.execute` plus
 the measurements), one file per finished cell, resumably, on an embedded Dask
 ``LocalCluster`` or an existing cluster, and writes ``summary.csv``, ``slopes.csv``,
-figures and ``report.md``. The command is ``dpsample sweep SPEC.toml --out DIR``
-(``docs/validation.md``).
+figures and ``report.md`` (and ``comparisons.csv``, paired arms). The command is
+``dpsample sweep SPEC.toml --out DIR`` (``docs/validation.md``).
 
 Measurements are non-private diagnostics of the released points; every output says so.
 Importing this package changes no global setting.
@@ -21,17 +21,34 @@ from dpsample.validation.engine import (
     sweep,
     write_outputs,
 )
-from dpsample.validation.spec import Cell, Prediction, Spec, SpecError, load_spec
-from dpsample.validation.tables import fit_slopes, observation, slope_fits, summarize
+from dpsample.validation.spec import (
+    Arm,
+    Cell,
+    Comparison,
+    Prediction,
+    Spec,
+    SpecError,
+    load_spec,
+)
+from dpsample.validation.tables import (
+    compare,
+    fit_slopes,
+    observation,
+    slope_fits,
+    summarize,
+)
 
 __all__ = [
+    "Arm",
     "Cell",
+    "Comparison",
     "Prediction",
     "Spec",
     "SpecError",
     "SweepOutcome",
     "SweepPlan",
     "cell_key",
+    "compare",
     "fit_slopes",
     "load_records",
     "load_spec",

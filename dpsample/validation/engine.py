@@ -653,11 +653,14 @@ def write_outputs(
     n_boot: int = 2000,
     cells: Sequence[Cell] | None = None,
     run_seconds: float | None = None,
+    records: Mapping[str, Mapping[str, Any]] | None = None,
+    note: str | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, Any]], list[Path]]:
     """Read the spec's cell files and write the tables, figures and report.
 
     Pure in the cell files (and ``run_seconds``): running it again gives the same
-    outputs.
+    outputs. Writes ``summary.csv``, ``slopes.csv``, ``comparisons.csv`` (when the
+    spec declares comparisons), ``figures/`` and ``report.md``.
 
     Args:
         spec: The spec.
@@ -667,6 +670,9 @@ def write_outputs(
         cells: The spec's cells (default: expanded again).
         run_seconds: Wall time of the invocation that ran the cells (reported
             beside the cells' own span when given).
+        records: The cells' records by key (default: read from ``out/cells``).
+        note: A line added to the report's facts (``"tables"``), e.g. that the
+            tables were recomputed from committed cells.
 
     Returns:
         ``(summary, slopes, failed, figures)``.
@@ -674,6 +680,7 @@ def write_outputs(
     from dpsample.validation.figures import write_figures
     from dpsample.validation.report import render_report
     from dpsample.validation.tables import (
+        compare,
         fit_slopes,
         observation,
         profiles,
@@ -683,11 +690,16 @@ def write_outputs(
 
     out = Path(out)
     cells = spec.cells(smoke=smoke) if cells is None else cells
-    records = load_records(out / "cells", [c.key for c in cells])
+    if records is None:
+        records = load_records(out / "cells", [c.key for c in cells])
+    else:
+        keys = {c.key for c in cells}
+        records = {k: dict(r) for k, r in records.items() if k in keys}
     obs = [observation(c, records.get(c.key)) for c in cells]
     summary = summarize(obs, spec.predictions, experiment=spec.name)
     fits = slope_fits(obs, spec.predictions, n_boot=n_boot)
     slopes = fit_slopes(obs, spec.predictions, experiment=spec.name, fits=fits)
+    comparisons = compare(obs, spec.comparisons, experiment=spec.name)
     failed = {
         c.key: records[c.key]
         for c in cells
@@ -696,6 +708,8 @@ def write_outputs(
     out.mkdir(parents=True, exist_ok=True)
     _atomic_text(out / "summary.csv", summary.to_csv(index=False))
     _atomic_text(out / "slopes.csv", slopes.to_csv(index=False))
+    if spec.comparisons:
+        _atomic_text(out / "comparisons.csv", comparisons.to_csv(index=False))
     figures = write_figures(
         fits,
         out / "figures",
@@ -717,6 +731,8 @@ def write_outputs(
         "wall time": _wall_time(records.values(), run_seconds),
         "dpsample": versions()["dpsample"],
     }
+    if note:
+        facts["tables"] = note
     text = render_report(
         experiment=spec.name,
         description=spec.description,
@@ -726,6 +742,7 @@ def write_outputs(
         failed=failed,
         facts=facts,
         folder=out,
+        comparisons=comparisons if spec.comparisons else None,
     )
     _atomic_text(out / "report.md", text)
     return summary, slopes, failed, figures

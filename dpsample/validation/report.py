@@ -11,9 +11,20 @@ from typing import Any
 import pandas as pd
 
 from dpsample._src import precision
-from dpsample.validation.tables import LABEL, SLOPE_COLUMNS, SUMMARY_COLUMNS
+from dpsample.validation.tables import (
+    COMPARISON_COLUMNS,
+    EPSILON_TOLERANCE,
+    LABEL,
+    MAX_CI_WIDTH,
+    MIN_POINTS,
+    MIN_SEEDS,
+    SATURATION,
+    SLOPE_COLUMNS,
+    SUMMARY_COLUMNS,
+    VERDICTS,
+)
 
-__all__ = ["markdown_table", "reading", "render_report"]
+__all__ = ["headline", "markdown_table", "reading", "render_report"]
 
 
 def _cell(value: Any) -> str:
@@ -66,6 +77,64 @@ def _point(row: Any, axes: Sequence[str]) -> str:
     return ", ".join([f"{row.algorithm}", *shown])
 
 
+def _count(frame: pd.DataFrame, column: str, value: bool) -> int:
+    col = frame[column]
+    return int((col.notna() & (col.astype("boolean") == value)).sum())
+
+
+def headline(
+    summary: pd.DataFrame,
+    slopes: pd.DataFrame,
+    comparisons: pd.DataFrame | None = None,
+) -> list[str]:
+    """The lines ``report.md`` leads with: informative bounds, slope verdicts.
+
+    Args:
+        summary: ``summary.csv``.
+        slopes: ``slopes.csv``.
+        comparisons: ``comparisons.csv`` (``None``: the spec has none).
+
+    Returns:
+        Markdown lines.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from dpsample.validation.report import headline
+        >>> summary = pd.DataFrame({
+        ...     "holds": [True, True, False, None],
+        ...     "informative": [True, False, True, None]})
+        >>> slopes = pd.DataFrame({"verdict": ["consistent", "underpowered"]})
+        >>> first, second = headline(summary, slopes)
+        >>> first.split(" (")[0]
+        '**Informative bounds: 1 of 2 hold**'
+        >>> first.split(" (")[1]
+        '3 rows with a bound: 2 informative, 1 not, 0 undecided; all 3: 2 hold).'
+        >>> second.split(", ")[:3]
+        ['**Slopes (2 fits):** 1 consistent', '0 not consistent', '1 underpowered']
+    """
+    checked = summary[summary["holds"].notna()]
+    inf = checked[checked["informative"].astype("boolean").fillna(False).astype(bool)]
+    held = _count(inf, "holds", True)
+    lines = [
+        f"**Informative bounds: {held} of {len(inf)} hold** ({len(checked)} rows "
+        f"with a bound: {len(inf)} informative, "
+        f"{_count(checked, 'informative', False)} not, "
+        f"{int(checked['informative'].isna().sum())} undecided; all "
+        f"{len(checked)}: {_count(checked, 'holds', True)} hold)."
+    ]
+    if len(slopes):
+        counts = slopes["verdict"].value_counts()
+        parts = [f"{int(counts.get(v, 0))} {v}" for v in reversed(VERDICTS)]
+        lines.append(f"**Slopes ({len(slopes)} fits):** " + ", ".join(parts) + ".")
+    if comparisons is not None and len(comparisons):
+        off = int((~comparisons["epsilon_match"].astype(bool)).sum())
+        lines.append(
+            f"**Comparisons ({len(comparisons)} paired rows):** {off} at budgets "
+            f"more than {EPSILON_TOLERANCE:.0%} apart (flagged)."
+        )
+    return lines
+
+
 def reading(
     summary: pd.DataFrame, slopes: pd.DataFrame, failed: Mapping[str, Any]
 ) -> list[str]:
@@ -90,10 +159,21 @@ def reading(
             if checked["ratio"].notna().any()
             else None
         )
+        inf = checked[checked["informative"].astype("boolean").fillna(False)]
         line = (
             f"**{pred}**: the bound held (no seed above it) at {held} of "
-            f"{len(checked)} grid points"
+            f"{len(checked)} grid points; informative at {len(inf)} of them, "
+            f"held at {_count(inf, 'holds', True)}"
         )
+        why = checked.loc[~checked["informative"].astype("boolean").fillna(False)]
+        reasons = why["not_informative"].dropna()
+        reasons = reasons[reasons != ""].value_counts()
+        if len(reasons):
+            line += (
+                " (not informative: "
+                + "; ".join(f"{k} at {v}" for k, v in reasons.items())
+                + ")"
+            )
         if worst is not None:
             line += (
                 f"; largest measured/bound ratio {worst['ratio']:.3g} "
@@ -106,12 +186,14 @@ def reading(
             )
         out.append(f"- {line}.")
     for row in slopes.itertuples(index=False):
-        verdict = "consistent" if row.consistent else "**not consistent**"
+        verdict = row.verdict if row.consistent else f"**{row.verdict}**"
         where = f" at {row.at}" if row.at else ""
+        dropped = f"; dropped {row.dropped}" if row.dropped else ""
         out.append(
             f"- **{row.prediction}** vs {row.variable}{where}: fitted slope "
-            f"{_cell(row.fitted_slope)} (95% bootstrap interval "
-            f"[{_cell(row.ci_low)}, {_cell(row.ci_high)}], {row.points} points), "
+            f"{_cell(row.fitted_slope)} (95% interval "
+            f"[{_cell(row.ci_low)}, {_cell(row.ci_high)}], {row.points} points, "
+            f"at least {row.min_seeds} seeds each{dropped}), "
             f"theory {row.theory_slope:g}: {verdict}."
         )
     if failed:
@@ -132,8 +214,9 @@ def render_report(
     failed: Mapping[str, Mapping[str, Any]],
     facts: Mapping[str, Any],
     folder: str | os.PathLike[str],
+    comparisons: pd.DataFrame | None = None,
 ) -> str:
-    """The text of ``report.md``.
+    """The text of ``report.md``: it leads with :func:`headline`.
 
     Args:
         experiment: The experiment's name.
@@ -144,11 +227,14 @@ def render_report(
         failed: ``{key: record}`` of failed cells.
         facts: Lines of facts about the sweep (``{label: value}``).
         folder: Where ``report.md`` goes.
+        comparisons: ``comparisons.csv`` (``None``: the spec declares none).
 
     Returns:
         Markdown.
     """
     lines = [f"# Sweep `{experiment}`", ""]
+    for line in headline(summary, slopes, comparisons):  # one paragraph each
+        lines += [line, ""]
     if description:
         lines += [description.strip(), ""]
     lines += [f"- {k}: {v}" for k, v in facts.items()]
@@ -169,13 +255,32 @@ def render_report(
         "",
         "## Slopes (`slopes.csv`)",
         "",
-        "Log-log least squares of the measured mean on the variable over the grid; "
-        "95% bootstrap interval over seeds; consistent when the theory slope lies "
-        "in the interval or within 0.15 of the fit.",
+        "Log-log least squares of the measured mean on the variable over the points "
+        "inside the theory's regime (a point leaves when its mean is not positive, "
+        f"exceeds {SATURATION:g} times the measurement's ceiling, or where the bound "
+        "reaches the ceiling; `dropped` says which); the 95% interval is the union "
+        "of the lack-of-fit t interval (residuals across points) and the seed "
+        f"bootstrap's. Verdict: *too few points/seeds* below {MIN_POINTS} points or "
+        f"{MIN_SEEDS} seeds per point; else *not consistent* when the theory slope "
+        f"is outside the interval, *underpowered* when inside one wider than "
+        f"{MAX_CI_WIDTH:g}, *consistent* otherwise.",
         "",
-        markdown_table(slopes, [*SLOPE_COLUMNS, "at", "points"]),
+        markdown_table(slopes, [*SLOPE_COLUMNS, "at", "points", "min_seeds"]),
         "",
     ]
+    if comparisons is not None:
+        lines += [
+            "## Comparisons (`comparisons.csv`)",
+            "",
+            "Arms paired by grid point and seed index: median of the per-seed ratio "
+            "a/b, two-sided Wilcoxon signed-rank p-value (`min_p`: the smallest it "
+            "can be with this many pairs), each arm's spent epsilon; "
+            f"`epsilon_match` is false when they differ by more than "
+            f"{EPSILON_TOLERANCE:.0%}.",
+            "",
+            markdown_table(comparisons, [*COMPARISON_COLUMNS, "min_p"]),
+            "",
+        ]
     if figures:
         lines += ["## Figures", ""]
         for path in figures:

@@ -28,6 +28,21 @@ number of seeds, measurement hooks and predictions:
     bound = "theorem_5_8_empirical"     # a measured value holding the bound, optional
     slopes = { n = -1.0 }               # theory slope per variable, optional
     where = { "privacy.epsilon" = [1.0] }   # the grid points it is about, optional
+    start = "gradient_norm_at_start"    # the measurement at the start point, optional
+
+    [ceilings]                          # each measurement's trivial ceiling, once:
+    excess_empirical_risk = "loss_range"    # a public constant (CEILING_CONSTANTS),
+    ks_distance = 1.0                   # a number, or inf (no trivial ceiling), or
+    excess_population_risk = "mypackage.problem:loss_range"
+    # a function of a cell's public facts (n, d, epsilon, delta, constants, axes,
+    # config) -> float, for a loss whose range the library does not know
+
+    [[comparison]]                      # paired arms (comparisons.csv), optional
+    name = "warm_vs_cold"
+    measurement = "gradient_norm"       # both arms' (an arm may name its own)
+    by = ["n", "epsilon"]               # what pairs a point of one arm with the other's
+    arms = [{ label = "warm", where = { algorithm = ["warm_start"] } },
+            { label = "cold", where = { algorithm = ["dp_spider"] } }]
 
     [smoke]                             # a small version CI runs (--smoke)
     seeds = 2
@@ -49,17 +64,25 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dpsample._src import precision
-from dpsample.config import ConfigError, load_config, resolve_config
+from dpsample.config import (
+    ConfigError,
+    load_config,
+    resolve_config,
+    resolve_reference,
+)
 
 __all__ = [
     "Cell",
     "Prediction",
+    "Arm",
+    "CEILING_CONSTANTS",
+    "Comparison",
     "SUMMARY_VARIABLES",
     "Spec",
     "SpecError",
@@ -79,8 +102,22 @@ _EXPERIMENT_KEYS = (
     "pythonpath",
     "config",
 )
-_SECTIONS = ("experiment", "config", "grid", "prediction", "smoke")
-_PREDICTION_KEYS = ("name", "measurement", "bound", "slopes", "where")
+_SECTIONS = (
+    "experiment",
+    "config",
+    "grid",
+    "prediction",
+    "ceilings",
+    "comparison",
+    "smoke",
+)
+_PREDICTION_KEYS = ("name", "measurement", "bound", "slopes", "where", "start")
+_COMPARISON_KEYS = ("name", "measurement", "epsilon", "by", "where", "arms")
+_ARM_KEYS = ("label", "where", "measurement", "epsilon")
+#: Public constants a ceiling may name (``[ceilings]``): the problem's declared or
+#: derived constants. ``loss_range`` falls back to ``lipschitz * 2 * radius`` (an
+#: ``L``-Lipschitz loss on a ball of radius ``R`` varies by at most ``2 L R``).
+CEILING_CONSTANTS = ("loss_range", "lipschitz", "smoothness", "hessian_lipschitz")
 
 
 class SpecError(ConfigError):
@@ -101,12 +138,59 @@ class Prediction:
             per variable.
         where: Restriction to grid points: ``{axis: [values]}`` or
             ``{axis: {min = ..., max = ...}}``.
+        ceiling: The measurement's trivial ceiling (from the spec's
+            ``[ceilings]``): a number (``inf``: none), one of
+            :data:`CEILING_CONSTANTS` (read from each cell's public constants), or
+            a function of a cell's public facts (``"module:function"`` in the
+            spec, for a loss whose range the library does not know); ``None`` when
+            not declared.
+        start: The measured value of the same quantity at the run's start point
+            (where the algorithm has one), or ``None``: a bound the start point
+            already meets is not evidence.
     """
 
     name: str
     measurement: str
     bound: str | None = None
     slopes: Mapping[str, float] = field(default_factory=dict)
+    where: Mapping[str, Any] = field(default_factory=dict)
+    ceiling: float | str | Callable[[Mapping[str, Any]], float] | None = None
+    start: str | None = None
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm of a :class:`Comparison`.
+
+    Attributes:
+        label: Its name in ``comparisons.csv``.
+        where: Its grid points (as :attr:`Prediction.where`).
+        measurement: Its measured value.
+        epsilon: The measured value holding its spent epsilon, or ``None`` for
+            the released point's guarantee (``guarantee_epsilon``).
+    """
+
+    label: str
+    where: Mapping[str, Any] = field(default_factory=dict)
+    measurement: str = ""
+    epsilon: str | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two arms compared seed by seed (``comparisons.csv``).
+
+    Attributes:
+        name: Short name (a row label).
+        arms: The two arms ``(a, b)``; ``median_ratio`` is of ``a / b``.
+        by: The columns whose values pair a grid point of ``a`` with one of ``b``
+            (seeds pair by their index, which sets the same data seed in both).
+        where: Restriction to grid points, for both arms.
+    """
+
+    name: str
+    arms: tuple[Arm, Arm]
+    by: tuple[str, ...] = ()
     where: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -142,6 +226,7 @@ class Spec:
         seed_keys: Configuration keys that take ``base + i`` for seed ``i``.
         measures: Measurement hooks ``"module:function"``.
         predictions: The predictions.
+        comparisons: The paired comparisons.
         smoke: ``(grid, seeds)`` of the smoke size, or ``None``.
         pythonpath: Absolute folders the hooks are imported from (the spec's
             ``pythonpath``, then the current folder at load time).
@@ -155,6 +240,7 @@ class Spec:
     seed_keys: tuple[str, ...] = ("job.seed",)
     measures: tuple[str, ...] = ()
     predictions: tuple[Prediction, ...] = ()
+    comparisons: tuple[Comparison, ...] = ()
     description: str = ""
     smoke: tuple[tuple[tuple[Mapping[str, tuple[Any, ...]], bool], ...], int] | None = (
         None
@@ -371,7 +457,9 @@ def _parse_grid(where: str, value: Any) -> tuple:
 _CONFIG_SECTIONS = ("job", "data", "model", "loss", "domain", "privacy", "options")
 
 
-def _parse_prediction(j: int, table: Any, axes: Sequence[str]) -> Prediction:
+def _parse_prediction(
+    j: int, table: Any, axes: Sequence[str], ceilings: Mapping[str, Any]
+) -> Prediction:
     where = f"[[prediction]] #{j + 1}"
     table = _table(where, table)
     _keys(where, table, _PREDICTION_KEYS)
@@ -390,7 +478,23 @@ def _parse_prediction(j: int, table: Any, axes: Sequence[str]) -> Prediction:
             )
         if isinstance(slope, bool) or not isinstance(slope, int | float):
             raise SpecError(f"{where}: theory slope of {var!r} must be a number")
-    cond = _flatten(_table(f"{where} where", table.get("where", {})))
+    start = table.get("start")
+    if start is not None and (not isinstance(start, str) or not start):
+        raise SpecError(f"{where} start must be a measured value's name")
+    ceiling = ceilings.get(table["measurement"])
+    return Prediction(
+        table["name"],
+        table["measurement"],
+        bound,
+        {k: float(v) for k, v in slopes.items()},
+        _where(where, table.get("where", {}), axes),
+        ceiling,
+        start,
+    )
+
+
+def _where(where: str, value: Any, axes: Sequence[str]) -> dict[str, Any]:
+    cond = _flatten(_table(f"{where} where", value))
     # {min = ..., max = ...} was flattened to "path.min", "path.max": fold it back.
     where_: dict[str, Any] = {}
     for path, value in cond.items():
@@ -407,12 +511,74 @@ def _parse_prediction(j: int, table: Any, axes: Sequence[str]) -> Prediction:
                 f"{where}: where names {path!r}, neither a grid axis nor one of "
                 + ", ".join((*SUMMARY_VARIABLES, "algorithm"))
             )
-    return Prediction(
+    return where_
+
+
+def _parse_ceilings(value: Any, paths: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, c in _table("[ceilings]", value).items():
+        if isinstance(c, str) and ":" in c:
+            try:
+                with search_path(paths):
+                    out[name] = resolve_reference(c)
+            except Exception as err:  # noqa: BLE001 - any import failure: bad spec
+                raise SpecError(f"[ceilings] {name} = {c!r}: {err}") from None
+        elif isinstance(c, str):
+            if c not in CEILING_CONSTANTS:
+                raise SpecError(
+                    f"[ceilings] {name} = {c!r}: a ceiling is a number, a "
+                    "'module:function' or one of " + ", ".join(CEILING_CONSTANTS)
+                )
+            out[name] = c
+        elif isinstance(c, int | float) and not isinstance(c, bool) and c > 0:
+            out[name] = float(c)
+        else:
+            raise SpecError(
+                f"[ceilings] {name} = {c!r}: a ceiling is a number > 0 (inf: none), "
+                "a 'module:function' or one of " + ", ".join(CEILING_CONSTANTS)
+            )
+    return out
+
+
+def _parse_comparison(j: int, table: Any, axes: Sequence[str]) -> Comparison:
+    where = f"[[comparison]] #{j + 1}"
+    table = _table(where, table)
+    _keys(where, table, _COMPARISON_KEYS)
+    if not isinstance(table.get("name"), str) or not table["name"]:
+        raise SpecError(f"{where} needs name (a string)")
+    arms_in = table.get("arms")
+    if not isinstance(arms_in, list) or len(arms_in) != 2:
+        raise SpecError(f"{where} needs arms: a list of two tables")
+    by = _str_list(f"{where} by", table.get("by", list(SUMMARY_VARIABLES)))
+    for column in by:
+        if column not in axes and column not in (*SUMMARY_VARIABLES, "algorithm"):
+            raise SpecError(
+                f"{where}: by names {column!r}, neither a grid axis nor one of "
+                + ", ".join((*SUMMARY_VARIABLES, "algorithm"))
+            )
+    arms = []
+    for k, arm in enumerate(arms_in):
+        here = f"{where} arm #{k + 1}"
+        arm = _table(here, arm)
+        _keys(here, arm, _ARM_KEYS)
+        measurement = arm.get("measurement", table.get("measurement"))
+        epsilon = arm.get("epsilon", table.get("epsilon"))
+        label = arm.get("label", f"arm_{k + 1}")
+        for key, value in (("measurement", measurement), ("label", label)):
+            if not isinstance(value, str) or not value:
+                raise SpecError(f"{here} needs {key} (a string)")
+        if epsilon is not None and not isinstance(epsilon, str):
+            raise SpecError(f"{here} epsilon must be a measured value's name")
+        arms.append(
+            Arm(label, _where(here, arm.get("where", {}), axes), measurement, epsilon)
+        )
+    if arms[0].label == arms[1].label:
+        raise SpecError(f"{where}: the two arms need different labels")
+    return Comparison(
         table["name"],
-        table["measurement"],
-        bound,
-        {k: float(v) for k, v in slopes.items()},
-        where_,
+        (arms[0], arms[1]),
+        by,
+        _where(where, table.get("where", {}), axes),
     )
 
 
@@ -530,11 +696,24 @@ def _parse(doc: Mapping[str, Any], folder: Path, source: str | None) -> Spec:
         preds = [preds]
     if not isinstance(preds, list):
         raise SpecError("prediction must be [[prediction]] tables")
-    predictions = tuple(_parse_prediction(j, p, axes) for j, p in enumerate(preds))
+    ceilings = _parse_ceilings(doc.get("ceilings", {}), paths)
+    predictions = tuple(
+        _parse_prediction(j, p, axes, ceilings) for j, p in enumerate(preds)
+    )
     names = [p.name for p in predictions]
     dup = [n for n in names if names.count(n) > 1]
     if dup:
         raise SpecError(f"two predictions are named {dup[0]!r}")
+    comps = doc.get("comparison", [])
+    if isinstance(comps, Mapping):
+        comps = [comps]
+    if not isinstance(comps, list):
+        raise SpecError("comparison must be [[comparison]] tables")
+    comparisons = tuple(_parse_comparison(j, c, axes) for j, c in enumerate(comps))
+    names = [c.name for c in comparisons]
+    dup = [n for n in names if names.count(n) > 1]
+    if dup:
+        raise SpecError(f"two comparisons are named {dup[0]!r}")
     return Spec(
         name=name,
         description=description,
@@ -544,6 +723,7 @@ def _parse(doc: Mapping[str, Any], folder: Path, source: str | None) -> Spec:
         seed_keys=seed_keys,
         measures=_str_list("[experiment] measure", exp.get("measure", [])),
         predictions=predictions,
+        comparisons=comparisons,
         smoke=smoke,
         pythonpath=paths,
         source=source,

@@ -9,12 +9,15 @@ An *observation* is one cell seen by the tables (:func:`observation` builds it f
      "algorithm": "net", "n": 200, "d": 2, "epsilon": 1.0, "delta": 1e-6,
      "axes": {"data.n": 200, "privacy.epsilon": 1.0},   # the grid point
      "values": {"excess_empirical_risk": 0.01, ...},   # measurements
+     "constants": {"lipschitz": 1.0, "radius": 1.0},    # public (optional)
      "guarantee_epsilon": 1.0, "seconds": 0.7}
 
-:func:`summarize` gives ``summary.csv`` (one row per grid point and prediction) and
-:func:`fit_slopes` gives ``slopes.csv`` (one row per prediction, slope variable and
-group of grid points that differ only in that variable). All measured values are
-non-private diagnostics of the released points (see :data:`LABEL`).
+:func:`summarize` gives ``summary.csv`` (one row per grid point and prediction, with
+``informative``: whether the bound could have failed), :func:`fit_slopes` gives
+``slopes.csv`` (one row per prediction, slope variable and group of grid points that
+differ only in that variable, with a ``verdict``) and :func:`compare` gives
+``comparisons.csv`` (paired arms). All measured values are non-private diagnostics of
+the released points (see :data:`LABEL`).
 """
 
 from __future__ import annotations
@@ -29,15 +32,28 @@ import numpy as np
 import pandas as pd
 
 from dpsample._src import precision
-from dpsample.validation.spec import SUMMARY_VARIABLES, Cell, Prediction
+from dpsample.validation.spec import (
+    SUMMARY_VARIABLES,
+    Cell,
+    Comparison,
+    Prediction,
+)
 
 __all__ = [
+    "COMPARISON_COLUMNS",
+    "EPSILON_TOLERANCE",
     "LABEL",
+    "MAX_CI_WIDTH",
+    "MIN_POINTS",
+    "MIN_SEEDS",
+    "SATURATION",
     "SLOPE_COLUMNS",
-    "SLOPE_TOLERANCE",
     "SUMMARY_COLUMNS",
+    "VERDICTS",
     "Profile",
     "SlopeFit",
+    "ceiling",
+    "compare",
     "fit_slopes",
     "observation",
     "profiles",
@@ -60,6 +76,8 @@ SUMMARY_COLUMNS = (
     "bound",
     "ratio",
     "holds",
+    "informative",
+    "holds_informative",
 )
 #: The first columns of ``slopes.csv``, in this order.
 SLOPE_COLUMNS = (
@@ -70,11 +88,44 @@ SLOPE_COLUMNS = (
     "ci_low",
     "ci_high",
     "theory_slope",
+    "verdict",
     "consistent",
 )
-#: A fitted slope within this distance of the theory slope is consistent with it
-#: even when the bootstrap interval excludes the theory slope.
-SLOPE_TOLERANCE = 0.15
+#: The first columns of ``comparisons.csv``, in this order.
+COMPARISON_COLUMNS = (
+    "experiment",
+    "comparison",
+    "arm_a",
+    "arm_b",
+    "at",
+    "pairs",
+    "median_ratio",
+    "p_value",
+    "epsilon_a",
+    "epsilon_b",
+    "epsilon_match",
+)
+#: A slope fit needs this many grid points inside the theory's regime...
+MIN_POINTS = 5
+#: ... and this many finished seeds at each of them; else "too few points/seeds".
+MIN_SEEDS = 8
+#: A point whose measured mean exceeds this fraction of the measurement's ceiling is
+#: saturated (a power law cannot continue there) and leaves the slope fit.
+SATURATION = 0.5
+#: A slope interval wider than this is "underpowered": it cannot tell the rates the
+#: papers compare apart (-1 from -2/3, -2/3 from -1/2 need a half-width below 1/6
+#: to 1/3).
+MAX_CI_WIDTH = 0.5
+#: Both arms of a comparison must have spent epsilons within this relative distance.
+EPSILON_TOLERANCE = 0.02
+#: The verdicts of ``slopes.csv``, from the weakest evidence up.
+VERDICTS = (
+    "no fit",
+    "too few points/seeds",
+    "underpowered",
+    "not consistent",
+    "consistent",
+)
 #: The label of every measured column.
 LABEL = "NOT PRIVATE: diagnostic of the released point on private or population data"
 _FACTS = ("algorithm", *SUMMARY_VARIABLES)
@@ -107,9 +158,78 @@ def observation(cell: Cell, record: Mapping[str, Any] | None) -> dict[str, Any]:
         "delta": cfg["privacy"]["delta"],
         "axes": dict(cell.axes),
         "values": dict(rec["measurements"]["values"]) if ok else {},
+        "constants": _constants(problem),
+        "config": cfg,
         "guarantee_epsilon": rec["guarantee"]["epsilon"] if ok else None,
         "seconds": rec.get("seconds"),
     }
+
+
+def _constants(problem: Mapping[str, Any]) -> dict[str, float]:
+    """The problem's public constants and domain radius (what a ceiling reads)."""
+    out = {
+        str(k): float(v)
+        for k, v in (problem.get("constants") or {}).items()
+        if _finite(v)
+    }
+    radius = (problem.get("assumptions") or {}).get("radius")
+    if _finite(radius):
+        out["radius"] = float(radius)
+    return out
+
+
+def ceiling(pred: Prediction, obs: Mapping[str, Any] | None) -> float:
+    """The trivial ceiling of ``pred``'s measurement at a cell (``NaN``: unknown).
+
+    A number is itself (``inf``: the measurement has no trivial ceiling, so any
+    finite bound can fail); a name of
+    :data:`~dpsample.validation.spec.CEILING_CONSTANTS` is read from the cell's
+    public constants, ``loss_range`` falling back to ``lipschitz * 2 * radius``; a
+    function is called with the cell's public facts (``n``, ``d``, ``epsilon``,
+    ``delta``, ``constants``, ``axes``, ``config``; never its measurements).
+
+    Args:
+        pred: The prediction (its ``ceiling`` comes from the spec's ``[ceilings]``).
+        obs: The cell's observation (only its public facts are read), or a mapping
+            with its ``constants``.
+
+    Returns:
+        The ceiling.
+
+    Examples:
+        >>> from dpsample.validation.spec import Prediction
+        >>> from dpsample.validation.tables import ceiling
+        >>> risk = Prediction("p", "risk", ceiling="loss_range")
+        >>> ceiling(risk, {"constants": {"lipschitz": 1.0, "radius": 1.5}})
+        3.0
+        >>> ceiling(Prediction("p", "ks", ceiling=1.0), {})
+        1.0
+        >>> ceiling(Prediction("p", "r", ceiling=lambda f: f["d"] ** 0.5 / 4), {"d": 4})
+        0.5
+        >>> ceiling(Prediction("p", "x"), {"constants": {"lipschitz": 1.0}})
+        nan
+    """
+    c = pred.ceiling
+    obs = obs or {}
+    if c is None:
+        return math.nan
+    if callable(c):
+        facts = {
+            k: obs.get(k) for k in (*SUMMARY_VARIABLES, "constants", "axes", "config")
+        }
+        value = c(facts)
+        return float(value) if _finite(value) or value == math.inf else math.nan
+    if not isinstance(c, str):
+        return float(c)
+    constants = obs.get("constants") or {}
+    value = constants.get(c)
+    if _finite(value):
+        return float(value)  # type: ignore[arg-type]
+    if c == "loss_range":
+        lip, radius = constants.get("lipschitz"), constants.get("radius")
+        if _finite(lip) and _finite(radius):
+            return 2.0 * float(lip) * float(radius)  # type: ignore[arg-type]
+    return math.nan
 
 
 # ------------------------------------------------------------------- grid points
@@ -176,6 +296,39 @@ class _Stats:
     mc_se: float
     failed: int
     guarantee_epsilon: float
+    ceiling: float = math.nan  # smallest over the finished seeds
+    informative: bool | None = None
+    why: str = ""  # why not informative (or why undecided)
+
+
+def _informative(
+    pred: Prediction, checked: Sequence[tuple[float, float, Mapping[str, Any]]]
+) -> tuple[bool | None, str, float]:
+    """(informative, why not, ceiling) of a bound checked at ``(value, bound, obs)``.
+
+    Informative: every seed's bound lies below the measurement's ceiling (else the
+    check could not fail) and, where the prediction names the start point's
+    measurement, the start point violates the bound at every seed (else the run
+    may have released a point that met the claim before it ran).
+    """
+    ceilings = [ceiling(pred, o) for _, _, o in checked]
+    c = min(ceilings) if ceilings else math.nan
+    if not checked:
+        return None, "no finished seed with a bound", c
+    name = getattr(pred.ceiling, "__name__", pred.ceiling)
+    if pred.ceiling is None:
+        return None, "no ceiling declared", c
+    if any(math.isnan(x) for x in ceilings):
+        return None, f"ceiling {name} unknown", c
+    if any(b >= x for (_, b, _), x in zip(checked, ceilings, strict=True)):
+        return False, f"bound >= ceiling ({name} = {c:.4g})", c
+    if pred.start is not None:
+        starts = [o["values"].get(pred.start) for _, _, o in checked]
+        if not all(_finite(v) for v in starts):
+            return None, f"start point not measured ({pred.start})", c
+        if any(v <= b for v, (_, b, _) in zip(starts, checked, strict=True)):
+            return False, f"the start point meets the bound ({pred.start})", c
+    return True, "", c
 
 
 def _stats(point: _Point, pred: Prediction) -> _Stats:
@@ -186,16 +339,22 @@ def _stats(point: _Point, pred: Prediction) -> _Stats:
     mean = float(values.mean()) if k else math.nan
     se = float(values.std(ddof=1) / math.sqrt(k)) if k > 1 else math.nan
     bound, holds = math.nan, None
+    informative, why = None, ""
+    cap = min(
+        (ceiling(pred, o) for v, o in pairs if _finite(v)),
+        default=math.nan,
+    )
     if pred.bound is not None:
         checked = [
-            (v, o["values"].get(pred.bound))
+            (v, o["values"].get(pred.bound), o)
             for v, o in pairs
             if _finite(v) and _finite(o["values"].get(pred.bound))
         ]
-        bounds = [b for _, b in checked]
+        bounds = [b for _, b, _ in checked]
         if bounds:
             bound = float(np.mean(bounds))
-            holds = all(v <= b for v, b in checked)
+            holds = all(v <= b for v, b, _ in checked)
+        informative, why, _ = _informative(pred, checked)
     mc = [o["values"].get(f"{pred.measurement}_se") for o in ok]
     mc = [v for v in mc if _finite(v)]
     eps = [o["guarantee_epsilon"] for o in ok if _finite(o.get("guarantee_epsilon"))]
@@ -208,6 +367,9 @@ def _stats(point: _Point, pred: Prediction) -> _Stats:
         float(np.mean(mc)) if mc else math.nan,
         sum(o["status"] != "ok" for o in point.obs),
         max(eps) if eps else math.nan,
+        cap,
+        informative,
+        why,
     )
 
 
@@ -227,11 +389,19 @@ def summarize(
     a finite measurement, ``measured_mean`` and ``measured_se`` (standard error over
     seeds, ``NaN`` for one seed) summarise them, ``bound`` is the mean of the seeds'
     bounds, ``ratio = measured_mean / bound`` and ``holds`` is true when no seed
-    exceeded its bound (empty without a bound). Then ``measurement``,
-    ``bound_name``, ``measured_max``, ``measured_mc_se`` (mean of the
-    ``<measurement>_se`` a Monte Carlo measurement reports), ``failed`` (failed or
-    missing seeds), ``guarantee_epsilon`` (largest reported epsilon of the released
-    points), ``label`` (:data:`LABEL`) and one column per grid axis.
+    exceeded its bound (empty without a bound). ``informative`` says whether the
+    check could have failed: true when every seed's bound lies below the
+    measurement's trivial ceiling (:func:`ceiling`; the spec's ``[ceilings]``) and,
+    where the prediction names the start point's measurement (``start``), the start
+    point violates the bound at every seed; false when a bound reaches the ceiling
+    or the start point already meets it; empty when it cannot be told (no bound, no
+    ceiling declared, start point not measured). ``holds_informative`` is
+    ``holds`` on the informative rows, empty elsewhere. Then ``ceiling`` (the
+    smallest over the seeds), ``not_informative`` (why not, or why undecided),
+    ``measurement``, ``bound_name``, ``measured_max``, ``measured_mc_se`` (mean of
+    the ``<measurement>_se`` a Monte Carlo measurement reports), ``failed`` (failed
+    or missing seeds), ``guarantee_epsilon`` (largest reported epsilon of the
+    released points), ``label`` (:data:`LABEL`) and one column per grid axis.
 
     Args:
         observations: One per cell (see the module docstring).
@@ -250,10 +420,17 @@ def summarize(
         ...      "axes": {"data.n": 100}, "values": {"risk": r, "thm": 0.5},
         ...      "guarantee_epsilon": 1.0}
         ...     for s, r in enumerate([0.1, 0.3])]
-        >>> row = summarize(obs, [Prediction("p", "risk", "thm")], experiment="e")
+        >>> pred = Prediction("p", "risk", "thm", ceiling=1.0)
+        >>> row = summarize(obs, [pred], experiment="e")
         >>> row = row.to_dict(orient="records")[0]
         >>> [row[k] for k in ("seeds", "measured_mean", "bound", "ratio", "holds")]
         [2, 0.2, 0.5, 0.4, True]
+        >>> row["informative"], row["holds_informative"]
+        (True, True)
+        >>> vacuous = Prediction("p", "risk", "thm", ceiling=0.5)  # bound = ceiling
+        >>> row = summarize(obs, [vacuous], experiment="e").iloc[0]
+        >>> bool(row["informative"]), row["not_informative"]
+        (False, 'bound >= ceiling (0.5 = 0.5)')
     """
     observations = list(observations)
     axes = _axes_of(observations)
@@ -277,6 +454,10 @@ def summarize(
                     if _finite(st.bound) and st.bound != 0
                     else math.nan,
                     "holds": st.holds,
+                    "informative": st.informative,
+                    "holds_informative": st.holds if st.informative else None,
+                    "ceiling": st.ceiling,
+                    "not_informative": st.why,
                     "measurement": pred.measurement,
                     "bound_name": pred.bound,
                     "measured_max": float(st.values.max())
@@ -291,6 +472,8 @@ def summarize(
             )
     columns = [
         *SUMMARY_COLUMNS,
+        "ceiling",
+        "not_informative",
         "measurement",
         "bound_name",
         "measured_max",
@@ -301,7 +484,8 @@ def summarize(
         *[a for a in axes if a not in SUMMARY_COLUMNS],
     ]
     frame = pd.DataFrame(rows, columns=columns)
-    frame["holds"] = frame["holds"].astype("boolean")
+    for column in ("holds", "informative", "holds_informative"):
+        frame[column] = frame[column].astype("boolean")
     frame["seeds"] = frame["seeds"].astype("int64")
     return frame
 
@@ -316,20 +500,35 @@ class SlopeFit:
         variable: The slope variable.
         at: The values that fix the group (``"privacy.epsilon = 1.0"``; empty when
             the prediction has one group).
-        x: The variable at the group's points (sorted).
+        x: The variable at the group's points (sorted; all of them, dropped ones
+            included).
         mean: Mean measurement per point.
         se: Standard error per point (``NaN`` for one seed).
         bound: Mean bound per point (``NaN`` without one).
         seeds: Seeds per point.
-        slope: Least-squares slope of ``log mean`` on ``log x`` (``NaN`` with fewer
-            than two usable points).
+        slope: Least-squares slope of ``log mean`` on ``log x`` over the kept
+            points (``NaN`` with fewer than two).
         intercept: Its intercept.
-        ci_low: 2.5% bootstrap quantile (seeds resampled within each point).
-        ci_high: 97.5% quantile.
+        ci_low: Lower end of the 95% interval: the union of the lack-of-fit
+            interval (``slope -/+ t(0.975, k - 2) s / sqrt(Sxx)`` from the residuals
+            of the ``k`` kept points' log means, which carry both the seeds' noise
+            and any misfit of a power law across points) and the seed bootstrap's.
+        ci_high: Its upper end.
         theory: The theory slope.
-        consistent: ``theory`` lies in ``[ci_low, ci_high]`` or within
-            :data:`SLOPE_TOLERANCE` of ``slope``.
-        used: Points with a positive mean (the others cannot enter a log-log fit).
+        consistent: ``verdict == "consistent"``.
+        used: Kept points.
+        verdict: One of :data:`VERDICTS`: ``"no fit"`` (fewer than two kept
+            points, or no finite interval), ``"too few points/seeds"`` (fewer
+            than :data:`MIN_POINTS` kept points or fewer than :data:`MIN_SEEDS`
+            seeds at one of them, whatever the interval says), ``"not
+            consistent"`` (the theory slope lies outside the interval),
+            ``"underpowered"`` (inside, but the interval is wider than
+            :data:`MAX_CI_WIDTH`), ``"consistent"`` (inside a narrower one).
+        kept: Per point, whether it entered the fit.
+        dropped: Why each left-out point left (``"x = 500: saturated"``, ...).
+        seed_ci: The seed bootstrap's interval alone (seeds resampled within each
+            point; misfit across points ignored).
+        lack_of_fit_ci: The residual interval alone (``NaN`` with two points).
     """
 
     prediction: Prediction
@@ -347,6 +546,11 @@ class SlopeFit:
     theory: float
     consistent: bool
     used: int
+    verdict: str = "no fit"
+    kept: np.ndarray | None = None
+    dropped: tuple[str, ...] = ()
+    seed_ci: tuple[float, float] = (math.nan, math.nan)
+    lack_of_fit_ci: tuple[float, float] = (math.nan, math.nan)
 
 
 def _tied(points: Sequence[_Point], a: str, b: str) -> bool:
@@ -370,7 +574,10 @@ def _ols(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _bootstrap(
     samples: Sequence[np.ndarray], logx: np.ndarray, n_boot: int, rng: Any
 ) -> tuple[float, float]:
-    """95% percentile interval of the slope, seeds resampled within each point."""
+    """95% percentile interval of the slope, seeds resampled within each point.
+
+    One seed at a point gives it no resampling noise.
+    """
     means = np.empty((n_boot, len(samples)))
     for j, s in enumerate(samples):
         means[:, j] = s[rng.integers(0, len(s), (n_boot, len(s)))].mean(axis=1)
@@ -397,8 +604,14 @@ def slope_fits(
     by every other column (algorithm, ``n``, ``d``, ``epsilon``, ``delta``, axes)
     except those tied one-to-one to the variable (``data.n`` to ``n``, a zipped
     axis); each group with two or more values of the variable gets a least-squares
-    fit of ``log(measured_mean)`` on ``log(variable)``, and a 95% percentile
-    bootstrap interval from ``n_boot`` resamples of the seeds within each point.
+    fit of ``log(measured_mean)`` on ``log(variable)`` over the points inside the
+    regime the rate describes. A point leaves the fit (and :attr:`SlopeFit.dropped`
+    says why) when its mean is not positive, when its mean exceeds
+    :data:`SATURATION` times the measurement's ceiling (saturated), or when the
+    prediction's bound reaches the ceiling there (the theory says nothing). The 95%
+    interval is the union of the lack-of-fit t interval (residuals across points)
+    and the percentile bootstrap from ``n_boot`` resamples of the seeds within each
+    point; :attr:`SlopeFit.verdict` reads it.
 
     Args:
         observations: One per cell.
@@ -440,6 +653,48 @@ def slope_fits(
     return fits
 
 
+def _lack_of_fit(
+    logx: np.ndarray, logy: np.ndarray, slope: float
+) -> tuple[float, float]:
+    """95% t interval of the slope from the residuals across points (k - 2 df)."""
+    k = len(logx)
+    if k < 3:
+        return math.nan, math.nan
+    from scipy import stats
+
+    xc = logx - logx.mean()
+    resid = logy - logy.mean() - slope * xc
+    s2 = float(resid @ resid) / (k - 2)
+    half = float(stats.t.ppf(0.975, k - 2)) * math.sqrt(s2 / float(xc @ xc))
+    return slope - half, slope + half
+
+
+def _saturated(stats_: _Stats) -> str:
+    """Why a point is outside the regime a rate describes ("" when inside)."""
+    c = stats_.ceiling
+    if not math.isfinite(stats_.mean) or stats_.mean <= 0:
+        return "mean <= 0 (no logarithm)"
+    if math.isfinite(c) and stats_.mean > SATURATION * c:
+        return f"saturated (mean > {SATURATION:g} x ceiling {c:.4g})"
+    if stats_.informative is False and stats_.why.startswith("bound >="):
+        return "the bound reaches the ceiling (outside the theory's regime)"
+    return ""
+
+
+def _verdict(used: int, min_seeds: int, lo: float, hi: float, theory: float) -> str:
+    if used < 2:
+        return "no fit"
+    if used < MIN_POINTS or min_seeds < MIN_SEEDS:
+        return "too few points/seeds"
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "no fit"
+    if not lo <= theory <= hi:
+        return "not consistent"
+    if hi - lo > MAX_CI_WIDTH:
+        return "underpowered"
+    return "consistent"
+
+
 def _fit(
     pred: Prediction,
     var: str,
@@ -463,18 +718,26 @@ def _fit(
     se = np.array([r[1].se for r in rows])
     bound = np.array([r[1].bound for r in rows])
     seeds = np.array([len(r[1].values) for r in rows])
-    use = np.isfinite(mean) & (mean > 0)
+    reasons = [_saturated(r[1]) for r in rows]
+    use = np.array([not why for why in reasons])
+    dropped = tuple(
+        f"{var} = {xv:g}: {why}" for xv, why in zip(x, reasons, strict=True) if why
+    )
     slope = intercept = lo = hi = math.nan
+    seed_ci = lof_ci = (math.nan, math.nan)
     if len(set(x[use])) >= 2:
         logx = np.log(x[use])
-        s, c = _ols(logx, np.log(mean[use])[None, :])
+        logy = np.log(mean[use])
+        s, c = _ols(logx, logy[None, :])
         slope, intercept = float(s[0]), float(c[0])
         samples = [r[1].values for r, u in zip(rows, use, strict=True) if u]
-        lo, hi = _bootstrap(samples, logx, n_boot, np.random.default_rng(list(seed)))
-    consistent = bool(
-        (math.isfinite(lo) and lo <= theory <= hi)
-        or (math.isfinite(slope) and abs(slope - theory) <= SLOPE_TOLERANCE)
-    )
+        seed_ci = _bootstrap(samples, logx, n_boot, np.random.default_rng(list(seed)))
+        lof_ci = _lack_of_fit(logx, logy, slope)
+        ends = [v for v in (*seed_ci, *lof_ci) if math.isfinite(v)]
+        if ends:
+            lo, hi = min(ends), max(ends)
+    used = int(use.sum())
+    verdict = _verdict(used, int(seeds[use].min()) if used else 0, lo, hi, theory)
     return SlopeFit(
         pred,
         var,
@@ -489,8 +752,13 @@ def _fit(
         lo,
         hi,
         theory,
-        consistent,
-        int(use.sum()),
+        verdict == "consistent",
+        used,
+        verdict,
+        use,
+        dropped,
+        seed_ci,
+        lof_ci,
     )
 
 
@@ -625,9 +893,13 @@ def fit_slopes(
     """``slopes.csv``: one row per prediction, slope variable and group of points.
 
     Columns :data:`SLOPE_COLUMNS` first (see :func:`slope_fits` for the fit and
-    :class:`SlopeFit` for ``consistent``), then ``measurement``, ``at`` (what fixes
-    the group), ``points`` (grid points in the fit), ``seeds`` (finished seeds in
-    them) and ``label``.
+    :class:`SlopeFit` for ``verdict``; ``consistent`` is ``verdict ==
+    "consistent"``), then ``measurement``, ``at`` (what fixes the group),
+    ``points`` (grid points in the fit), ``seeds`` (finished seeds in them),
+    ``min_seeds`` (the fewest at one of them), ``ci_width``, ``seed_ci_low``,
+    ``seed_ci_high`` (the seed bootstrap alone), ``lof_ci_low``, ``lof_ci_high``
+    (the lack-of-fit interval alone), ``dropped`` (the points left out and why) and
+    ``label``.
 
     Args:
         observations: One per cell.
@@ -651,12 +923,16 @@ def fit_slopes(
         ...      "n": n, "d": 1, "epsilon": 1.0, "delta": 1e-6,
         ...      "axes": {"data.n": n},
         ...      "values": {"risk": n ** -0.5 * rng.lognormal(0, 0.05)}}
-        ...     for n in (100, 200, 400, 800) for s in range(5)]
+        ...     for n in (100, 200, 400, 800, 1600) for s in range(8)]
         >>> t = fit_slopes(obs, [Prediction("p", "risk", slopes={"n": -0.5})],
         ...                experiment="e")
         >>> row = t.to_dict(orient="records")[0]
-        >>> abs(row["fitted_slope"] + 0.5) < 0.05, row["consistent"]
-        (True, True)
+        >>> abs(row["fitted_slope"] + 0.5) < 0.05, row["verdict"], row["points"]
+        (True, 'consistent', 5)
+        >>> few = fit_slopes(obs[:32], [Prediction("p", "risk", slopes={"n": -0.5})],
+        ...                  experiment="e")
+        >>> few.loc[0, "verdict"], bool(few.loc[0, "consistent"])
+        ('too few points/seeds', False)
     """
     if fits is None:
         fits = slope_fits(observations, predictions, n_boot=n_boot, seed=seed)
@@ -669,18 +945,207 @@ def fit_slopes(
             "ci_low": f.ci_low,
             "ci_high": f.ci_high,
             "theory_slope": f.theory,
+            "verdict": f.verdict,
             "consistent": f.consistent,
             "measurement": f.prediction.measurement,
             "at": f.at,
             "points": f.used,
-            "seeds": int(f.seeds.sum()),
+            "seeds": int(f.seeds[_kept(f)].sum()),
+            "min_seeds": int(f.seeds[_kept(f)].min()) if f.used else 0,
+            "ci_width": f.ci_high - f.ci_low,
+            "seed_ci_low": f.seed_ci[0],
+            "seed_ci_high": f.seed_ci[1],
+            "lof_ci_low": f.lack_of_fit_ci[0],
+            "lof_ci_high": f.lack_of_fit_ci[1],
+            "dropped": "; ".join(f.dropped),
             "label": LABEL,
         }
         for f in fits
     ]
-    columns = [*SLOPE_COLUMNS, "measurement", "at", "points", "seeds", "label"]
-    frame = pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=[*SLOPE_COLUMNS, *_SLOPE_EXTRA])
     frame["consistent"] = frame["consistent"].astype(bool)
+    return frame
+
+
+_SLOPE_EXTRA = (
+    "measurement",
+    "at",
+    "points",
+    "seeds",
+    "min_seeds",
+    "ci_width",
+    "seed_ci_low",
+    "seed_ci_high",
+    "lof_ci_low",
+    "lof_ci_high",
+    "dropped",
+    "label",
+)
+
+
+def _kept(fit: SlopeFit) -> np.ndarray:
+    return np.ones(len(fit.x), bool) if fit.kept is None else fit.kept
+
+
+# ------------------------------------------------------------------- comparisons
+def _arm_values(
+    point: _Point, measurement: str, epsilon: str | None
+) -> dict[int, tuple[float, float]]:
+    """``{seed: (measurement, spent epsilon)}`` of a point's finished seeds."""
+    out = {}
+    for o in point.obs:
+        if o["status"] != "ok":
+            continue
+        v = o["values"].get(measurement)
+        e = o.get("guarantee_epsilon") if epsilon is None else o["values"].get(epsilon)
+        if _finite(v):
+            out[int(o["seed"])] = (float(v), float(e) if _finite(e) else math.nan)
+    return out
+
+
+def _paired_test(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p-value of ``a - b`` (1 when all equal)."""
+    from scipy import stats
+
+    diff = a - b
+    if len(diff) == 0:
+        return math.nan
+    if not np.any(diff != 0):
+        return 1.0
+    return float(stats.wilcoxon(a, b, zero_method="wilcox").pvalue)
+
+
+def compare(
+    observations: Iterable[Mapping[str, Any]],
+    comparisons: Sequence[Comparison],
+    *,
+    experiment: str,
+) -> pd.DataFrame:
+    """``comparisons.csv``: two arms paired by grid point and seed.
+
+    For each comparison, a grid point of arm ``a`` pairs with the point of arm
+    ``b`` that has the same values of the comparison's ``by`` columns, and their
+    seeds pair by index (the same seed index sets the same data seed in both).
+    One row per pair of points: ``pairs`` (seeds finished in both),
+    ``median_ratio`` (median over the pairs of ``a / b``; ``NaN`` if a ``b`` is
+    not positive), ``p_value`` (two-sided Wilcoxon signed-rank test of ``a - b``,
+    exact for few pairs; 1 when every difference is 0), ``epsilon_a`` and
+    ``epsilon_b`` (each arm's largest spent epsilon over the pairs: the released
+    point's guarantee, or the measured value the arm names), ``epsilon_match``
+    (within :data:`EPSILON_TOLERANCE` of each other, relative to the larger: a
+    comparison at unequal budgets is flagged, not hidden), then ``mean_a``,
+    ``mean_b``, ``min_p`` (the smallest p-value the test can give with this many
+    pairs, ``2^(1 - pairs)``), ``measurement_a``, ``measurement_b``, ``test`` and
+    ``label``.
+
+    Args:
+        observations: One per cell.
+        comparisons: The spec's comparisons.
+        experiment: The experiment's name.
+
+    Returns:
+        The table.
+
+    Raises:
+        ValueError: A point of arm ``a`` matches several points of arm ``b`` (the
+            comparison's ``by`` does not name what tells them apart).
+
+    Examples:
+        >>> from dpsample.validation.spec import Arm, Comparison
+        >>> from dpsample.validation.tables import compare
+        >>> obs = [
+        ...     {"cell": f"{a}{s}", "seed": s, "status": "ok", "algorithm": a,
+        ...      "n": 100, "d": 1, "epsilon": 1.0, "delta": 1e-6, "axes": {},
+        ...      "values": {"g": (0.5 if a == "warm" else 1.0) * (1 + s / 10)},
+        ...      "guarantee_epsilon": 1.0}
+        ...     for a in ("warm", "cold") for s in range(8)]
+        >>> arms = (Arm("warm", {"algorithm": ["warm"]}, "g"),
+        ...         Arm("cold", {"algorithm": ["cold"]}, "g"))
+        >>> row = compare(obs, [Comparison("c", arms, ("n",))], experiment="e")
+        >>> row = row.to_dict(orient="records")[0]
+        >>> row["pairs"], row["median_ratio"], round(row["p_value"], 4)
+        (8, 0.5, 0.0078)
+        >>> row["epsilon_match"]
+        True
+    """
+    observations = list(observations)
+    points = _points(observations)
+    rows = []
+    for comp in comparisons:
+        arm_a, arm_b = comp.arms
+        sides = []
+        for arm in comp.arms:
+            sides.append(
+                [
+                    p
+                    for p in points
+                    if _selected(p, comp.where) and _selected(p, arm.where)
+                ]
+            )
+        for pa in sides[0]:
+            key = _hashable([pa.column(c) for c in comp.by])
+            match = [
+                pb
+                for pb in sides[1]
+                if _hashable([pb.column(c) for c in comp.by]) == key
+            ]
+            if not match:
+                continue
+            if len(match) > 1:
+                raise ValueError(
+                    f"comparison {comp.name!r}: a point of arm {arm_a.label!r} pairs "
+                    f"with {len(match)} points of arm {arm_b.label!r}; name what "
+                    "tells them apart in by"
+                )
+            va = _arm_values(pa, arm_a.measurement, arm_a.epsilon)
+            vb = _arm_values(match[0], arm_b.measurement, arm_b.epsilon)
+            seeds = sorted(set(va) & set(vb))
+            a = np.array([va[s][0] for s in seeds])
+            b = np.array([vb[s][0] for s in seeds])
+            ea = max((va[s][1] for s in seeds), default=math.nan)
+            eb = max((vb[s][1] for s in seeds), default=math.nan)
+            ratio = float(np.median(a / b)) if len(b) and np.all(b > 0) else math.nan
+            match_eps = bool(
+                math.isfinite(ea)
+                and math.isfinite(eb)
+                and abs(ea - eb) <= EPSILON_TOLERANCE * max(ea, eb)
+            )
+            rows.append(
+                {
+                    "experiment": experiment,
+                    "comparison": comp.name,
+                    "arm_a": arm_a.label,
+                    "arm_b": arm_b.label,
+                    "at": ", ".join(
+                        f"{c} = {json.dumps(pa.column(c))}" for c in comp.by
+                    ),
+                    "pairs": len(seeds),
+                    "median_ratio": ratio,
+                    "p_value": _paired_test(a, b),
+                    "epsilon_a": ea,
+                    "epsilon_b": eb,
+                    "epsilon_match": match_eps,
+                    "mean_a": float(a.mean()) if len(a) else math.nan,
+                    "mean_b": float(b.mean()) if len(b) else math.nan,
+                    "min_p": 2.0 ** (1 - len(seeds)) if seeds else math.nan,
+                    "measurement_a": arm_a.measurement,
+                    "measurement_b": arm_b.measurement,
+                    "test": "Wilcoxon signed-rank, two-sided",
+                    "label": LABEL,
+                }
+            )
+    columns = [
+        *COMPARISON_COLUMNS,
+        "mean_a",
+        "mean_b",
+        "min_p",
+        "measurement_a",
+        "measurement_b",
+        "test",
+        "label",
+    ]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["epsilon_match"] = frame["epsilon_match"].astype(bool)
     return frame
 
 

@@ -200,6 +200,9 @@ def _spider_checks(execution: Any, fd: _Empirical, x0: np.ndarray) -> dict[str, 
             s8_gradient_bound=float(alpha1 + slack),
             s8_released_negative_curvature=float(-fd.hess_diag(x_out).min()),
             s8_curvature_bound=float(math.sqrt(rho * alpha1) + info["eig_slack"]),
+            # the same at the start point x0 (issue 26: a start within the bound)
+            s8_start_gradient_norm=float(np.linalg.norm(fd.grad(x0))),
+            s8_start_negative_curvature=float(-fd.hess_diag(x0).min()),
         )
     return out
 

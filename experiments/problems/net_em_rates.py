@@ -64,6 +64,23 @@ def loss(c: float = 4.0) -> Any:
     return loss_fn
 
 
+def loss_range(facts: Any) -> float:
+    """The loss's range ``sqrt(d) / c`` from a cell's public facts (a ceiling).
+
+    Each term ``|sin(.)| / (c sqrt(d))`` lies in ``[0, 1 / (c sqrt(d))]``, so
+    ``f(x; z)`` and every (excess) risk lie in ``[0, sqrt(d) / c]``: the trivial
+    ceiling of the risk measurements ([ceilings] in the spec; issue 26), tighter
+    than ``G D = 2``.
+
+    Examples:
+        >>> from experiments.problems.net_em_rates import loss_range
+        >>> loss_range({"d": 4, "config": {"loss": {"params": {"c": 4.0}}}})
+        0.5
+    """
+    c = float(facts["config"]["loss"].get("params", {}).get("c", 4.0))
+    return math.sqrt(float(facts["d"])) / c
+
+
 def coordinate_risk(t: Any, *, c: float, sigma: float) -> np.ndarray:
     """``h(t) = E|sin(c (t - z))|``, ``z ~ N(0, sigma^2)``, by its Fourier series."""
     m = np.arange(1, NUM_TERMS + 1, dtype=np.float64)

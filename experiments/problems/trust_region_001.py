@@ -230,6 +230,11 @@ def measure(execution: Any) -> dict[str, float]:
         "wall_time": float(execution.report["seconds"]),
         "alpha": alpha,
         "sqrt_rho_alpha": math.sqrt(rho * alpha),
+        # the claim at the start point w0 = 0: a bound it already meets is no evidence
+        "start_grad_norm": float(np.linalg.norm(obj.grad(np.zeros_like(w)))),
+        "start_negative_curvature": max(
+            0.0, -float(np.linalg.eigvalsh(obj.hess(np.zeros_like(w)))[0])
+        ),
     }
     if "iterations_run" in info:  # DP-TR, DP-STR
         out["iterations"] = float(info["iterations_run"])
