@@ -701,7 +701,7 @@ def write_outputs(
     slopes = fit_slopes(obs, spec.predictions, experiment=spec.name, fits=fits)
     comparisons = compare(obs, spec.comparisons, experiment=spec.name)
     failed = {
-        c.key: records[c.key]
+        c.key: dict(records[c.key])
         for c in cells
         if records.get(c.key, {}).get("status") == "failed"
     }

@@ -26,7 +26,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -217,18 +217,20 @@ def ceiling(pred: Prediction, obs: Mapping[str, Any] | None) -> float:
         facts = {
             k: obs.get(k) for k in (*SUMMARY_VARIABLES, "constants", "axes", "config")
         }
-        value = c(facts)
-        return float(value) if _finite(value) or value == math.inf else math.nan
+        computed = c(facts)
+        return (
+            float(computed) if _finite(computed) or computed == math.inf else math.nan
+        )
     if not isinstance(c, str):
         return float(c)
     constants = obs.get("constants") or {}
-    value = constants.get(c)
-    if _finite(value):
-        return float(value)  # type: ignore[arg-type]
+    declared = constants.get(c)
+    if _finite(declared):
+        return float(declared)
     if c == "loss_range":
         lip, radius = constants.get("lipschitz"), constants.get("radius")
         if _finite(lip) and _finite(radius):
-            return 2.0 * float(lip) * float(radius)  # type: ignore[arg-type]
+            return 2.0 * float(lip) * float(radius)
     return math.nan
 
 
@@ -278,7 +280,7 @@ def _selected(point: _Point, where: Mapping[str, Any]) -> bool:
     return True
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: Any) -> TypeGuard[float]:
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)
