@@ -13,9 +13,10 @@ from dpsample.finders import (
     tr_subproblem,
     trust_region,
 )
-from dpsample.finders.dp_sgd import dp_sgd, dp_sgd_guarantee, dp_sgd_transform
+from dpsample.finders.dp_sgd import dp_sgd, dp_sgd_guarantee
 from dpsample.finders.dp_spider import dp_spider
 from dpsample.finders.goldstein import goldstein_first_order, goldstein_zero_order
+from dpsample.finders.optax_transform import dp_sgd_transform
 from dpsample.finders.spider_sosp import spider_sosp, stochastic_spider
 from dpsample.finders.tr_subproblem import TRSubproblemSolution, solve_tr_subproblem
 from dpsample.finders.trust_region import (

@@ -116,21 +116,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, NamedTuple
+from typing import Any
 
 import dp_accounting
 import jax
 import jax.numpy as jnp
-import optax
 
 from dpsample import progress
 from dpsample._src import precision, validation
-from dpsample._src.clipping import (
-    GRADIENT_DTYPES,
-    check_clip_bound,
-    clip_coefficients,
-    clip_margin,
-)
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
 from dpsample.domains import Ball, project_with, projection_operands
 from dpsample.errors import MissingConstantError
@@ -155,9 +148,7 @@ __all__ = [
     "DPSGDInfo",
     "MAX_DEFAULT_STEPS",
     "OUTPUT_RULES",
-    "DPSGDState",
     "dp_sgd",
-    "dp_sgd_transform",
     "dp_sgd_guarantee",
 ]
 
@@ -925,133 +916,6 @@ class DPSGD(PrivateAlgorithm):
             iterates=xs if plan["return_iterates"] else None,
         )
         return PrivateResult(value, plan.guarantee, info)
-
-
-# ---------------------------------------------------------------------- optax
-class DPSGDState(NamedTuple):
-    """State of :func:`dp_sgd_transform`: the PRNG key, split at every update."""
-
-    rng_key: PRNGKey
-
-
-def dp_sgd_transform(
-    *,
-    l2_clip_norm: float,
-    noise_multiplier: float,
-    rng_key: PRNGKey,
-    expected_batch_size: int | None = None,
-) -> optax.GradientTransformation:
-    r"""Privatising optax transform: clip per-example gradients, sum, noise, average.
-
-    ``update(updates, state, params=None)`` expects **per-example** gradients: a pytree
-    whose leaves have a leading batch axis ``B``. Each example's whole gradient (all
-    leaves) is clipped to L2 norm ``l2_clip_norm / F``, the clipped gradients are
-    summed, ``N(0, (noise_multiplier * l2_clip_norm)^2)`` is added to every coordinate
-    (one key per leaf), and the result is divided by ``expected_batch_size`` (Poisson
-    sampling: a constant divisor keeps the sensitivity exact) or by ``B``. Chain it
-    with any optax optimiser (post-processing), e.g.
-    ``optax.chain(dp_sgd_transform(...), optax.sgd(lr))``.
-
-    ``noise_multiplier`` is the ecosystem's (Abadi et al., Opacus, TF Privacy,
-    dp-accounting) and dpsample's everywhere: noise std of the *sum* over the clip
-    norm. The same value gives the same noise in
-    :func:`~dpsample.finders.oracles.first_kind` (``z C / b`` on the mean) and the
-    same guarantee in :func:`dp_sgd_guarantee`, which accounts a run. For a padded
-    Poisson batch, zero the padding rows' gradients (they then contribute 0).
-
-    Clipping goes through :mod:`dpsample._src.clipping` like every clipping path:
-    rows are clipped at ``C / F`` with the rounding margin ``F`` of
-    :func:`~dpsample.finders.oracles.clip_margin` for the leaves' dtype (float32 if
-    any leaf is float32), so the sum keeps its sensitivity ``2C`` as computed, and a
-    row with a non-finite norm contributes zero. Leaves must be float32 or float64
-    and ``C`` must lie in that dtype's
-    :data:`~dpsample._src.clipping.CLIP_RANGES` (checked at the first ``update``).
-
-    Args:
-        l2_clip_norm: Clip norm ``C > 0`` (``inf`` allowed: no clipping, no guarantee).
-        noise_multiplier: ``z >= 0`` (0: no noise, no guarantee).
-        rng_key: Required PRNG key, stored in the state and split at every update.
-        expected_batch_size: Optional constant divisor.
-
-    Returns:
-        An ``optax.GradientTransformation``.
-
-    Privacy:
-        Per-example contribution ``C``; with Poisson sampling at rate ``q`` for ``T``
-        steps the run is covered by ``dp_sgd_guarantee(z, q, T)`` (replace-one: the
-        sensitivity of the sum is ``2C``, handled by the accountant).
-
-    Examples:
-        >>> import jax, jax.numpy as jnp, optax
-        >>> from dpsample.finders import dp_sgd_transform
-        >>> tx = optax.chain(dp_sgd_transform(l2_clip_norm=1.0, noise_multiplier=0.0,
-        ...                                   rng_key=jax.random.key(0)),
-        ...                  optax.sgd(0.1))
-        >>> params = {"w": jnp.zeros(2)}
-        >>> state = tx.init(params)
-        >>> grads = {"w": jnp.array([[3.0, 4.0], [0.0, 0.5]])}  # 2 examples
-        >>> upd, state = tx.update(grads, state, params)
-        >>> [round(v, 12) for v in upd["w"].tolist()]  # -0.1 * mean(clipped)
-        [-0.03, -0.065]
-    """
-    clip = validation.positive("l2_clip_norm", l2_clip_norm, allow_inf=True)
-    z = validation.nonnegative("noise_multiplier", noise_multiplier)
-    rng_key = validation.check_key(rng_key)
-    divisor = (
-        None
-        if expected_batch_size is None
-        else validation.positive_int("expected_batch_size", expected_batch_size)
-    )
-
-    def init_fn(params: Any) -> DPSGDState:
-        del params
-        return DPSGDState(rng_key)
-
-    def update_fn(
-        updates: Any, state: DPSGDState, params: Any = None
-    ) -> tuple[Any, DPSGDState]:
-        del params
-        leaves, treedef = jax.tree.flatten(updates)
-        batch = leaves[0].shape[0]
-        if math.isinf(clip):  # no clipping (and no guarantee)
-            scale = jnp.ones(batch)
-        else:
-            scale = _transform_clip_scale(leaves, batch, clip)
-        new_key, sub = jax.random.split(state.rng_key)
-        keys = jax.random.split(sub, len(leaves))
-        denom = batch if divisor is None else divisor
-        out = []
-        for leaf, key in zip(leaves, keys, strict=True):
-            s = jnp.sum(leaf * scale.reshape((batch,) + (1,) * (leaf.ndim - 1)), axis=0)
-            if z > 0:
-                s = s + (z * clip) * jax.random.normal(key, s.shape, s.dtype)
-            out.append(s / denom)
-        return jax.tree.unflatten(treedef, out), DPSGDState(new_key)
-
-    return optax.GradientTransformation(init_fn, update_fn)
-
-
-def _transform_clip_scale(leaves: list[Any], batch: int, clip: float) -> Array:
-    """Per-example clip coefficients of :func:`dp_sgd_transform` (shared clipping)."""
-    dtypes = {jnp.dtype(leaf.dtype).name for leaf in leaves}
-    if not dtypes <= set(GRADIENT_DTYPES):
-        raise ValueError(
-            f"dp_sgd_transform clips float32 or float64 gradients, got {sorted(dtypes)}"
-        )
-    name = "float32" if "float32" in dtypes else "float64"
-    bound = check_clip_bound(clip, name)
-    dim = max(1, sum(math.prod(leaf.shape[1:]) for leaf in leaves))
-    sq = jnp.sum(
-        jnp.stack([jnp.sum(leaf.reshape(batch, -1) ** 2, axis=1) for leaf in leaves]),
-        axis=0,
-    )
-    coef, _ = clip_coefficients(
-        sq,
-        jnp.ones(batch),
-        jnp.asarray(bound / clip_margin(name, batch, dim)),
-        jnp.dtype(name),
-    )
-    return coef
 
 
 def dp_sgd_guarantee(
