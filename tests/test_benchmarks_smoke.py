@@ -24,8 +24,15 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "benchmarks"
 SCRIPTS = sorted(p.name for p in BENCH.glob("bench_*.py"))
-#: Arguments of the quick mode (``--quick`` unless listed).
-QUICK_ARGS = {"gibbs_proximal_feasibility.py": []}
+#: Arguments of the smoke run: ``--quick``, or the smallest run a benchmark's own
+#: options give where its quick mode takes minutes (measured at load average 8-12
+#: on 2 cores: saddle_table --quick 361 s, sweep --quick 257 s). The code paths are
+#: the quick mode's; only sizes and the number of finders or cells shrink.
+QUICK_ARGS = {
+    "gibbs_proximal_feasibility.py": [],  # a table of plans: seconds, no mode
+    "bench_saddle_table.py": ["--n", "1000", "--finders", "dp_sgd"],
+    "bench_sweep.py": ["--cells", "2", "--repeats", "1", "--no-save"],
+}
 
 
 @pytest.fixture(scope="module")
