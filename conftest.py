@@ -11,6 +11,11 @@ library in a fresh 32-bit process.
 import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# The `dpsample` command turns on JAX's persistent compilation cache in the user's
+# cache folder (dpsample.cli.compile_cache_dir); tests that call `cli.main` or run
+# the command in a subprocess (which inherits this) must not write there. A test of
+# the cache itself sets its own temporary folder.
+os.environ["DPSAMPLE_COMPILE_CACHE"] = "0"
 
 import jax  # noqa: E402
 

@@ -17,7 +17,10 @@ whether the ratio meets 5x. JSON to ``benchmarks/results/compile_once.json``.
 Usage::
 
     python benchmarks/bench_compile_once.py [--names dp_sgd gibbs ...]
-        [--max-evaluations 200000] [--epsilon 2] [--delta 1e-6]
+        [--max-evaluations 200000] [--epsilon 2] [--delta 1e-6] [--quick]
+
+``--quick`` measures the first two registered algorithms only (unless ``--names``).
+The exit status is 1 when an algorithm failed or did not run.
 """
 
 from __future__ import annotations
@@ -89,18 +92,19 @@ print(json.dumps({"name": name, "domain": domain_used, "times": times,
 """
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--names", nargs="*")
     parser.add_argument("--max-evaluations", type=int, default=200_000)
     parser.add_argument("--epsilon", type=float, default=2.0)
     parser.add_argument("--delta", type=float, default=1e-6)
     parser.add_argument("--json", type=pathlib.Path, default=OUT)
+    parser.add_argument("--quick", action="store_true", help="two algorithms only")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from dpsample import registry
 
-    names = args.names or list(registry.names())
+    names = args.names or list(registry.names())[: 2 if args.quick else None]
     rows = []
     print(f"{'algorithm':<28}{'domain':<15}{'first s':>9}{'second s':>10}{'ratio':>8}")
     for name in names:
@@ -147,7 +151,8 @@ def main(argv: list[str] | None = None) -> None:
         )
         + "\n"
     )
+    return 0 if all("ratio" in row for row in rows) else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -84,7 +84,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing the package
     sys.path.insert(0, str(ROOT))
 
-import dpsample  # noqa: F401, E402  (x64)
+from dpsample._src import precision  # noqa: E402
 from dpsample.domains import Unconstrained  # noqa: E402
 from dpsample.finders import batches, oracles, trust_region  # noqa: E402
 from dpsample.finders.dp_sgd import _sgd_scan  # noqa: E402
@@ -437,7 +437,8 @@ def main(argv):
             start = time.perf_counter()
             _, s_info = s_run(jax.random.key(300 + r), theta0)
             t_s[name].append(time.perf_counter() - start)
-            branches.setdefault(name, s_info["branch_counts"])
+            counts = s_info["branch_counts"]  # a PublicRecord: a mapping
+            branches.setdefault(name, {k: int(v) for k, v in counts.items()})
         t_grad.append(_time(gd, theta0 + 1e-3 * r))
     full = statistics.median(t_grad) / spider_steps
     per_iter = statistics.median(t_run) / spider_steps
@@ -546,4 +547,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # float64 throughout, as the library computes: the benchmark drives internals
+    # (_sgd_scan, _spider_iterates) that public entry points run in this scope (their
+    # int64 batch indices do not lower outside it)
+    with precision.float64():
+        sys.exit(main(sys.argv[1:]))

@@ -13,7 +13,7 @@ released point averaged over the seeds: the empirical risk ``F(x_out)`` (``F >= 
 ``F(x0)`` is printed) and the certified Goldstein value at radius ``2 alpha``
 (:func:`dpsample.finders.goldstein_stationarity`).
 
-    python benchmarks/bench_goldstein_sizing.py [--n 1000] [--d 2] [--seeds 3]
+    python benchmarks/bench_goldstein_sizing.py [--n 1000] [--d 2] [--seeds 3] [--quick]
 
 Writes ``benchmarks/results/goldstein_sizing.json`` and prints a markdown table.
 """
@@ -55,7 +55,10 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--d", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="n = 200, one seed")
     args = parser.parse_args()
+    if args.quick:
+        args.n, args.seeds = 200, 1
     jax.config.update("jax_enable_x64", True)
     n, d = args.n, args.d
     rng = np.random.default_rng(0)

@@ -180,6 +180,7 @@ def child(target: int) -> None:
     import jax.numpy as jnp
 
     from dpsample import nets
+    from dpsample._src import precision
 
     problem = make_problem("squared")
     gc.collect()
@@ -190,15 +191,16 @@ def child(target: int) -> None:
     else:
         net = nets.grid_net(problem.domain, spacing=spacing_for(TARGETS[1]))
         chunk = nets.stream.auto_chunk_size(problem.n, net.num_candidates)
-        nets.stream.stream_argmax.lower(
-            jax.random.key(0),
-            problem.data,
-            net,
-            jnp.asarray(1.0),
-            loss_fn=problem.loss_fn,
-            chunk_size=chunk,
-            num_chunks=-(-net.num_candidates // chunk),
-        ).compile()
+        with precision.float64():  # an internal: lowered as the library runs it
+            nets.stream.stream_argmax.lower(
+                jax.random.key(0),
+                problem.data,
+                net,
+                jnp.asarray(1.0),
+                loss_fn=problem.loss_fn,
+                chunk_size=chunk,
+                num_chunks=-(-net.num_candidates // chunk),
+            ).compile()
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: KiB on Linux
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
     peak = _status_bytes("VmHWM") if reset else None

@@ -10,6 +10,8 @@ Usage::
 
     git worktree add /tmp/before <commit>
     python benchmarks/bench_proximal_step.py --trees /tmp/before . --rounds 3
+
+``--quick``: one round of 200 steps at n = 1e3 (default trees: this checkout twice).
 """
 
 from __future__ import annotations
@@ -61,9 +63,9 @@ print(json.dumps(out))
 """
 
 
-def measure(tree: str) -> dict[str, float]:
+def measure(tree: str, sizes=SIZES, steps=STEPS) -> dict[str, float]:
     bench = str(pathlib.Path(__file__).resolve().parent)
-    cmd = [sys.executable, "-c", _CHILD, tree, bench, json.dumps(SIZES), str(STEPS)]
+    cmd = [sys.executable, "-c", _CHILD, tree, bench, json.dumps(sizes), str(steps)]
     if shutil.which("taskset"):
         cmd = ["taskset", "-c", "0", *cmd]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -72,16 +74,24 @@ def measure(tree: str) -> dict[str, float]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--trees", nargs=2, required=True, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--trees", nargs=2, metavar=("BEFORE", "AFTER"))
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="1 round, n = 1e3")
     args = parser.parse_args(argv)
+    sizes, steps = SIZES, STEPS
+    if args.quick:
+        here = str(pathlib.Path(__file__).resolve().parents[1])
+        args.trees = args.trees or [here, here]
+        args.rounds, sizes, steps = 1, SIZES[:1], 200
+    if args.trees is None:
+        parser.error("--trees BEFORE AFTER is required (unless --quick)")
     trees = [str(pathlib.Path(t).resolve()) for t in args.trees]
     runs: dict[str, list[dict[str, float]]] = {t: [] for t in trees}
     for r in range(args.rounds):
         for tree in trees:
-            runs[tree].append(measure(tree))
+            runs[tree].append(measure(tree, sizes, steps))
             print(f"round {r + 1} {tree}: {runs[tree][-1]}", flush=True)
-    for n in SIZES:
+    for n in sizes:
         med = [statistics.median(run[str(n)] for run in runs[t]) for t in trees]
         print(
             f"n={n:>7d}  before {med[0]:7.1f} us/step  after {med[1]:7.1f} us/step  "

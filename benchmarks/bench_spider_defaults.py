@@ -35,6 +35,7 @@ JSON to ``benchmarks/results/spider_defaults.json``.
 Usage::
 
     nice -n 15 python benchmarks/bench_spider_defaults.py [--cells cosine:5:1 ...]
+        [--quick]
 """
 
 from __future__ import annotations
@@ -200,7 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--cells", nargs="+", default=list(CELLS))
     parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--quick", action="store_true", help="first cell, 2 seeds")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.seeds, args.cells = 2, args.cells[:1]
     jax.config.update("jax_enable_x64", True)  # the measurements in float64
     t_all = time.perf_counter()
     results = []

@@ -17,7 +17,7 @@ time of the run (plan + run, first call: compilation included). JSON to
 
 Usage::
 
-    python benchmarks/bench_warm_start_choice.py [--dims 1 2 3] [--n 4000]
+    python benchmarks/bench_warm_start_choice.py [--dims 1 2 3] [--n 4000] [--quick]
 """
 
 from __future__ import annotations
@@ -62,7 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--finder", default=None)
     parser.add_argument("--finder-steps", type=int, default=None)
+    parser.add_argument("--quick", action="store_true", help="d = 1; n = 1000")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.dims, args.n = [1], 1000
     options = {"num_steps": args.finder_steps} if args.finder_steps else {}
     rows = []
     for d in args.dims:

@@ -23,6 +23,17 @@ or ``--seed``); a given seed makes the guarantee conditional on keeping it secre
 ``dpsample sweep SPEC.toml --out DIR`` runs a grid of such runs on Dask and writes
 their tables, figures and report (:mod:`dpsample.validation`, ``docs/validation.md``).
 
+Compilation cache: ``quickstart``, ``run`` (not ``--dry-run``) and ``sweep`` turn on
+JAX's persistent compilation cache for their own process (:func:`compile_cache_dir`:
+``$XDG_CACHE_HOME/dpsample/jax``, default ``~/.cache/dpsample/jax``), so a second run of
+the same job loads its compiled programs instead of compiling them again. Off with
+``--no-compile-cache`` or ``DPSAMPLE_COMPILE_CACHE=0``; ``DPSAMPLE_COMPILE_CACHE=DIR``
+chooses the folder; a cache folder the caller already gave JAX
+(``JAX_COMPILATION_CACHE_DIR``) is left as it is. This is the command's setting only:
+importing :mod:`dpsample` (or calling :func:`quickstart` from Python) changes no JAX
+setting. The cache holds compiled XLA programs (no data) and is not size-capped:
+delete the folder to empty it.
+
 Exit status: ``0`` success; ``2`` a usage, configuration or privacy-parameter error,
 an infeasible budget or an existing output folder (``dpsample: error: ...`` on
 stderr, no traceback); ``3`` a sweep finished with failed cells (named on stderr);
@@ -39,11 +50,13 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "COMPILE_CACHE_ENV",
+    "compile_cache_dir",
     "dry_run_config",
     "list_algorithms",
     "main",
@@ -52,6 +65,13 @@ __all__ = [
     "run_config",
     "run_sweep_spec",
 ]
+
+#: Environment variable: ``0``/``off``/``false``/``no`` turns the command's persistent
+#: compilation cache off; any other non-empty value is the cache folder.
+COMPILE_CACHE_ENV = "DPSAMPLE_COMPILE_CACHE"
+
+#: Values of :data:`COMPILE_CACHE_ENV` that turn the cache off.
+_OFF = ("0", "off", "false", "no")
 
 #: Publicly chosen features of the quickstart (no look at the data's statistics).
 QUICKSTART_FEATURES = ("mean concave points", "mean fractal dimension")
@@ -725,6 +745,63 @@ def run_sweep_spec(
 
 
 # ------------------------------------------------------------------------ parser
+# ------------------------------------------------------------- compilation cache
+def compile_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The folder of the command's persistent compilation cache, or None when off.
+
+    ``$DPSAMPLE_COMPILE_CACHE`` when it names a folder (``0``, ``off``, ``false`` or
+    ``no``: off), else ``$XDG_CACHE_HOME/dpsample/jax`` (an absolute
+    ``XDG_CACHE_HOME`` only, as the XDG specification says), else
+    ``~/.cache/dpsample/jax``. Reads the environment only: it creates nothing and
+    sets nothing.
+
+    Args:
+        environ: The environment (default ``os.environ``).
+
+    Returns:
+        The folder, or ``None`` when the cache is turned off.
+
+    Examples:
+        >>> from dpsample.cli import compile_cache_dir
+        >>> str(compile_cache_dir({"XDG_CACHE_HOME": "/tmp/c"}))
+        '/tmp/c/dpsample/jax'
+        >>> compile_cache_dir({"DPSAMPLE_COMPILE_CACHE": "off"}) is None
+        True
+    """
+    env = os.environ if environ is None else environ
+    value = env.get(COMPILE_CACHE_ENV, "").strip()
+    if value.lower() in _OFF:
+        return None
+    if value:
+        return Path(value).expanduser()
+    xdg = env.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path(env.get("HOME", "~")) / ".cache"
+    return base.expanduser() / "dpsample" / "jax"
+
+
+def _use_compile_cache(folder: Path | None) -> None:
+    """Point JAX's persistent compilation cache at ``folder`` (this process only).
+
+    Every compiled program is cached (JAX's default keeps only those that took over
+    a second to compile; the quickstart's take tens of milliseconds each). A cache
+    folder already given to JAX is kept; a folder that cannot be created leaves
+    the cache off, with a note on stderr.
+    """
+    if folder is None:
+        return
+    import jax
+
+    if jax.config.jax_compilation_cache_dir:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        print(f"dpsample: note: compilation cache off ({err})", file=sys.stderr)
+        return
+    jax.config.update("jax_compilation_cache_dir", str(folder))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+
+
 def _nonnegative_int(text: str) -> int:
     try:
         value = int(text)
@@ -752,6 +829,22 @@ def _unit_interval(text: str) -> float:
     return value
 
 
+_NO_CACHE = ("--no-compile-cache",)
+
+
+def _no_cache_kwargs(default: Any) -> dict[str, Any]:
+    # accepted before and after the command; SUPPRESS keeps one from resetting the
+    # other (the value is read with getattr(args, "no_compile_cache", False))
+    return {
+        "action": "store_true",
+        "default": default,
+        "dest": "no_compile_cache",
+        "help": "do not use the persistent compilation cache "
+        f"(also: {COMPILE_CACHE_ENV}=0; default folder "
+        "$XDG_CACHE_HOME/dpsample/jax or ~/.cache/dpsample/jax)",
+    }
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dpsample",
@@ -764,6 +857,7 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show the traceback of errors instead of a one-line message",
     )
+    parser.add_argument(*_NO_CACHE, **_no_cache_kwargs(argparse.SUPPRESS))
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     qs = sub.add_parser(
         "quickstart",
@@ -780,6 +874,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="seed of the run's key (default: fresh OS entropy); the guarantee then "
         "assumes the seed is kept secret",
     )
+    qs.add_argument(*_NO_CACHE, **_no_cache_kwargs(argparse.SUPPRESS))
     qs.add_argument("--json", action="store_true", help="print the report as JSON")
     rn = sub.add_parser(
         "run",
@@ -804,6 +899,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="print the plan (parameters and sources, guarantee, cost and estimated "
         "time) without reading the data; run nothing, write nothing",
     )
+    rn.add_argument(*_NO_CACHE, **_no_cache_kwargs(argparse.SUPPRESS))
     rn.add_argument("--json", action="store_true", help="print the report as JSON")
     ls = sub.add_parser(
         "list",
@@ -841,6 +937,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sw.add_argument(
         "--dry-run", action="store_true", help="print the cells and the cost; run none"
     )
+    sw.add_argument(*_NO_CACHE, **_no_cache_kwargs(argparse.SUPPRESS))
     sw.add_argument("--smoke", action="store_true", help="run the spec's smoke grid")
     sw.add_argument(
         "--skip-failed",
@@ -864,6 +961,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # data functions and hooks ("package.module:function") import from the
         # current folder, as under `python -m`
         sys.path.insert(0, os.getcwd())
+    computes = args.command in ("quickstart", "sweep") or (
+        args.command == "run" and not args.dry_run
+    )
+    if computes and not getattr(args, "no_compile_cache", False):
+        _use_compile_cache(compile_cache_dir())
     try:
         if args.command == "sweep":
             return run_sweep_spec(

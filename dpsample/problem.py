@@ -590,7 +590,7 @@ class Problem:
         return jax.vmap(self.loss_fn, in_axes=(None, 0))(x, data)
 
     def _risk(self, x: Array, data: ArrayTree) -> Array:
-        return jnp.mean(self._per_example_losses(x, data))
+        return _mean_loss(self.loss_fn, x, data)
 
     def per_example_losses(self, x: ArrayLike) -> Array:
         """Losses ``f(x, z_i)`` for every example, shape ``(n,)``."""
@@ -601,8 +601,14 @@ class Problem:
         return self._risk(self._point(x), self.data)
 
     def gradient(self, x: ArrayLike) -> Array:
-        """Gradient of the empirical risk, shape ``(d,)``."""
-        return jax.grad(self._risk)(self._point(x), self.data)
+        """Gradient of the empirical risk, shape ``(d,)``.
+
+        Compiled once per loss function and shape (called outside a trace, it no
+        longer runs ``jax.grad`` eagerly, primitive by primitive).
+        """
+        return _compiled(_risk_gradient, jax.grad(_mean_loss, argnums=1))(
+            self.loss_fn, self._point(x), self.data
+        )
 
     def per_example_gradients(self, x: ArrayLike) -> Array:
         """Per-example gradients ``grad f(x, z_i)``, shape ``(n, d)``."""
@@ -616,8 +622,13 @@ class Problem:
         return jax.jvp(lambda p: grad_fn(p, self.data), (x,), (v,))[1]
 
     def hessian(self, x: ArrayLike) -> Array:
-        """Full Hessian of the empirical risk, shape ``(d, d)`` (small ``d`` only)."""
-        return jax.hessian(self._risk)(self._point(x), self.data)
+        """Full Hessian of the empirical risk, shape ``(d, d)`` (small ``d`` only).
+
+        Compiled once per loss function and shape, like :meth:`gradient`.
+        """
+        return _compiled(_risk_hessian, jax.hessian(_mean_loss, argnums=1))(
+            self.loss_fn, self._point(x), self.data
+        )
 
     def empirical_risk_batch(
         self, xs: ArrayLike, *, chunk_size: int | None = None
@@ -774,6 +785,38 @@ class Problem:
                     stacklevel=2,
                 )
         return report
+
+
+def _mean_loss(loss_fn: Callable[..., Array], x: Array, data: ArrayTree) -> Array:
+    """The empirical risk ``(1/n) sum_i f(x, z_i)`` (the one definition)."""
+    return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _risk_gradient(loss_fn: Callable[..., Array], x: Array, data: ArrayTree) -> Array:
+    """``grad F_D(x)``, jitted: compiled once per ``loss_fn`` and shape."""
+    return jax.grad(_mean_loss, argnums=1)(loss_fn, x, data)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _risk_hessian(loss_fn: Callable[..., Array], x: Array, data: ArrayTree) -> Array:
+    """``hess F_D(x)``, jitted: compiled once per ``loss_fn`` and shape."""
+    return jax.hessian(_mean_loss, argnums=1)(loss_fn, x, data)
+
+
+def _compiled(
+    jitted: Callable[..., Array], eager: Callable[..., Array]
+) -> Callable[..., Array]:
+    """``jitted`` (static ``loss_fn``), or ``eager`` for an unhashable ``loss_fn``."""
+
+    def call(loss_fn: Callable[..., Array], x: Array, data: ArrayTree) -> Array:
+        try:
+            hash(loss_fn)
+        except TypeError:
+            return eager(loss_fn, x, data)
+        return jitted(loss_fn, x, data)
+
+    return call
 
 
 @functools.partial(jax.jit, static_argnums=0)

@@ -45,7 +45,7 @@ import numpy as np
 
 from dpsample._src import precision, validation
 from dpsample.problem import Problem, check_problem
-from dpsample.types import ArrayLike, PRNGKey
+from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
     "EIGH_MAX_DIM",
@@ -198,9 +198,7 @@ def min_hessian_eigenvalue(
     if method == "auto":
         method = "eigh" if d <= EIGH_MAX_DIM else "lanczos"
     if method == "eigh":
-        h = problem.hessian(x)
-        h = 0.5 * (h + h.T)
-        return float(jnp.linalg.eigvalsh(h)[0])
+        return float(_smallest_eigenvalue(problem.hessian(x)))
     iters = (
         min(d, 200)
         if num_iters is None
@@ -209,6 +207,12 @@ def min_hessian_eigenvalue(
     tol = validation.positive("tol", tol)
     hvp = jax.jit(lambda v: problem.hvp(x, v))
     return _lanczos_min(hvp, d, iters, tol, rng_key)
+
+
+@jax.jit
+def _smallest_eigenvalue(h: Array) -> Array:
+    """``lambda_min`` of the symmetrised ``h`` (jitted: compiled once per shape)."""
+    return jnp.linalg.eigvalsh(0.5 * (h + h.T))[0]
 
 
 def _rho(problem: Problem, rho: float | None) -> float:
