@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv demo test test-fast bench lint format clean
+.PHONY: venv demo test test-fast bench-smoke bench lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,12 +20,16 @@ demo: $(STAMP)
 # --reruns 1: a test whose worker crashed (an intermittent XLA:CPU segfault while
 # compiling, see pyproject.toml) runs once more; fixed keys make real failures repeat.
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --reruns 1 --durations=15
+	$(PY) -m pytest -n 2 --reruns 1 --durations=15 -m "not bench"
+
+# Every benchmark in its quick mode, from a mirrored checkout (minutes).
+bench-smoke: $(STAMP)
+	$(PY) -m pytest -n 2 -m bench tests/test_benchmarks_smoke.py
 
 # --dist loadfile: a file's tests share a worker, so its compiled programs and module
 # fixtures are built once, not once per worker (5m43s against 6m18s, 1344 tests).
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 --reruns 1 -m "not slow" --dist loadfile
+	$(PY) -m pytest -n 2 --reruns 1 -m "not slow and not bench" --dist loadfile
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet "torch==2.13.0" || true

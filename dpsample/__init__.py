@@ -138,7 +138,8 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     )
     from dpsample.base import PrivateAlgorithm
     from dpsample.domains import Ball, Unconstrained
-    from dpsample.pipelines import should_warm_start, warm_start
+    from dpsample.pipelines import should_warm_start
+    from dpsample.pipelines.warm_start import warm_start  # type: ignore[no-redef]
     from dpsample.plan import Budget, Cost, Param, Plan
     from dpsample.privacy import PrivacyGuarantee, PrivateResult
     from dpsample.problem import Problem, ProblemSpec

@@ -791,7 +791,7 @@ def _use_compile_cache(folder: Path | None) -> None:
         return
     import jax
 
-    if jax.config.jax_compilation_cache_dir:
+    if getattr(jax.config, "jax_compilation_cache_dir", None):
         return
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -55,6 +55,7 @@ def test_every_benchmark_has_a_quick_mode():
 
 
 @pytest.mark.slow
+@pytest.mark.bench  # 4-10 minutes in all: `make bench-smoke`, outside `make test`
 @pytest.mark.parametrize("name", [*SCRIPTS, "gibbs_proximal_feasibility.py"])
 def test_benchmark_runs_in_quick_mode(name: str, mirror: Path) -> None:
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(mirror))
