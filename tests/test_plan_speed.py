@@ -175,8 +175,8 @@ def _gaussian_calibration(steps, epsilon, delta, guess):
     [
         (1, 1.0, 1e-5, (1.0, 37.0, 1 / 23, 1e-12, 1e12)),
         (50, 0.5, 1e-6, (1.0, 37.0, 1 / 3)),
-        pytest.param(300, 2.0, 1e-8, (1.0, 1 / 5), marks=pytest.mark.slow),
-        pytest.param(20, 8.0, 1e-5, (1.0, 40.0, 1 / 4), marks=pytest.mark.slow),
+        (300, 2.0, 1e-8, (1.0, 1 / 5)),
+        (20, 8.0, 1e-5, (1.0, 40.0, 1 / 4)),
     ],
 )
 def test_guess_changes_no_calibrated_noise(steps, epsilon, delta, factors):
