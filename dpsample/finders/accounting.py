@@ -12,6 +12,7 @@ Everything here is public-side: functions of public parameters only.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import dp_accounting
@@ -38,6 +39,7 @@ __all__ = [
     "calibrate_multiplier",
     "coarse_epsilon",
     "gaussian_sum_guarantee",
+    "multiplier_estimate",
     "poisson_max_batch",
     "poisson_overflow_probability",
     "replace_one_event",
@@ -195,6 +197,7 @@ def calibrate_multiplier(
     epsilon: float,
     delta: float,
     rtol: float = 2e-3,
+    guess: float | None = None,
 ) -> tuple[float, PrivacyGuarantee]:
     """Smallest noise multiplier (to ``rtol``) whose exact guarantee meets the target.
 
@@ -203,7 +206,8 @@ def calibrate_multiplier(
     :data:`MIN_NOISE_MULTIPLIER` and :data:`MAX_NOISE_MULTIPLIER`): bisection in
     ``log z`` on ``coarse_eps`` (fast upper bound), then ``z`` grows by ``0.5%``
     steps until ``exact_guarantee(z).epsilon(delta) <= epsilon``. Never returns an
-    overshoot.
+    overshoot. ``guess`` (e.g. :func:`multiplier_estimate`) only saves work: the
+    search reads the coarse bound near it, and returns what it returns without it.
 
     Returns:
         ``(z, exact_guarantee(z))``.
@@ -217,8 +221,37 @@ def calibrate_multiplier(
         min_lower=MIN_NOISE_MULTIPLIER,
         max_upper=MAX_NOISE_MULTIPLIER,
         rtol=rtol,
+        guess=guess,
     )
     return cal.noise, cal.guarantee
+
+
+def multiplier_estimate(
+    epsilon: float, delta: float, steps: int, rate: float = 1.0
+) -> float:
+    r"""A closed-form estimate of the noise multiplier of ``steps`` Gaussian releases.
+
+    The zCDP calibration of ``steps`` releases of a sum with noise multiplier
+    ``z`` under replace-one (sensitivity ``2C``: ``rho = 2 / z^2`` each), each on a
+    sample of rate ``q`` (amplification approximated by ``min(1, 4 q^2)``, the
+    small-``q`` Renyi slope of the subsampled Gaussian): ``rho* = (sqrt(L +
+    epsilon) - sqrt(L))^2`` with ``L = log(1/delta)`` (Bun and Steinke 2016,
+    Prop. 1.3), ``z = sqrt(2 steps min(1, 4 q^2) / rho*)``.
+
+    Only a starting point for :func:`calibrate_multiplier`'s search (``guess``):
+    it decides which noise levels the search evaluates, never the result.
+
+    Examples:
+        >>> from dpsample.finders.accounting import multiplier_estimate
+        >>> round(multiplier_estimate(1.0, 1e-6, 10_000), 1)
+        1070.0
+    """
+    eps = validation.positive("epsilon", epsilon)
+    dlt = validation.probability("delta", delta, open_left=True)
+    log_inv = math.log(1.0 / dlt)
+    rho = (math.sqrt(log_inv + eps) - math.sqrt(log_inv)) ** 2
+    amplification = min(1.0, 4.0 * float(rate) ** 2)
+    return math.sqrt(2.0 * max(1, int(steps)) * amplification / rho)
 
 
 precision.scope_public(globals())

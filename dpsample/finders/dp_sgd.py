@@ -808,7 +808,13 @@ class DPSGD(PrivateAlgorithm):
             return accounting.coarse_epsilon([part], delta_acc)
 
         z, guarantee = accounting.calibrate_multiplier(
-            coarse, make_guarantee, epsilon=epsilon, delta=delta
+            coarse,
+            make_guarantee,
+            epsilon=epsilon,
+            delta=delta,
+            guess=accounting.multiplier_estimate(
+                epsilon, delta_acc, num_steps, probe.batch_size / spec.n
+            ),
         )
         oracle = make_oracle(z)
         params = {

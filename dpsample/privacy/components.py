@@ -28,6 +28,7 @@ from dp_accounting import dp_event
 from dp_accounting import pld as dp_pld
 from dp_accounting import rdp as dp_rdp
 
+from dpsample.privacy import fast_pld
 from dpsample.privacy.conversions import randomized_response_rdp
 
 __all__ = ["ADD_OR_REMOVE_ONE", "NeighboringRelation", "RDP_ORDERS", "REPLACE_ONE"]
@@ -207,7 +208,15 @@ def leaf_pld(event: Any, relation: Any, interval: float, count: int = 1) -> Any 
 
 
 def _build_leaf_pld(event: Any, relation: Any, interval: float, count: int) -> Any:
-    """The uncached :func:`leaf_pld`."""
+    """The uncached :func:`leaf_pld`.
+
+    Gaussian events (plain, Poisson-subsampled, truncated) get the accountant's PLD
+    from :func:`~dpsample.privacy.fast_pld.accountant_pld` (the same, bit for bit,
+    without its per-grid-point Python loop; issue 27); others run the accountant.
+    """
+    fast = fast_pld.accountant_pld([(event, count)], relation, interval)
+    if fast is not None:
+        return fast
     accountant = dp_pld.PLDAccountant(
         neighboring_relation=relation, value_discretization_interval=interval
     )
