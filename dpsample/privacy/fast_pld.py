@@ -50,8 +50,8 @@ _SUBSAMPLED_RELATIONS = (
     dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
     dp_accounting.NeighboringRelation.REPLACE_SPECIAL,
 )
-_CREATE_PMF = getattr(_pld_mod, "_create_pld_pmf_from_monotone_privacy_loss", None)
-_FOR_SUBSAMPLED = getattr(_pld_mod, "_pld_for_subsampled_mechanism", None)
+_CREATE_PMF: Any = getattr(_pld_mod, "_create_pld_pmf_from_monotone_privacy_loss", None)
+_FOR_SUBSAMPLED: Any = getattr(_pld_mod, "_pld_for_subsampled_mechanism", None)
 _LOG2 = math.log(2)
 
 
