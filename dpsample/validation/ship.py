@@ -29,6 +29,8 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from dpsample._src import precision
+
 __all__ = ["ShippedSources", "collect_sources", "referenced_modules", "ship_sources"]
 
 #: A ``"module.path:attribute"`` reference (a hook, a data function, a loss).
@@ -191,3 +193,6 @@ def ship_sources(
     plugin = ShippedSources(files)
     client.register_plugin(plugin, name=plugin.name)
     return plugin
+
+
+precision.scope_public(globals())
