@@ -1,22 +1,27 @@
 """Every ```python block of README.md and docs/*.md runs (issue 28).
 
 A page's blocks run in order in one namespace (a later block may use an earlier
-one's names), with the working directory set to a temporary folder so that blocks
-writing files leave nothing behind. A block may be skipped by writing, on the line
-just before its fence,
+one's names), in a fresh Python process with JAX's defaults (float64 off, as a
+reader's session has it; the test session's conftest turns it on), with the working
+directory set to a temporary folder so that blocks writing files leave nothing
+behind. A block may be skipped by writing, on the line just before its fence,
 
     <!-- skip: the reason -->
 
 and the test reports each skipped block with its reason (``pytest -rs``). A page whose
 blocks are all skipped still has them checked to compile. Slow: the pages' examples
-compile and run real pipelines (about 3 minutes on 2 cores, all pages together).
+compile and run real pipelines (about 4 minutes in one process, all pages together,
+on the shared 2-core machine).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import re
+import subprocess
+import sys
 import textwrap
 from dataclasses import dataclass
 
@@ -81,26 +86,50 @@ def test_every_page_with_python_is_collected():
     assert len(pages) >= 10, sorted(pages)
 
 
+_RUNNER = """
+import json, sys
+namespace = {"__name__": "__main__"}
+for where, code in json.load(open(sys.argv[1], encoding="utf-8")):
+    print("BLOCK", where, flush=True)
+    exec(compile(code, where, "exec"), namespace)
+"""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "page",
     [p for p in PAGES if blocks(p.read_text(encoding="utf-8"))],
     ids=_relative,
 )
-def test_page_snippets_run(page, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {"__name__": "__docs__"}
-    skipped = []
+def test_page_snippets_run(page, tmp_path):
+    # A fresh interpreter, as a reader's: not this session's JAX settings (conftest
+    # enables float64 globally; a reader's JAX has it off), in an empty folder.
+    runnable, skipped = [], []
     for block in blocks(page.read_text(encoding="utf-8")):
         where = f"{_relative(page)}:{block.line}"
-        code = compile(block.code, where, "exec")  # a skipped block still compiles
-        if block.skip is not None:
+        compile(block.code, where, "exec")  # a skipped block still compiles
+        if block.skip is None:
+            runnable.append((where, block.code))
+        else:
             skipped.append(f"{where} ({block.skip})")
-            continue
-        try:
-            exec(code, namespace)  # noqa: S102 - the docs' own code
-        except Exception as err:
-            raise AssertionError(f"the block at {where} fails: {err!r}") from err
-    assert os.getcwd() == str(tmp_path)
+    (tmp_path / "blocks.json").write_text(json.dumps(runnable), encoding="utf-8")
+    (tmp_path / "run_blocks.py").write_text(_RUNNER, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_ENABLE_X64")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["MPLBACKEND"] = "Agg"
+    done = subprocess.run(
+        [sys.executable, "run_blocks.py", "blocks.json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode:
+        started = [
+            line for line in done.stdout.splitlines() if line.startswith("BLOCK")
+        ]
+        where = started[-1].split()[1] if started else "?"
+        raise AssertionError(f"the block at {where} fails:\n{done.stderr[-3000:]}")
     if skipped:
         pytest.skip("ran the others; skipped " + "; ".join(skipped))
