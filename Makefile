@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv demo test test-fast bench-smoke bench lint format clean
+.PHONY: venv demo test test-fast bench-smoke bench lint format docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,5 +45,15 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format dpsample tests benchmarks experiments
 	$(VENV)/bin/ruff check --fix dpsample tests benchmarks experiments
 
+# The documentation site (docs/ and one API page per module, docs/api/) into site/;
+# --strict: a broken docstring section or a warning fails the build (about 10 s).
+DOCS_STAMP := $(VENV)/.docs-stamp
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info site

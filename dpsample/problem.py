@@ -131,9 +131,9 @@ class ProblemSpec:
         dim: Parameter dimension ``d``.
         domain: The domain ``K`` (with its dimension set).
         example: Pytree of ``jax.ShapeDtypeStruct``: one example's shapes/dtypes.
-        lipschitz, smoothness, hessian_lipschitz, loss_range, oscillation,
-            loss_floor: The declared constants (``None`` when not declared), as on
-            :class:`Problem`.
+        lipschitz: The declared constants (``None`` when not declared), as on
+            :class:`Problem`: ``lipschitz``, ``smoothness``, ``hessian_lipschitz``,
+            ``loss_range``, ``oscillation`` and ``loss_floor``.
 
     Examples:
         >>> import jax.numpy as jnp

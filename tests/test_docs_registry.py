@@ -91,3 +91,48 @@ def test_cli_list_excerpt_shows_registered_algorithms():
         a = listed[name]
         assert kind == a["kind"]
         assert f"seed {a['seed']}, " in line, f"{name}: source is not {a['seed']!r}"
+
+
+# docs/choosing_a_pipeline.md (issue 28): its snippet spells out
+# ``registry.names(kind)`` for every kind, and its "Which warm start" table has one row
+# per registered sampler.
+
+
+def _choosing() -> str:
+    return (DOCS / "choosing_a_pipeline.md").read_text(encoding="utf-8")
+
+
+def _names_shown(text: str) -> dict[str, tuple[str, ...]]:
+    """``kind -> names`` from the ``registry.names("kind")  # (...)`` lines."""
+    shown = {}
+    pattern = r'registry\.names\("([a-z_]+)"\)\s*((?:#[^\n]*\n?)+)'
+    for kind, comment in re.findall(pattern, text):
+        body = " ".join(line.lstrip("# ") for line in comment.splitlines())
+        assert "..." not in body, f"names({kind!r}) is abbreviated: {body!r}"
+        shown[kind] = tuple(re.findall(r"'([a-z0-9_]+)'", body))
+    return shown
+
+
+def test_choosing_a_pipeline_shows_every_kinds_registered_names():
+    shown = _names_shown(_choosing())
+    kinds = {e.kind for e in registry.entries()}
+    assert set(shown) == kinds, f"kinds shown {sorted(shown)}, registered {kinds}"
+    for kind, names in shown.items():
+        assert names == registry.names(kind), kind
+
+
+def test_choosing_a_pipeline_sampler_table_has_one_row_per_registered_sampler():
+    body = _section(_choosing(), "2. Warm start or not, and which warm start")
+    table = body.split("### Which warm start", 1)[1].split("###", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    names = [re.match(r'\| `"([a-z0-9_]+)"`', row).group(1) for row in rows]
+    assert names == list(registry.names("sampler"))
+
+
+def test_every_name_in_backticks_on_choosing_a_pipeline_that_looks_registered_is():
+    # a quoted algorithm name (finder="...", sampler="...") must be registered
+    text = _choosing()
+    quoted = re.findall(r'(?:finder|sampler|algorithm)="([a-z0-9_]+)"', text)
+    assert quoted, "the page names no algorithm by a finder=/sampler= argument"
+    unknown = sorted(set(quoted) - set(registry.names()))
+    assert not unknown, f"docs/choosing_a_pipeline.md names unregistered {unknown}"

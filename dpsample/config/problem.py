@@ -61,10 +61,19 @@ __all__ = [
 
 # ---------------------------------------------------------------------- names
 def loss_names() -> tuple[str, ...]:
-    """The loss factories of :mod:`dpsample.losses`, by name."""
+    """The loss factories of :mod:`dpsample.losses`, by name.
+
+    Only the public functions that build a loss: the module's classes (``Loss``,
+    ``GLMLoss``, ``Link``, ...) and tables (``GLM_LINKS``) are not losses.
+
+    Example:
+        >>> from dpsample.config import loss_names
+        >>> "sigmoid" in loss_names(), "GLMLoss" in loss_names()
+        (True, False)
+    """
     from dpsample import losses
 
-    return tuple(n for n in losses.__all__ if n not in ("Loss", "LossConstants"))
+    return tuple(n for n in losses.__all__ if inspect.isfunction(getattr(losses, n)))
 
 
 def _loss_factory(name: str) -> Callable[..., Any]:
