@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv demo test test-fast bench-smoke bench lint format docs clean
+.PHONY: venv demo test test-fast bench-smoke bench lint format docs docs-deps clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,8 @@ DOCS_STAMP := $(VENV)/.docs-stamp
 $(DOCS_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e ".[docs]"
 	touch $(DOCS_STAMP)
+
+docs-deps: $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)
 	$(VENV)/bin/mkdocs build --strict
