@@ -218,6 +218,18 @@ def test_a_loop_draws_lines_without_a_terminal_and_a_bar_with_one(monkeypatch):
             assert _check_lines(text) == {"demo": [0, 251]}
 
 
+def test_a_loop_cut_short_ends_its_line_when_the_next_one_starts(monkeypatch):
+    tty = _Tty()
+    monkeypatch.setattr("sys.stderr", tty)
+    for done in (0, 3):  # interrupted after 3 of 6 steps
+        progress._report(done, label="cut", total=6)
+    for done in (0, 3, 6):  # run again
+        progress._report(done, label="cut", total=6)
+    first, second, rest = tty.getvalue().split("\n")
+    assert first.split("\r")[-1].startswith("cut:  50% ")  # left as it was
+    assert _check_terminal(second) == {"cut": 1} and rest == ""
+
+
 # ------------------------------------------------------------ the commands' output
 @pytest.mark.slow
 def test_quickstart_on_a_terminal_draws_each_bar_once_in_order(tmp_path):
