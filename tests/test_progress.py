@@ -6,8 +6,8 @@
 * Off, :func:`progress.scan` / :func:`progress.fori_loop` trace to exactly
   ``lax.scan`` / ``lax.fori_loop`` (no callback in the jaxpr); on, the host is called
   at most ``MAX_REPORTS + 2`` times a loop (the start, every 1% of the steps, the
-  end), with the step count only; the results are the same, ``reverse`` and
-  ``vmap`` included.
+  end), with the step count only and in step order; the results are the same,
+  ``reverse`` and ``vmap`` included.
 * The library's runners (DP-SGD, DP-SPIDER, the Gibbs chain, the net exponential
   mechanism) give bit for bit the same result with progress on and off, report with
   it on and never with it off, and each setting compiles once (toggling after a first
@@ -90,8 +90,8 @@ def test_off_traces_to_exactly_lax_scan_and_fori_loop():
     off = jax.make_jaxpr(lambda: progress.scan(_step, 0.0, xs, show=False))()
     on = jax.make_jaxpr(lambda: progress.scan(_step, 0.0, xs, show=True))()
     assert str(off) == str(plain)
-    assert "debug_callback" not in str(off)
-    assert "debug_callback" in str(on)  # power: the check sees a callback
+    assert "io_callback" not in str(off)
+    assert "io_callback" in str(on)  # power: the check sees a callback
 
     def body(i, c):
         return c + i
@@ -100,11 +100,11 @@ def test_off_traces_to_exactly_lax_scan_and_fori_loop():
     off = jax.make_jaxpr(lambda: progress.fori_loop(0, 50, body, 0, show=False))()
     on = jax.make_jaxpr(lambda: progress.fori_loop(0, 50, body, 0, show=True))()
     assert str(off) == str(plain)
-    assert "debug_callback" in str(on)
+    assert "io_callback" in str(on)
 
 
 @pytest.mark.parametrize("reverse", [False, True])
-@pytest.mark.parametrize("length", [7, 100, 12_345])
+@pytest.mark.parametrize("length", [7, 100, 251, 12_345])
 def test_reports_are_few_end_at_the_total_and_results_match(reports, length, reverse):
     xs = jnp.linspace(0.0, 3.0, length)
     run = jax.jit(
@@ -119,11 +119,13 @@ def test_reports_are_few_end_at_the_total_and_results_match(reports, length, rev
     jax.effects_barrier()
     np.testing.assert_array_equal(np.asarray(c_on), np.asarray(c_off))
     np.testing.assert_array_equal(np.asarray(ys_on), np.asarray(ys_off))
-    done = sorted(d for _, d, _ in reports)
+    done = [d for _, d, _ in reports]  # in the order the host heard them
     assert len(done) <= progress.MAX_REPORTS + 2
     stride = -(-length // progress.MAX_REPORTS)  # every 1% of the steps at most
     expected = {0, length} | set(range(stride, length + 1, stride))
-    assert done == sorted(expected)  # each once: the start, each chunk, the end
+    # Each once, in step order: the start first, each chunk, the end last (before
+    # the fix XLA ran the constant start and end reports first: 12345, 0, 124, ...).
+    assert done == sorted(expected)
     assert {t for _, _, t in reports} == {length}
 
 
@@ -175,12 +177,20 @@ def test_one_bar_under_vmap_and_fori_loop_reports(reports):
     assert len(loops) == 101 and max(loops) == 300
 
 
-def test_the_bar_draws_on_stderr_and_ends_its_line(capsys):
+def test_the_bar_draws_on_stderr_and_ends_its_line(monkeypatch, capsys):
+    tty = _Tty()
+    monkeypatch.setattr("sys.stderr", tty)
     progress.scan(_step, 0.0, jnp.arange(500.0), label="demo", show=True)
     jax.effects_barrier()
-    err = capsys.readouterr().err
+    err = tty.getvalue()
     assert err.startswith("\rdemo: ") and err.endswith("\n")
     assert "demo: 100% [####################] 500/500 steps" in err
+    monkeypatch.undo()
+    progress.scan(_step, 0.0, jnp.arange(500.0), label="demo", show=True)
+    jax.effects_barrier()
+    err = capsys.readouterr().err  # not a terminal: plain lines
+    assert err.startswith("demo: 0/500 steps, ") and "\r" not in err
+    assert "demo: 500/500 steps, " in err and err.endswith("\n")
 
 
 # ------------------------------------------------------------------- the runners

@@ -12,7 +12,8 @@ r"""Non-private multi-chain runner for validating the Gibbs samplers.
 Chains are independent (``jax.vmap`` over keys) and run under ``jax.lax.scan`` in the
 module-level compiled core :func:`dpsample.samplers.chains.trace_chains` (compiled
 once per target structure, kernel and shapes); with ``progress=True`` the scan is
-split into chunks and a line per chunk is printed.
+split into chunks and the host shows the steps done after each chunk
+(:class:`dpsample.progress.Progress`: a bar on a terminal, lines in a log).
 The result carries an ArviZ ``InferenceData`` (posterior variable ``"x"`` with
 dimensions ``(chain, draw, x_dim)``; ``sample_stats`` with the kernel's per-step
 info, e.g. the proximal sampler's ``is_accepted`` and ``num_trials``, MALA's
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import sys
 from typing import Any, NamedTuple
 
 import jax
@@ -32,6 +32,7 @@ import numpy as np
 
 from dpsample._src import precision, validation
 from dpsample._src.arviz import import_arviz
+from dpsample.progress import Progress
 from dpsample.progress import enabled as progress_bars
 from dpsample.samplers import langevin
 from dpsample.samplers.chains import METHODS, KernelSpec, trace_chains
@@ -164,7 +165,8 @@ def run(
         num_steps: steps per chain (warm-up included), > ``num_warmup``.
         step_size: step size; default
             :func:`dpsample.samplers.langevin.default_step_size` (all methods).
-        progress: print one line per chunk of steps to stderr (off by default);
+        progress: show the steps done after each chunk on stderr (off by
+            default; :class:`dpsample.progress.Progress`, labelled NOT private);
             with it, the chunks draw no :mod:`dpsample.progress` bar of their own
             (without it, one bar for all the chains when progress bars are on).
         init_positions: ``(num_chains, d)`` starting points in ``K``; default: the
@@ -228,7 +230,11 @@ def run(
     )
     sizes = [num_steps] if not progress else _chunk_sizes(num_steps, num_chunks)
     pos_parts, info_parts, start = [], [], 0
-    for i, size in enumerate(sizes):
+    shown = None
+    if progress:
+        shown = Progress(f"diagnostics, NOT private, {method} chains", num_steps)
+        shown.update(0)
+    for size in sizes:
         with progress_bars(False) if progress else contextlib.nullcontext():
             states, (pos, info) = trace_chains(
                 keys[:, start : start + size], target, states, spec=spec, step_size=h
@@ -236,13 +242,10 @@ def run(
         pos_parts.append(np.asarray(pos))
         info_parts.append(info)
         start += size
-        if progress:
-            print(
-                f"[dpsample diagnostics, NOT private] {method}: step {start}/"
-                f"{num_steps} (chunk {i + 1}/{len(sizes)})",
-                file=sys.stderr,
-                flush=True,
-            )
+        if shown is not None:
+            shown.update(start)
+    if shown is not None:
+        shown.close()
     positions = np.concatenate(pos_parts, axis=1)[:, num_warmup::thin]
     info = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *info_parts)
     az = import_arviz()

@@ -17,16 +17,15 @@ import datetime
 import json
 import logging
 import os
-import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import Any, NamedTuple
 
 import pandas as pd
 
-from dpsample import progress
+from dpsample import progress as _progress
 from dpsample._src import precision
 from dpsample.validation.cells import (
     load_records,
@@ -38,7 +37,6 @@ from dpsample.validation.cells import (
 from dpsample.validation.spec import Cell, Spec, describe_point, load_spec
 
 __all__ = [
-    "Progress",
     "SweepOutcome",
     "SweepPlan",
     "UNSET",
@@ -256,85 +254,6 @@ def _forecast_seconds(spec: Spec, todo: Sequence[Cell]) -> tuple[float | None, i
     return total, missing
 
 
-# ---------------------------------------------------------------------- progress
-def _clock(seconds: float | None) -> str:
-    if seconds is None or seconds != seconds or seconds == float("inf"):
-        return "--:--:--"
-    return str(datetime.timedelta(seconds=round(seconds)))
-
-
-class Progress:
-    """A one-line progress bar on a terminal; silent when the stream is not a TTY.
-
-    Shows cells done / total (cached ones included), failures, elapsed time and the
-    ETA (from this run's rate).
-
-    Args:
-        total: Cells in the sweep.
-        cached: Cells already done before this run.
-        stream: Where to draw (default ``sys.stderr``).
-        enabled: Draw even if ``stream`` is not a TTY (default: only on a TTY).
-
-    Examples:
-        >>> import io
-        >>> from dpsample.validation.engine import Progress
-        >>> p = Progress(4, cached=1, stream=io.StringIO(), enabled=True)
-        >>> "1/4" in p.line(done=0, failed=0)
-        True
-    """
-
-    def __init__(
-        self,
-        total: int,
-        *,
-        cached: int = 0,
-        stream: TextIO | None = None,
-        enabled: bool | None = None,
-    ) -> None:
-        self.total, self.cached = total, cached
-        self.stream = sys.stderr if stream is None else stream
-        if enabled is None:
-            isatty = getattr(self.stream, "isatty", None)
-            enabled = bool(isatty and isatty())
-        self.enabled = enabled
-        self.start = time.monotonic()
-        self._last = 0.0
-
-    def line(self, *, done: int, failed: int, width: int = 24) -> str:
-        """The bar's text after ``done`` finished and ``failed`` failed cells."""
-        finished = self.cached + done + failed
-        frac = finished / self.total if self.total else 1.0
-        fill = int(round(frac * width))
-        elapsed = time.monotonic() - self.start
-        ran = done + failed
-        left = self.total - finished
-        eta = elapsed / ran * left if ran else None
-        cached = f" ({self.cached} cached)" if self.cached else ""
-        return (
-            f"[{'#' * fill}{'.' * (width - fill)}] {finished}/{self.total} cells"
-            f"{cached}, {failed} failed, elapsed {_clock(elapsed)}, "
-            f"ETA {_clock(eta if left else 0.0)}"
-        )
-
-    def update(self, *, done: int, failed: int, force: bool = False) -> None:
-        """Redraw (at most five times a second unless ``force``)."""
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self._last < 0.2:
-            return
-        self._last = now
-        self.stream.write("\r" + self.line(done=done, failed=failed))
-        self.stream.flush()
-
-    def close(self, *, done: int, failed: int) -> None:
-        """Draw the last state and end the line."""
-        if self.enabled:
-            self.update(done=done, failed=failed, force=True)
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 # --------------------------------------------------------------------- executors
 def _remote(
     cfg: Mapping[str, Any], measures: list[str], key: str, paths: list[str]
@@ -344,7 +263,7 @@ def _remote(
     Without the runs' own progress bars (:mod:`dpsample.progress`): a worker may
     share the terminal, where the sweep draws its bar.
     """
-    with progress.enabled(False):
+    with _progress.enabled(False):
         return run_cell(cfg, measures, key=key, paths=paths)
 
 
@@ -585,7 +504,7 @@ def _run_inline(
     """``workers = 0``: run the cells one by one in this process (no Dask)."""
     paths = list(spec.pythonpath)
     for cell in todo:
-        with progress.enabled(False):  # the sweep draws its own bar
+        with _progress.enabled(False):  # the sweep draws its own progress
             record = run_cell(cell.config, spec.measures, key=cell.key, paths=paths)
         write_record(cells_dir, record)
         on_record(record)
@@ -773,7 +692,10 @@ def run_sweep(
         workers: Local worker processes (default one per core); ``0`` runs the
             cells one by one in this process, without Dask (for debugging).
         client: An existing :class:`distributed.Client` (overrides ``address``).
-        progress: Draw the progress bar (default: when stderr is a TTY).
+        progress: Show progress on stderr (default:
+            :func:`dpsample.progress.is_enabled`, i.e. ``DPSAMPLE_PROGRESS``, else
+            when stderr is a terminal): a bar on a terminal, a plain line at most
+            every :data:`dpsample.progress.LINE_SECONDS` otherwise.
         retry_failed: Rerun cells whose last run failed (else leave them failed).
         n_boot: Bootstrap resamples of the slope intervals.
 
@@ -794,18 +716,26 @@ def run_sweep(
     cells_dir = out / "cells"
     cells_dir.mkdir(parents=True, exist_ok=True)
     counts = {"done": 0, "failed": 0}
-    bar = Progress(
-        len(plan.cells),
-        cached=len(plan.cells) - len(plan.todo),
-        enabled=progress,
+    show = _progress.is_enabled() if progress is None else progress
+    bar = (
+        _progress.Progress(
+            "sweep",
+            len(plan.cells),
+            unit="cells",
+            cached=len(plan.cells) - len(plan.todo),
+        )
+        if show and plan.todo
+        else None
     )
 
     def on_record(record: dict[str, Any]) -> None:
         counts["done" if record["status"] == "ok" else "failed"] += 1
-        bar.update(done=counts["done"], failed=counts["failed"])
+        if bar is not None:
+            bar.update(counts["done"], failed=counts["failed"])
 
     if plan.todo:
-        bar.update(done=counts["done"], failed=counts["failed"], force=True)
+        if bar is not None:
+            bar.update(0)
         try:
             if workers == 0 and client is None and address is None:
                 _run_inline(spec, plan.todo, cells_dir, on_record)
@@ -813,7 +743,8 @@ def run_sweep(
                 with _client(address, workers, client) as c:
                     _run_cells(c, spec, plan.todo, cells_dir, on_record)
         finally:
-            bar.close(**counts)
+            if bar is not None:
+                bar.close()
     summary, slopes, failed, figures = write_outputs(
         spec,
         out,
@@ -860,7 +791,10 @@ def sweep(
         workers: Local worker processes (default one per core); ``0`` runs the
             cells in this process, without Dask.
         client: An existing :class:`distributed.Client`.
-        progress: Draw the progress bar (default: when stderr is a TTY).
+        progress: Show progress on stderr (default:
+            :func:`dpsample.progress.is_enabled`, i.e. ``DPSAMPLE_PROGRESS``, else
+            when stderr is a terminal): a bar on a terminal, a plain line at most
+            every :data:`dpsample.progress.LINE_SECONDS` otherwise.
         retry_failed: Rerun cells whose last run failed.
 
     Returns:

@@ -1,6 +1,5 @@
 """The engine: outputs, resume, failures, interruption, progress, a LocalCluster."""
 
-import io
 import json
 import os
 import subprocess
@@ -14,8 +13,8 @@ import pandas as pd
 import pytest
 from sweep_hooks import tiny_spec
 
+from dpsample import progress
 from dpsample.validation import load_records, plan_sweep, run_sweep, sweep
-from dpsample.validation.engine import Progress
 from dpsample.validation.tables import SLOPE_COLUMNS, SUMMARY_COLUMNS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -138,19 +137,32 @@ def test_dry_run_plan_and_cost_estimate(tmp_path):
     )
 
 
-def test_progress_bar_draws_on_a_terminal_only():
-    quiet = io.StringIO()
-    bar = Progress(5, cached=1, stream=quiet)
-    bar.update(done=2, failed=1, force=True)
-    bar.close(done=2, failed=1)
-    assert quiet.getvalue() == ""
-    loud = io.StringIO()
-    bar = Progress(5, cached=1, stream=loud, enabled=True)
-    bar.update(done=2, failed=1, force=True)
-    bar.close(done=3, failed=1)
-    text = loud.getvalue()
-    assert "\r[" in text and "4/5 cells (1 cached), 1 failed" in text
-    assert "5/5 cells" in text and "ETA 0:00:00" in text and text.endswith("\n")
+@pytest.mark.slow  # four small sweeps: about 9 s
+def test_progress_reaches_the_sweep_as_lines_without_a_terminal(
+    tmp_path, monkeypatch, capsys
+):
+    # Before issue 28: without a terminal the sweep printed nothing until it ended,
+    # whatever DPSAMPLE_PROGRESS said. Now the setting reaches it, and a log gets
+    # plain lines as the cells finish (here one per cell: LINE_SECONDS = 0).
+    monkeypatch.setattr(progress, "LINE_SECONDS", 0.0)
+    monkeypatch.setenv(progress.ENV_VAR, "1")
+    run_sweep(tiny_spec(ns=(40,)), tmp_path / "a", workers=0)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("sweep: ")]
+    assert [ln.split(",")[0] for ln in lines] == [
+        "sweep: 0/2 cells",
+        "sweep: 1/2 cells",
+        "sweep: 2/2 cells",
+    ]
+    assert lines[0].endswith("ETA --") and lines[1].endswith("ETA --")
+    assert lines[-1].endswith("ETA 0s") and "\r" not in err
+    monkeypatch.setenv(progress.ENV_VAR, "0")
+    run_sweep(tiny_spec(ns=(40,)), tmp_path / "b", workers=0)
+    assert "sweep: " not in capsys.readouterr().err  # off: quiet
+    run_sweep(tiny_spec(ns=(40,)), tmp_path / "c", workers=0, progress=True)
+    assert "sweep: 2/2 cells" in capsys.readouterr().err  # the argument wins
+    run_sweep(tiny_spec(ns=(40,)), tmp_path / "c", workers=0, progress=True)
+    assert "sweep: " not in capsys.readouterr().err  # nothing to run: no display
 
 
 @pytest.mark.slow
