@@ -162,7 +162,7 @@ def test_jit_step_closes_over_target_and_traces_once(module):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
 
 
-@pytest.mark.parametrize("module", [mala, langevin])
+@pytest.mark.parametrize("module", [mala, langevin, proximal])
 def test_jit_step_private_route(module):
     target = GibbsTarget.from_loss(
         lambda x, z: jnp.abs(x[0] - z),
@@ -173,7 +173,7 @@ def test_jit_step_private_route(module):
         lipschitz=1.0,
     )
     kwargs = {"clip_norm": 1.0} if module is langevin else {}
-    algo = module.as_top_level_api(target, 0.05, **kwargs)
+    algo = module.as_top_level_api(target, 0.02, **kwargs)
     state = algo.init(jnp.zeros(1))
     key = jax.random.key(SEED)
     jitted, _ = jax.jit(algo.step)(key, state)
