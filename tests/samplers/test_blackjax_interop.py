@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from blackjax.adaptation.step_size import dual_averaging_adaptation
 from blackjax.diagnostics import effective_sample_size
 from blackjax.util import run_inference_algorithm
 from jax.flatten_util import ravel_pytree
@@ -137,6 +138,33 @@ def test_mala_with_logdensity_fn_is_blackjax_mala(target):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_adaptation_loop_with_traced_step_size_matches_blackjax_mala(target):
+    # A window-adaptation-style loop: the kernel takes the step size at call time
+    # (traced, tuned by BlackJAX's dual averaging); ours follows blackjax.mala's.
+    logdensity_fn, mean, _ = TARGETS[target]
+    start = jax.tree.map(jnp.zeros_like, mean)
+    da_init, da_update, da_final = dual_averaging_adaptation(target=0.57)
+    keys = jax.random.split(jax.random.key(SEED + 2), 200)
+
+    def warmup(kernel, init):
+        def body(carry, key):
+            state, da = carry
+            step_size = jnp.exp(da.log_step_size)
+            state, info = kernel(key, state, logdensity_fn, step_size)
+            return (state, da_update(da, info.acceptance_rate)), None
+
+        carry = (init(start, logdensity_fn), da_init(1.0))
+        (state, da), _ = jax.lax.scan(body, carry, keys)
+        return state.position, da_final(da)
+
+    ours = jax.jit(lambda: warmup(mala.build_kernel(), mala.init))()
+    theirs = jax.jit(lambda: warmup(blackjax.mala.build_kernel(), blackjax.mala.init))()
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert 0.0 < float(ours[1]) < 10.0
+
+
 @pytest.mark.parametrize("module", [mala, langevin])
 def test_jit_step_closes_over_target_and_traces_once(module):
     traces = []
@@ -164,6 +192,7 @@ def test_jit_step_closes_over_target_and_traces_once(module):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
 
 
+@pytest.mark.slow  # 2-4 s each: the float64 private kernels compile
 @pytest.mark.parametrize("module", [mala, langevin, proximal])
 def test_jit_step_private_route(module):
     target = GibbsTarget.from_loss(
