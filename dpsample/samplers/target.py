@@ -341,7 +341,7 @@ def scoped_kernel(fn: F) -> F:
 #: What a sampler of this package runs on: the private route's
 #: :class:`GibbsTarget`, or (MALA and Langevin only) a BlackJAX-style
 #: ``logdensity_fn(position) -> scalar`` on any pytree of positions.
-Target: TypeAlias = "GibbsTarget | Callable[[Any], Array]"
+Target: TypeAlias = GibbsTarget | Callable[[Any], Array]
 
 #: Named in the refusal of a plain function by the samplers that need a GibbsTarget.
 FROM_LOSS_HINT = (
