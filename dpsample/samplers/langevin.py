@@ -14,7 +14,20 @@ makes the sensitivity bound hold by construction, whatever autodiff returns at k
 The Euler step is BlackJAX's ``sgmcmc.diffusions.overdamped_langevin``; the projection
 is applied after it. The kernel follows BlackJAX's ``init / build_kernel /
 as_top_level_api`` shape and returns ``(state, info)``; ``jit`` is left to the caller
-(close over the target: ``jax.jit(lambda k, s: kernel(k, s, target, h))``).
+(close over the target: ``jax.jit(lambda k, s: kernel(k, s, target, h))``, or
+``jax.jit(algo.step)`` of :func:`as_top_level_api`).
+
+As BlackJAX's kernels, every function also takes a plain
+``logdensity_fn(position) -> scalar`` in place of the target, with positions any
+pytree of arrays (ravelled with ``jax.flatten_util.ravel_pytree`` inside the step).
+The step is then the unadjusted Langevin algorithm (ULA) on that density:
+:math:`x_{k+1} = x_k + h\nabla\log p(x_k) + \sqrt{2h}\,\xi_k`, with no domain,
+no projection and no clipping (there are no per-example gradients to clip), in
+the caller's precision (float32 in JAX's default 32-bit mode). It carries no
+privacy guarantee. With a :class:`~dpsample.samplers.target.GibbsTarget` the step is
+the projected, clipped one above, on vectors of shape ``(d,)``, in float64
+whatever the caller's ``jax_enable_x64`` (the clipping's rounding margin, which
+the sensitivity bound rests on, is a float64 margin).
 
 This chain is *biased*: its law does not converge to :math:`\pi_D` (the projection puts
 mass on the boundary, and the Euler step has discretisation error; Chewi's book
@@ -62,16 +75,20 @@ import jax
 import jax.numpy as jnp
 from blackjax.base import SamplingAlgorithm
 from blackjax.sgmcmc import diffusions
+from jax.flatten_util import ravel_pytree
 
 from dpsample._src import clipping, precision, validation
 from dpsample.privacy.guarantee import PrivacyGuarantee
 from dpsample.samplers.target import (
     GibbsTarget,
     StepSizeWarning,
+    Target,
+    build_sampling_algorithm,
     check_position,
-    scoped_kernel,
+    check_target,
+    scoped_for_target,
 )
-from dpsample.types import Array, ArrayLike, PRNGKey
+from dpsample.types import Array, ArrayLike, ArrayLikeTree, ArrayTree, PRNGKey
 
 __all__ = [
     "LangevinInfo",
@@ -96,16 +113,21 @@ DOMAIN_STEP_FACTOR = 0.01
 
 
 class LangevinState(NamedTuple):
-    """State of projected Langevin: the current position (shape ``(d,)``)."""
+    """State of (projected) Langevin: the current position.
 
-    position: Array
+    A vector of shape ``(d,)`` for a GibbsTarget, any pytree for a
+    ``logdensity_fn``.
+    """
+
+    position: ArrayTree
 
 
 class LangevinInfo(NamedTuple):
     """Per-step information.
 
     Attributes:
-        projected: whether the Euler step left ``K`` and was projected back.
+        projected: whether the Euler step left ``K`` and was projected back
+            (always ``False`` for a ``logdensity_fn``: no domain).
         drift_norm: norm of the (clipped) drift ``h * grad U`` used in the step.
     """
 
@@ -141,14 +163,33 @@ def potential_gradient(
     return target.beta * (mean + target.mu * x)
 
 
-def init(position: ArrayLike, target: GibbsTarget) -> LangevinState:
-    """Initial state at a data-independent ``position`` in ``K`` (shape ``(d,)``).
+@scoped_for_target
+def init(position: ArrayLikeTree, target: Target) -> LangevinState:
+    """Initial state at a data-independent ``position``.
 
-    A concrete position that is not finite or lies outside ``K`` is refused
-    (``ValueError``, :func:`~dpsample.samplers.target.check_position`): the first
-    step's gradient is taken there, and the declared ``G`` holds on ``K`` only.
+    With a :class:`~dpsample.samplers.target.GibbsTarget` the position has shape
+    ``(d,)`` and lies in ``K``: a concrete position that is not finite or lies
+    outside ``K`` is refused (``ValueError``,
+    :func:`~dpsample.samplers.target.check_position`): the first step's gradient
+    is taken there, and the declared ``G`` holds on ``K`` only. With a
+    ``logdensity_fn`` it is any pytree of arrays, kept in its own dtype.
+
+    Raises:
+        TypeError: ``target`` is neither a GibbsTarget nor callable.
+        ValueError: A bad position for a GibbsTarget.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample.samplers import langevin
+        >>> state = langevin.init({"w": jnp.zeros(2, jnp.float32)},
+        ...                       lambda p: -jnp.sum(p["w"] ** 2))
+        >>> state.position["w"].dtype
+        dtype('float32')
     """
-    return LangevinState(check_position(target, position))
+    target = check_target(target, sampler="langevin")
+    if isinstance(target, GibbsTarget):
+        return LangevinState(check_position(target, position))
+    return LangevinState(jax.tree.map(jnp.asarray, position))
 
 
 def build_kernel(
@@ -164,9 +205,23 @@ def build_kernel(
             ``[1e-140, 1e140]`` (``ValueError`` otherwise).
 
     Returns:
-        ``kernel(rng_key, state, target, step_size) -> (state, LangevinInfo)``,
-        computing in float64 whatever the caller's ``jax_enable_x64``
-        (:func:`~dpsample.samplers.target.scoped_kernel`).
+        ``kernel(rng_key, state, target, step_size) -> (state, LangevinInfo)``.
+        For a :class:`~dpsample.samplers.target.GibbsTarget` it is the projected
+        step, computing in float64 whatever the caller's ``jax_enable_x64``
+        (:func:`~dpsample.samplers.target.scoped_kernel`); for a
+        ``logdensity_fn`` it is the unadjusted step on any pytree position in
+        the caller's precision, and refuses a ``clip_norm`` (``ValueError``:
+        there are no per-example gradients to clip).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from dpsample.samplers import langevin
+        >>> logdensity_fn = lambda x: -0.5 * jnp.sum(x**2)
+        >>> kernel = langevin.build_kernel()
+        >>> state, info = kernel(jax.random.key(0), langevin.init(jnp.zeros(2),
+        ...                      logdensity_fn), logdensity_fn, 0.1)
+        >>> state.position.shape, bool(info.projected)
+        ((2,), False)
     """
     if clip_norm is not None:
         clip_norm = clipping.check_clip_bound(
@@ -174,12 +229,33 @@ def build_kernel(
         )
     euler = diffusions.overdamped_langevin()
 
+    def unadjusted(
+        rng_key: PRNGKey,
+        state: LangevinState,
+        logdensity_fn: Callable[[ArrayTree], Array],
+        step_size: float,
+    ) -> tuple[LangevinState, LangevinInfo]:
+        if clip_norm is not None:
+            raise ValueError(
+                "clip_norm clips per-example gradients, which a logdensity_fn "
+                "does not have: pass a GibbsTarget (GibbsTarget.from_loss) or "
+                "clip_norm=None"
+            )
+        flat, unravel = ravel_pytree(state.position)
+        grad = jax.grad(lambda v: logdensity_fn(unravel(v)))(flat)
+        moved = euler(rng_key, flat, grad, step_size)
+        info = LangevinInfo(jnp.asarray(False), step_size * jnp.linalg.norm(grad))
+        return LangevinState(unravel(moved)), info
+
     def kernel(
         rng_key: PRNGKey,
         state: LangevinState,
-        target: GibbsTarget,
+        target: Target,
         step_size: float,
     ) -> tuple[LangevinState, LangevinInfo]:
+        target = check_target(target, sampler="langevin")
+        if not isinstance(target, GibbsTarget):
+            return unadjusted(rng_key, state, target, step_size)
         grad_u = potential_gradient(target, state.position, clip_norm=clip_norm)
         moved = euler(rng_key, state.position, -grad_u, step_size)
         domain = target.problem.domain
@@ -188,13 +264,43 @@ def build_kernel(
         info = LangevinInfo(projected, step_size * jnp.linalg.norm(grad_u))
         return LangevinState(new), info
 
-    return scoped_kernel(kernel)
+    return scoped_for_target(kernel, argnum=2)
 
 
 def as_top_level_api(
-    target: GibbsTarget, step_size: float, *, clip_norm: float | None = None
+    target: Target, step_size: float, *, clip_norm: float | None = None
 ) -> SamplingAlgorithm:
-    """Projected Langevin as a BlackJAX ``SamplingAlgorithm(init, step)``.
+    """(Projected) Langevin as a BlackJAX ``SamplingAlgorithm(init, step)``.
+
+    Built by :func:`~dpsample.samplers.target.build_sampling_algorithm`:
+    ``init(position, rng_key=None)`` and ``step(rng_key, state) -> (state,
+    info)`` with the target closed over, so ``jax.jit(algo.step)`` and
+    ``blackjax.util.run_inference_algorithm`` work as for BlackJAX's kernels.
+
+    Args:
+        target: A :class:`~dpsample.samplers.target.GibbsTarget` (the projected,
+            clipped step of the module docstring, positions of shape ``(d,)``,
+            float64 whatever the caller's ``jax_enable_x64``; a ``jit`` of
+            ``step`` in 32-bit mode is called inside
+            ``with jax.enable_x64(True):``), or a plain
+            ``logdensity_fn(position) -> scalar`` as BlackJAX's (the unadjusted
+            Langevin step on any pytree position, in the caller's precision:
+            float32 positions in 32-bit mode stay float32).
+        step_size: ``h > 0``.
+        clip_norm: Per-example clipping norm (GibbsTarget only).
+
+    Returns:
+        A ``blackjax.base.SamplingAlgorithm``.
+
+    Raises:
+        TypeError: ``target`` is neither a GibbsTarget nor callable.
+        ValueError: ``step_size <= 0``, or ``clip_norm`` with a
+            ``logdensity_fn``.
+
+    Privacy:
+        With a GibbsTarget, ``clip_norm=G`` and a data-independent start in
+        ``K``, :func:`trajectory_guarantee` covers the whole trajectory. A plain
+        ``logdensity_fn`` carries no guarantee.
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -209,22 +315,24 @@ def as_top_level_api(
         >>> state, info = algo.step(jax.random.key(0), algo.init(jnp.zeros(1)))
         >>> state.position.shape
         (1,)
+
+        A BlackJAX-style log-density on a pytree position:
+
+        >>> algo = langevin.as_top_level_api(lambda p: -jnp.sum(p["w"] ** 2), 0.01)
+        >>> state, info = jax.jit(algo.step)(jax.random.key(1),
+        ...                                  algo.init({"w": jnp.ones(3)}))
+        >>> state.position["w"].shape
+        (3,)
     """
+    check_target(target, sampler="langevin")
+    if clip_norm is not None and not isinstance(target, GibbsTarget):
+        raise ValueError(
+            "clip_norm clips per-example gradients, which a logdensity_fn does not "
+            "have: pass a GibbsTarget (GibbsTarget.from_loss) or clip_norm=None"
+        )
     kernel = build_kernel(clip_norm=clip_norm)
     step_size = validation.positive("step_size", step_size)
-
-    @precision.scoped
-    def init_fn(position: ArrayLike, rng_key: PRNGKey | None = None) -> LangevinState:
-        del rng_key
-        return init(position, target)
-
-    @scoped_kernel
-    def step_fn(
-        rng_key: PRNGKey, state: LangevinState
-    ) -> tuple[LangevinState, LangevinInfo]:
-        return kernel(rng_key, state, target, step_size)
-
-    return SamplingAlgorithm(init_fn, step_fn)
+    return build_sampling_algorithm(kernel, init, target, (step_size,))
 
 
 def default_step_size(target: GibbsTarget) -> float:

@@ -57,7 +57,9 @@ from dpsample.samplers import restricted_gaussian, rgo
 from dpsample.samplers.target import (
     GibbsTarget,
     StepSizeWarning,
+    build_sampling_algorithm,
     check_position,
+    check_target,
     compiled_when_eager,
     scoped_kernel,
 )
@@ -151,8 +153,9 @@ class ProximalSchedule(NamedTuple):
 
 
 def _check_target(target: GibbsTarget) -> None:
-    if not isinstance(target, GibbsTarget):
-        raise TypeError(f"Expected a GibbsTarget, got {type(target).__name__}")
+    # A plain logdensity_fn is refused with a pointer to GibbsTarget.from_loss:
+    # the RGO's guarantee rests on the per-example losses and the declared G.
+    check_target(target, sampler="proximal", logdensity=False)
     validation.positive("beta", target.beta)
     validation.nonnegative("mu", target.mu)
 
@@ -351,8 +354,21 @@ def as_top_level_api(
 ) -> SamplingAlgorithm:
     r"""The proximal sampler as a BlackJAX ``SamplingAlgorithm(init, step)``.
 
-    ``init(position, rng_key=None)`` and ``step(rng_key, state) -> (state, info)``.
-    Use :func:`schedule` for a step size and a number of steps with a TV guarantee.
+    ``init(position, rng_key=None)`` and ``step(rng_key, state) -> (state, info)``,
+    built by :func:`~dpsample.samplers.target.build_sampling_algorithm` (the
+    target closed over: ``jax.jit(algo.step)`` needs no ``static_argnums``, and
+    ``blackjax.util.run_inference_algorithm`` runs it). Use :func:`schedule` for
+    a step size and a number of steps with a TV guarantee.
+
+    Unlike MALA and Langevin, it takes no plain ``logdensity_fn``: its
+    guarantee rests on the per-example losses (the RGO's series estimate uses
+    them one by one, and its step size on their Lipschitz constant ``G``), which
+    a log-density hides. Build the target from a per-example loss with
+    :meth:`GibbsTarget.from_loss <dpsample.samplers.target.GibbsTarget.from_loss>`
+    (a function is refused with a ``TypeError`` that says so). It always computes
+    in float64 (the RGO's fixed trial budgets and TV bookkeeping are float64
+    facts): a ``jit`` of ``step`` in 32-bit mode is called inside
+    ``with jax.enable_x64(True):``.
 
     Args:
         target: The :class:`~dpsample.samplers.target.GibbsTarget`.
@@ -364,7 +380,8 @@ def as_top_level_api(
         A ``blackjax.base.SamplingAlgorithm``.
 
     Raises:
-        TypeError: If ``target`` is not a GibbsTarget.
+        TypeError: If ``target`` is not a GibbsTarget (a function: the message
+            names ``GibbsTarget.from_loss``).
         ValueError: If ``step_size <= 0`` or ``num_trials``/``num_levels < 1``.
 
     Warns:
@@ -401,6 +418,18 @@ def as_top_level_api(
         >>> trials.shape
         (10,)
 
+        From a per-example loss, run by BlackJAX's loop:
+
+        >>> from blackjax.util import run_inference_algorithm
+        >>> tg = GibbsTarget.from_loss(lambda x, z: jnp.abs(x[0] - z),
+        ...                            jnp.linspace(-1, 1, 5), Ball(1.0, dim=1),
+        ...                            beta=2.0, mu=1.0, lipschitz=1.0)
+        >>> algo = proximal.as_top_level_api(tg, 0.01)
+        >>> _, (states, infos) = run_inference_algorithm(
+        ...     jax.random.key(1), algo, 5, initial_position=jnp.zeros(1))
+        >>> states.position.shape
+        (5, 1)
+
     References:
         Lee, Shen, Tian (2021); Gopi, Lee, Liu (2022), Algorithms 1–2.
     """
@@ -416,18 +445,7 @@ def as_top_level_api(
             stacklevel=2,
         )
 
-    @precision.scoped
-    def init_fn(position: ArrayLike, rng_key: PRNGKey | None = None) -> ProximalState:
-        del rng_key
-        return init(position, target)
-
-    @scoped_kernel
-    def step_fn(
-        rng_key: PRNGKey, state: ProximalState
-    ) -> tuple[ProximalState, ProximalInfo]:
-        return kernel(rng_key, state, target, step_size)
-
-    return SamplingAlgorithm(init_fn, step_fn)
+    return build_sampling_algorithm(kernel, init, target, (step_size,))
 
 
 def _initial_tv(target: GibbsTarget) -> float:

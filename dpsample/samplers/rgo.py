@@ -105,7 +105,7 @@ from dpsample._src.random_words import (
 )
 from dpsample.domains import Ball
 from dpsample.samplers import restricted_gaussian
-from dpsample.samplers.target import GibbsTarget, compiled_when_eager
+from dpsample.samplers.target import GibbsTarget, check_target, compiled_when_eager
 from dpsample.types import Array, ArrayLike, PRNGKey
 
 __all__ = [
@@ -356,8 +356,7 @@ def oracle_words(num_trials: int, num_levels: int, n: int, dim: int) -> int:
 
 
 def _check(target: GibbsTarget, y: Array, num_trials: int, num_levels: int):
-    if not isinstance(target, GibbsTarget):
-        raise TypeError(f"Expected a GibbsTarget, got {type(target).__name__}")
+    check_target(target, sampler="RGO", logdensity=False)  # names from_loss
     validation.positive_int("num_trials", num_trials)
     validation.positive_int("num_levels", num_levels)
     dim = target.problem.dim

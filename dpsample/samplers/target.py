@@ -2,8 +2,10 @@
 
 Also what the samplers' modules share: :class:`StepSizeWarning`, the start-point
 check :func:`check_position`, the static/traced split of a target for compiled cores
-(:meth:`GibbsTarget.functional`, :class:`TargetStructure`) and the float64 scope of
-the kernels the library returns (:func:`scoped_kernel`).
+(:meth:`GibbsTarget.functional`, :class:`TargetStructure`), the float64 scope of
+the kernels the library returns (:func:`scoped_kernel`, :func:`scoped_for_target`)
+and the one ``init``/``step`` helper of every ``as_top_level_api``
+(:func:`build_sampling_algorithm`).
 """
 
 from __future__ import annotations
@@ -12,25 +14,30 @@ import copy
 import dataclasses
 import functools
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, NamedTuple, TypeAlias, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from blackjax.base import SamplingAlgorithm
 from jax.interpreters import partial_eval
 
 from dpsample._src import precision, validation
 from dpsample.domains import Ball, require_member
 from dpsample.problem import CONSTANTS, Problem, ProblemSpec
-from dpsample.types import Array, ArrayLike
+from dpsample.types import Array, ArrayLike, ArrayLikeTree, PRNGKey
 
 __all__ = [
     "X64_TRACE_MESSAGE",
     "GibbsTarget",
     "StepSizeWarning",
+    "Target",
     "TargetStructure",
+    "build_sampling_algorithm",
     "check_position",
+    "check_target",
     "compiled_when_eager",
+    "scoped_for_target",
     "scoped_kernel",
 ]
 
@@ -109,6 +116,58 @@ class GibbsTarget(NamedTuple):
             validation.positive("beta", beta),
             validation.nonnegative("mu", mu),
         )
+
+    @classmethod
+    def from_loss(
+        cls,
+        loss_fn: Callable[[Array, Any], Array],
+        data: ArrayLikeTree,
+        domain: Ball,
+        *,
+        beta: float,
+        mu: float = 0.0,
+        **constants: float | None,
+    ) -> GibbsTarget:
+        r"""The Gibbs target of a per-example loss: the private samplers' adapter.
+
+        Where BlackJAX takes a ``logdensity_fn``, a private sampler needs the
+        per-example structure its guarantee is stated for: the loss
+        ``loss_fn(x, z)`` of one example ``z``, the data (one example per leading
+        row), the ball ``K`` and the declared constants (``lipschitz=G`` above
+        all). This builds ``Problem(loss_fn, data, domain, **constants)`` and then
+        :meth:`create`; the target's log-density is
+        ``-beta (mean_i loss_fn(x, z_i) + mu/2 ||x||^2)`` on ``K``.
+
+        Args:
+            loss_fn: Per-example loss ``loss_fn(x, z) -> scalar``, ``x`` of shape
+                ``(d,)``.
+            data: The examples (an array or a pytree of arrays, ``n`` rows).
+            domain: The ball ``K``.
+            beta: Inverse temperature, > 0.
+            mu: Regularisation strength, >= 0 (default 0).
+            **constants: The declared constants of
+                :class:`~dpsample.problem.Problem` (``lipschitz``,
+                ``smoothness``, ``loss_range``, ...) and ``dim``.
+
+        Returns:
+            The :class:`GibbsTarget`.
+
+        Raises:
+            TypeError: ``loss_fn`` not callable, or an unknown constant.
+            ValueError: A bad ``beta``/``mu`` or a domain that is not a Ball.
+
+        Examples:
+            >>> import jax.numpy as jnp
+            >>> from dpsample import Ball
+            >>> from dpsample.samplers.target import GibbsTarget
+            >>> t = GibbsTarget.from_loss(lambda x, z: jnp.abs(x[0] - z),
+            ...                           jnp.zeros(4), Ball(1.0, dim=1),
+            ...                           beta=2.0, mu=1.0, lipschitz=1.0)
+            >>> t.problem.n, t.problem.lipschitz, float(t.potential(jnp.ones(1)))
+            (4, 1.0, 3.0)
+        """
+        problem = Problem(loss_fn, data, domain, **constants)  # type: ignore[arg-type]
+        return cls.create(problem, beta=beta, mu=mu)
 
     def potential(self, x: ArrayLike) -> Array:
         """``beta (F_D(x) + mu/2 ||x||^2)`` (finite everywhere; K is not applied)."""
@@ -277,6 +336,143 @@ def scoped_kernel(fn: F) -> F:
 
     setattr(wrapper, precision.MARKER, True)
     return wrapper  # type: ignore[return-value]
+
+
+#: What a sampler of this package runs on: the private route's
+#: :class:`GibbsTarget`, or (MALA and Langevin only) a BlackJAX-style
+#: ``logdensity_fn(position) -> scalar`` on any pytree of positions.
+Target: TypeAlias = GibbsTarget | Callable[[Any], Array]
+
+#: Named in the refusal of a plain function by the samplers that need a GibbsTarget.
+FROM_LOSS_HINT = (
+    "build one from your per-example loss with "
+    "GibbsTarget.from_loss(loss_fn, data, domain, beta=..., mu=..., lipschitz=...) "
+    "(dpsample.samplers.target)"
+)
+
+
+def check_target(target: Any, *, sampler: str, logdensity: bool = True) -> Any:
+    """Check that ``target`` is a :class:`GibbsTarget` or, if allowed, a function.
+
+    Args:
+        target: The sampler's target.
+        sampler: The sampler's name (for the message).
+        logdensity: Whether a plain ``logdensity_fn`` is accepted (MALA, Langevin).
+            The proximal sampler's privacy needs per-example structure: it refuses
+            a function with a message naming :meth:`GibbsTarget.from_loss`.
+
+    Returns:
+        ``target`` unchanged.
+
+    Raises:
+        TypeError: Anything else.
+
+    Examples:
+        >>> from dpsample.samplers.target import check_target
+        >>> f = lambda x: -x @ x
+        >>> check_target(f, sampler="mala") is f
+        True
+        >>> try:
+        ...     check_target(f, sampler="proximal", logdensity=False)
+        ... except TypeError as e:
+        ...     print(str(e)[:53])
+        the proximal sampler needs a GibbsTarget (its privacy
+    """
+    if isinstance(target, GibbsTarget):
+        return target
+    if callable(target):
+        if logdensity:
+            return target
+        raise TypeError(
+            f"the {sampler} sampler needs a GibbsTarget (its privacy rests on the "
+            f"per-example losses, which a log-density function hides), got the "
+            f"function {getattr(target, '__name__', type(target).__name__)!r}: "
+            + FROM_LOSS_HINT
+        )
+    wanted = "a GibbsTarget or a logdensity_fn" if logdensity else "a GibbsTarget"
+    raise TypeError(f"Expected {wanted} for {sampler}, got {type(target).__name__}")
+
+
+def scoped_for_target(fn: F, argnum: int = 1) -> F:
+    """Scope ``fn`` to float64 when its argument ``argnum`` is a GibbsTarget.
+
+    The private route (a :class:`GibbsTarget`) runs inside :func:`scoped_kernel`
+    (float64 whatever the caller's ``jax_enable_x64``: the samplers' privacy
+    arguments are made in float64); a plain ``logdensity_fn`` runs in the
+    caller's precision, as BlackJAX's kernels do (float32 positions stay
+    float32 in 32-bit mode). The returned function counts as scoped
+    (:func:`dpsample._src.precision.is_scoped`): its precision is decided here.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample.samplers.target import scoped_for_target
+        >>> f = scoped_for_target(lambda x, target: jnp.asarray(x) * 2, argnum=1)
+        >>> str(f(jnp.float32(1.0), lambda p: p).dtype)
+        'float32'
+    """
+    private = scoped_kernel(fn)
+
+    @functools.wraps(fn)
+    def dispatch(*args: Any, **kwargs: Any) -> Any:
+        target = args[argnum] if len(args) > argnum else kwargs.get("target")
+        if isinstance(target, GibbsTarget):
+            return private(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    setattr(dispatch, precision.MARKER, True)
+    return dispatch  # type: ignore[return-value]
+
+
+def build_sampling_algorithm(
+    kernel: Callable[..., tuple[Any, Any]],
+    init: Callable[..., Any],
+    target: Any,
+    kernel_args: tuple[Any, ...] = (),
+) -> SamplingAlgorithm:
+    """The one ``as_top_level_api`` helper: ``SamplingAlgorithm(init, step)``.
+
+    As BlackJAX's ``build_sampling_algorithm``: ``init(position, rng_key=None)``
+    calls ``init(position, target)`` and ``step(rng_key, state)`` calls
+    ``kernel(rng_key, state, target, *kernel_args)``, the target and the
+    parameters closed over, so ``jax.jit(algo.step)(key, state)`` needs no
+    ``static_argnums``, and ``blackjax.util.run_inference_algorithm`` runs it.
+    With a :class:`GibbsTarget` both run in float64 (:func:`scoped_kernel`; a
+    ``jit`` of ``step`` in 32-bit mode must then be called inside
+    ``with jax.enable_x64(True):``); with a plain ``logdensity_fn`` they run in
+    the caller's precision.
+
+    Args:
+        kernel: ``kernel(rng_key, state, target, *kernel_args) -> (state, info)``.
+        init: ``init(position, target) -> state``.
+        target: A :class:`GibbsTarget` or a ``logdensity_fn``.
+        kernel_args: The kernel's parameters (step size, ...).
+
+    Returns:
+        A ``blackjax.base.SamplingAlgorithm``.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from dpsample.samplers import mala
+        >>> from dpsample.samplers.target import build_sampling_algorithm
+        >>> algo = build_sampling_algorithm(mala.build_kernel(), mala.init,
+        ...                                 lambda x: -0.5 * x @ x, (0.5,))
+        >>> state, info = jax.jit(algo.step)(jax.random.key(0),
+        ...                                  algo.init(jnp.zeros(2)))
+        >>> state.position.shape
+        (2,)
+    """
+    private = isinstance(target, GibbsTarget)
+
+    def init_fn(position: ArrayLikeTree, rng_key: PRNGKey | None = None) -> Any:
+        del rng_key
+        return init(position, target)
+
+    def step_fn(rng_key: PRNGKey, state: Any) -> tuple[Any, Any]:
+        return kernel(rng_key, state, target, *kernel_args)
+
+    if private:
+        return SamplingAlgorithm(precision.scoped(init_fn), scoped_kernel(step_fn))
+    return SamplingAlgorithm(init_fn, step_fn)
 
 
 def check_position(
