@@ -44,12 +44,31 @@ class Block:
     skip: str | None
 
 
+def _source(code: str) -> str:
+    """A block's Python: a doctest-style block (``>>>``) keeps its statements only.
+
+    Its printed outputs are checked by the page's own doctest runner
+    (``tests/test_privacy_report.py`` for privacy.md); here it runs as a reader's
+    session does. Blank lines stay, so line numbers in a traceback match the page.
+    """
+    if not code.lstrip().startswith(">>>"):
+        return code
+    lines = []
+    for text in code.splitlines():
+        stripped = text.strip()
+        if stripped.startswith(">>>") or stripped.startswith("..."):
+            lines.append(stripped[4:])
+        else:
+            lines.append("")  # an expected output
+    return "\n".join(lines) + "\n"
+
+
 def blocks(text: str) -> list[Block]:
-    """The ```python blocks of a Markdown text, in order."""
+    """The ```python blocks of a Markdown text, in order (doctest prompts removed)."""
     found = []
     for match in _FENCE.finditer(text):
         line = text.count("\n", 0, match.start("code"))  # the fence's line, 1-based
-        found.append(Block(line, match.group("code"), match.group("reason")))
+        found.append(Block(line, _source(match.group("code")), match.group("reason")))
     return found
 
 
