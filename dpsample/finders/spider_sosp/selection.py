@@ -45,15 +45,13 @@ from dpsample._src.clipped_derivatives import (
 )
 from dpsample._src.fixed_eig import min_eigenvalue, min_eigenvalue_error
 from dpsample.finders.accounting import C_SENS
-from dpsample.problem import Problem
+from dpsample.problem import Problem, _mean_loss
 from dpsample.types import Array
 
 __all__ = []
 
 
 # ------------------------------------------------------------------- Algorithm 2
-def _mean_loss(loss_fn: Any, x: Array, data: Any) -> Array:
-    return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
 
 
 def _min_eig_upper(

@@ -20,7 +20,7 @@ from dpsample._src import clipping, precision
 from dpsample.finders.batches import sample_batch
 from dpsample.finders.tr_subproblem import solve_tr_unchecked
 from dpsample.plan import Plan
-from dpsample.problem import Problem
+from dpsample.problem import Problem, _mean_loss
 from dpsample.types import Array, PRNGKey
 
 __all__ = ["noisy_model", "run_tr_plan", "symmetric_noise"]
@@ -60,10 +60,6 @@ def symmetric_noise(rng_key: PRNGKey, dim: int, scale: float | Array = 1.0) -> A
 #: (512 KiB: cache-sized chunks ran 5-30x faster than 2^22-value chunks for the
 #: per-example Hessians at n = 1e4, d = 30 on the 2-core CI machine).
 _CHUNK_ELEMENTS = 1 << 16
-
-
-def _mean_loss(loss_fn: Callable, x: Array, data: Any) -> Array:
-    return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
 
 
 def _hessian_rows(loss_fn: Callable, w: Array, example: Any) -> Array:
