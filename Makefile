@@ -37,13 +37,13 @@ bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check dpsample tests benchmarks experiments
-	$(VENV)/bin/ruff format --check dpsample tests benchmarks experiments
+	$(VENV)/bin/ruff check dpsample tests benchmarks experiments tools
+	$(VENV)/bin/ruff format --check dpsample tests benchmarks experiments tools
 	$(VENV)/bin/mypy
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format dpsample tests benchmarks experiments
-	$(VENV)/bin/ruff check --fix dpsample tests benchmarks experiments
+	$(VENV)/bin/ruff format dpsample tests benchmarks experiments tools
+	$(VENV)/bin/ruff check --fix dpsample tests benchmarks experiments tools
 
 # The documentation site (docs/ and one API page per module, docs/api/) into site/;
 # --strict: a broken docstring section or a warning fails the build (about 10 s).

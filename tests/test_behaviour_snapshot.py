@@ -1,0 +1,35 @@
+"""The behaviour-snapshot tool (tools/behaviour_snapshot.py) finds what changed."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+_PATH = Path(__file__).resolve().parents[1] / "tools" / "behaviour_snapshot.py"
+_spec = importlib.util.spec_from_file_location("behaviour_snapshot", _PATH)
+snap = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(snap)
+
+
+def test_compare_names_each_changed_field_and_missing_entry():
+    before = {"a": {"epsilon": 1.0, "report": "r"}, "b": {"x": 1}}
+    after = {"a": {"epsilon": 1.0000000001, "report": "r"}, "c": {"x": 1}}
+    diffs = snap.compare(before, after)
+    assert diffs == [
+        "a.epsilon: 1.0 -> 1.0000000001",
+        "b: only in before",
+        "c: only in after",
+    ]
+    assert snap.compare(before, before) == []
+
+
+def test_plain_drops_machine_dependent_fields_and_hashes_arrays():
+    x = np.arange(6.0).reshape(2, 3)
+    out = snap._plain({"wall_s": 3.2, "value": x, "steps": np.int64(4), "z": [0.5]})
+    assert set(out) == {"value", "steps", "z"}
+    assert out["value"]["shape"] == [2, 3] and out["value"]["head"] == [0, 1, 2, 3]
+    y = x.copy()
+    y[1, 2] += 1e-15 * 5
+    assert snap._plain({"value": y})["value"]["sha256"] != out["value"]["sha256"]
