@@ -33,3 +33,11 @@ def test_plain_drops_machine_dependent_fields_and_hashes_arrays():
     y = x.copy()
     y[1, 2] += 1e-15 * 5
     assert snap._plain({"value": y})["value"]["sha256"] != out["value"]["sha256"]
+
+
+def test_compare_ignores_the_plan_printouts_time_forecast():
+    a = {"x": {"plan": "cost: 10 steps (about 7 ms on this machine)\n"}}
+    b = {"x": {"plan": "cost: 10 steps (about 406 ms on this machine)\n"}}
+    assert snap.compare(a, b) == []
+    c = {"x": {"plan": "cost: 11 steps (about 406 ms on this machine)\n"}}
+    assert snap.compare(a, c) != []

@@ -27,6 +27,7 @@ import argparse
 import hashlib
 import json
 import math
+import re
 import sys
 import tempfile
 import time
@@ -37,6 +38,19 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 # words that mark a machine-dependent field (left out of the snapshot)
 _VOLATILE = ("time", "wall", "seconds", "elapsed", "output_dir", "eta", "path")
+# machine-dependent phrases inside texts (the plan printout's time forecast)
+_VOLATILE_TEXT = re.compile(r"about [^()]*? on this machine")
+
+
+def _text(value: Any) -> Any:
+    """``value`` with every string's machine-dependent phrases blanked."""
+    if isinstance(value, str):
+        return _VOLATILE_TEXT.sub("about ... on this machine", value)
+    if isinstance(value, dict):
+        return {k: _text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_text(v) for v in value]
+    return value
 
 
 def _array(x: Any) -> dict[str, Any]:
@@ -178,6 +192,7 @@ def snapshot(*, examples: bool = True) -> dict[str, Any]:
 
 def compare(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """The labels (and fields) that differ between two snapshots."""
+    before, after = _text(before), _text(after)
     diffs = []
     for label in sorted(set(before) | set(after)):
         if label not in before or label not in after:
@@ -213,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if diffs else 0
     if not args.out:
         ap.error("--out or --compare is required")
-    snap = snapshot(examples=not args.no_examples)
+    snap = _text(snapshot(examples=not args.no_examples))
     Path(args.out).write_text(json.dumps(snap, indent=1, sort_keys=True) + "\n")
     print(f"{len(snap)} entries -> {args.out}")
     return 0
