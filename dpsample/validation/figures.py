@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpsample._src import precision
-from dpsample.validation.tables import Profile, SlopeFit
+from dpsample.validation.slopes import Profile, SlopeFit
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
