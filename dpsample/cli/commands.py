@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from dpsample.cli._format import _fmt_point, _print_verdict
+from dpsample.cli.printing import print_plan
 
 # dpsample.config, dpsample.privacy, dpsample.registry, dpsample.validation and jax
 # are imported inside the functions that use them: each loads JAX (~2 s), and
@@ -159,48 +159,6 @@ def dry_run_config(config_path: str, *, seed: int | None = None) -> dict[str, An
     return planned.report | {"text": str(planned.plan)}
 
 
-def _print_dry_run(report: dict[str, Any]) -> None:
-    job, priv = report["job"], report["privacy"]
-    print(
-        f"dpsample run --dry-run: {job['kind']} {job['name']}: the plan, made from "
-        "public facts only (no data read, nothing run)"
-    )
-    print(report["text"])
-    print(
-        f"VERDICT (epsilon = {priv['epsilon']:.6g} at delta = {priv['delta']:g}; "
-        f"budget {priv['budget']['epsilon']:g}, {priv['budget']['delta']:g}"
-        + ("; conditional)" if priv["assumptions"] else ")")
-    )
-    _print_verdict("  ", priv)
-    print(f"key: {job['rng_key']}")
-
-
-def _print_run(report: dict[str, Any]) -> None:
-    job, prob = report["job"], report["problem"]
-    print(
-        f"dpsample run: {job['kind']} {job['name']}, n={prob['n']}, d={prob['dim']} "
-        f"(key {job['rng_key']})"
-    )
-    print(f"RELEASED POINT  x = {_fmt_point(report['released']['point'])}")
-    print(report["privacy_text"])  # the PrivacyReport's table
-    if "plan" in report:
-        cost = report["plan"]["cost"]
-        print(
-            f"COST            {cost['evaluations']:,} per-example evaluations, "
-            f"{cost['steps']:,} steps, {report['seconds']:.2f} s"
-        )
-    from dpsample.privacy import NON_PRIVATE_KEY  # lazy: loads JAX (--help must not)
-
-    diag = report.get(NON_PRIVATE_KEY)
-    if diag:
-        out = diag["output"]
-        shown = ", ".join(
-            f"{k} {v:.5g}" for k, v in out.items() if isinstance(v, int | float)
-        )
-        print(f"NON-PRIVATE DIAGNOSTICS (training data, never release): {shown}")
-    print(f"wrote {report['output_dir']}/{{released.json, report.json, config.toml}}")
-
-
 # ------------------------------------------------------------------------- list
 def list_algorithms() -> dict[str, Any]:
     """Every registered algorithm, as ``dpsample list --json`` prints it.
@@ -241,62 +199,7 @@ def list_algorithms() -> dict[str, Any]:
     return jsonable({"algorithms": algorithms})
 
 
-def _print_list(listing: dict[str, Any]) -> None:
-    rows = [
-        (a["name"], a["kind"], a["guarantee_type"], f"seed {a['seed']}, {a['theorem']}")
-        for a in listing["algorithms"]
-    ]
-    header = ("NAME", "KIND", "GUARANTEE", "SOURCE")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
-    for row in [header, *rows]:
-        cells = [c.ljust(w) for c, w in zip(row[:3], widths, strict=True)]
-        print("  ".join([*cells, row[3]]))
-
-
 # ------------------------------------------------------------------------- sweep
-def _print_plan(plan: Any, *, smoke: bool) -> None:
-    # lazy: loads JAX (--help must not)
-    from dpsample.validation.engine import describe_cell
-
-    spec, cells = plan.spec, plan.cells
-    todo = {c.key for c in plan.todo}
-    failed = set(plan.failed)
-    print(
-        f"dpsample sweep {spec.name} ({'smoke' if smoke else 'full'} grid): "
-        f"{len(cells)} cells, {len(plan.done)} done, {len(plan.failed)} failed, "
-        f"{len(plan.todo)} to run"
-    )
-    if plan.estimate_seconds is None:
-        cost = "unknown: no cell of this sweep has run yet" + (
-            "" if smoke else " (a --smoke run times a few)"
-        )
-    elif plan.estimate_source == "plans":
-        left_out = (
-            f"; {plan.unplanned} grid point(s) could not be planned without their "
-            "data and are not counted"
-            if plan.unplanned
-            else ""
-        )
-        cost = (
-            f"{len(plan.todo)} cells, {plan.estimate_seconds:.3g} cell-seconds by the "
-            "plans' forecasts (the private runs only: compilation and data loading "
-            f"not counted{left_out}), about {plan.estimate_wall_seconds:.3g} s "
-            f"wall-clock on {plan.workers} worker(s) plus start-up; no cell of this "
-            "sweep has run yet"
-        )
-    else:
-        cost = (
-            f"{len(plan.todo)} cells x ~{plan.seconds_per_cell:.2f} s (mean of the "
-            f"cells already run) = {plan.estimate_seconds:.0f} cell-seconds, about "
-            f"{plan.estimate_wall_seconds:.0f} s wall-clock on {plan.workers} "
-            "worker(s) plus start-up"
-        )
-    print(f"cost: {cost}")
-    for cell in cells:
-        status = (
-            "failed" if cell.key in failed else "to run" if cell.key in todo else "done"
-        )
-        print(f"  {status:<7} {describe_cell(cell)}")
 
 
 def run_sweep_spec(
@@ -344,7 +247,7 @@ def run_sweep_spec(
             retry_failed=retry_failed,
             forecast=True,
         )
-        _print_plan(plan, smoke=smoke)
+        print_plan(plan, smoke=smoke)
         return 0
     try:
         outcome = run_sweep(

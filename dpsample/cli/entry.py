@@ -18,15 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from dpsample.cli.commands import (
-    _print_dry_run,
-    _print_list,
-    _print_run,
     dry_run_config,
     list_algorithms,
     run_config,
     run_sweep_spec,
 )
-from dpsample.cli.starter import _print_quickstart, quickstart
+from dpsample.cli.printing import (
+    print_dry_run,
+    print_list,
+    print_quickstart,
+    print_run,
+)
+from dpsample.cli.starter import quickstart
 
 # dpsample.config, dpsample.privacy, dpsample.registry, dpsample.validation and jax
 # are imported inside the functions that use them: each loads JAX (~2 s), and
@@ -285,14 +288,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 report["privacy"].pop("text")
                 print(json.dumps(report, indent=2))
             else:
-                _print_quickstart(report)
+                print_quickstart(report)
             return 0
         if args.command == "list":
             listing = list_algorithms()
             if args.json:
                 print(json.dumps(listing, indent=2))
             else:
-                _print_list(listing)
+                print_list(listing)
             return 0
         if args.dry_run:
             planned = dry_run_config(args.config, seed=args.seed)
@@ -300,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 planned.pop("text")
                 print(json.dumps(planned, indent=2, allow_nan=False))
             else:
-                _print_dry_run(planned)
+                print_dry_run(planned)
             return 0
         report = run_config(
             args.config, output=args.output, overwrite=args.overwrite, seed=args.seed
@@ -309,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             report.pop("privacy_text")
             print(json.dumps(report, indent=2))
         else:
-            _print_run(report)
+            print_run(report)
         return 0
     except (ValueError, TypeError) as err:
         if args.traceback:

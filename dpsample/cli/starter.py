@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dpsample.cli._format import _fmt_point, _g
-
 # dpsample.config, dpsample.privacy, dpsample.registry, dpsample.validation and jax
 # are imported inside the functions that use them: each loads JAX (~2 s), and
 # `dpsample --help` must not (tests/test_startup.py). Each such import says "lazy".
@@ -251,69 +249,3 @@ def _warm_start_sections(info: Any, plan: Any) -> dict[str, Any]:
         },
     }
     return jsonable(sections, delta=delta)
-
-
-def _print_quickstart(r: dict[str, Any]) -> None:
-    p, priv = r["problem"], r["privacy"]
-    psi, stat, sched = r["warm_start_bound"], r["stationarity_bound"], r["schedule"]
-    from dpsample.privacy import NON_PRIVATE_KEY  # lazy: loads JAX (--help must not)
-
-    diag = r[NON_PRIVATE_KEY]
-    print("dpsample quickstart: warm start (seed 003, Algorithm 2)")
-    print(
-        "  exponential mechanism over a net of the ball, then DP-SPIDER from its output"
-    )
-    print(f"  data      {p['dataset']}, n={p['n']}, features {p['features']}")
-    print(f"            {p['rows']}; loss {p['loss']}")
-    print(f"  domain    {p['domain']} (d={p['dim']})")
-    consts = ", ".join(f"{k}={v:.4g}" for k, v in p["constants"].items())
-    print(f"  constants {consts}  (declared, public; derived from ||a|| <= 1)")
-    print(
-        f"  schedule  net of {sched['net_size']:,} points (covering radius "
-        f"{sched['covering_radius']:.4g}, k = {sched['inverse_temperature']:.4g}); "
-        f"DP-SPIDER {sched['num_steps']} steps, phase {sched['phase_length']}, "
-        f"batches {sched['anchor_batch_size']}/{sched['variation_batch_size']}"
-    )
-    print()
-    print(f"RELEASED POINT  x_priv = {_fmt_point(r['released']['point'])}")
-    print(
-        f"  warm start x_0 = {_fmt_point(r['released']['warm_start'])} (also "
-        "released, covered by the same guarantee)"
-    )
-    print()
-    print(priv["text"])  # the PrivacyReport's table: print(result.privacy)
-    print()
-    print("WARM-START BOUND (public: from declared constants and the net that ran)")
-    print(
-        f"  psi = G r + (ln N + ln(1/zeta))/k = {psi['covering_term']:.4g} + "
-        f"{psi['tail_term']:.4g} = {psi['psi']:.4g}, failing with probability "
-        f"zeta = {psi['failure_prob']:.3g}"
-    )
-    print(f"  (the seed's closed form would give {_g(psi['paper_closed_form'])})")
-    print()
-    print("STATIONARITY BOUND  E||grad F_D(x_priv)|| <~ (public; rate shapes of")
-    print("  Thm 3.2 / Lemma 3.1 with the absolute constant set to 1, not certified)")
-    print(f"  warm start (Thm 3.2, F_0 = psi)        {_g(stat['warm_start'])}")
-    print(f"  cold start (Lemma 3.1, F_0 = range B)  {_g(stat['cold_start'])}")
-    verdict = "warm start" if r["dispatcher"]["warm_start"] else "finder alone"
-    print(f"  dispatcher: {verdict}: {r['dispatcher']['reason']}")
-    print()
-    print("NON-PRIVATE DIAGNOSTICS  -- computed on the private training data, not")
-    print("  covered by the guarantee; for checking only, never release")
-    print(f"  {'':<30}{'warm start x_0':>16}{'output x_priv':>16}")
-    w, o = diag["warm_start"], diag["output"]
-    rows = (
-        ("empirical risk F_D", "empirical_risk", ".5f"),
-        ("gradient norm ||grad F_D||", "gradient_norm", ".5f"),
-        ("smallest Hessian eigenvalue", "min_hessian_eigenvalue", ".5f"),
-        ("training accuracy", "training_accuracy", ".3f"),
-    )
-    for label, key, spec in rows:
-        print(f"  {label:<30}{_g(w.get(key), spec):>16}{_g(o.get(key), spec):>16}")
-    print(
-        f"  warm start's gap over the net minimum: "
-        f"{_g(diag['gap_over_net_minimum'], '.5f')}"
-    )
-    print()
-    print(f"({r['run']['seconds']:.1f} s, dpsample {r['run']['dpsample_version']}; key")
-    print(f" {r['run']['rng_key']})")
