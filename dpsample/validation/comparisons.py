@@ -20,11 +20,11 @@ from scipy import stats
 from dpsample._src import precision
 from dpsample.validation.points import (
     LABEL,
-    _finite,
-    _hashable,
-    _Point,
-    _points,
-    _selected,
+    GridPoint,
+    grid_points,
+    hashable,
+    is_finite,
+    selected,
 )
 from dpsample.validation.spec import (
     Comparison,
@@ -52,7 +52,7 @@ EPSILON_TOLERANCE = 0.02
 
 
 def _arm_values(
-    point: _Point, measurement: str, epsilon: str | None
+    point: GridPoint, measurement: str, epsilon: str | None
 ) -> dict[int, tuple[float, float]]:
     """``{seed: (measurement, spent epsilon)}`` of a point's finished seeds."""
     out = {}
@@ -61,8 +61,8 @@ def _arm_values(
             continue
         v = o["values"].get(measurement)
         e = o.get("guarantee_epsilon") if epsilon is None else o["values"].get(epsilon)
-        if _finite(v):
-            out[int(o["seed"])] = (float(v), float(e) if _finite(e) else math.nan)
+        if is_finite(v):
+            out[int(o["seed"])] = (float(v), float(e) if is_finite(e) else math.nan)
     return out
 
 
@@ -130,7 +130,7 @@ def compare(
         True
     """
     observations = list(observations)
-    points = _points(observations)
+    points = grid_points(observations)
     rows = []
     for comp in comparisons:
         arm_a, arm_b = comp.arms
@@ -140,15 +140,15 @@ def compare(
                 [
                     p
                     for p in points
-                    if _selected(p, comp.where) and _selected(p, arm.where)
+                    if selected(p, comp.where) and selected(p, arm.where)
                 ]
             )
         for pa in sides[0]:
-            key = _hashable([pa.column(c) for c in comp.by])
+            key = hashable([pa.column(c) for c in comp.by])
             match = [
                 pb
                 for pb in sides[1]
-                if _hashable([pb.column(c) for c in comp.by]) == key
+                if hashable([pb.column(c) for c in comp.by]) == key
             ]
             if not match:
                 continue

@@ -34,12 +34,12 @@ from dpsample.validation.cells import (
 from dpsample.validation.executors import (
     UNSET,
     WORKER_ENVIRONMENT,
-    _client,
-    _cpu_count,
-    _run_cells,
+    cpu_count,
     local_client,
     pin_to_one_core,
+    run_cells,
     set_thread_affinity,
+    sweep_client,
     worker_environment,
 )
 from dpsample.validation.outputs import write_outputs
@@ -177,7 +177,7 @@ def plan_sweep(
         todo,
         per_cell,
         estimate,
-        workers or _cpu_count(),
+        workers or cpu_count(),
         source,
         unplanned,
     )
@@ -322,8 +322,8 @@ def run_sweep(
             if workers == 0 and client is None and address is None:
                 _run_inline(spec, plan.todo, cells_dir, on_record)
             else:
-                with _client(address, workers, client) as c:
-                    _run_cells(c, spec, plan.todo, cells_dir, on_record)
+                with sweep_client(address, workers, client) as c:
+                    run_cells(c, spec, plan.todo, cells_dir, on_record)
         finally:
             if bar is not None:
                 bar.close()

@@ -31,6 +31,8 @@ from dpsample.validation.cells import (
 )
 from dpsample.validation.spec import Cell, Spec
 
+# cpu_count, sweep_client and run_cells are shared with the engine and left out of
+# __all__ (unscoped, as before the split).
 __all__ = [
     "UNSET",
     "WORKER_ENVIRONMENT",
@@ -85,7 +87,8 @@ def worker_environment(environ: Mapping[str, str] | None = None) -> dict[str, st
     return env
 
 
-def _cpu_count() -> int:
+def cpu_count() -> int:
+    """The cores this process may run on (its affinity), at least 1."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover (not Linux)
@@ -224,7 +227,7 @@ def local_client(workers: int | None = None) -> Iterator[Any]:
     exported = {k: str(v) for k, v in pre_spawn.items() if v is not None}
     with _scoped_environ(exported), dask.config.set(settings):
         cluster = LocalCluster(
-            n_workers=workers or _cpu_count(),
+            n_workers=workers or cpu_count(),
             threads_per_worker=1,
             processes=True,
             env=env,
@@ -246,7 +249,10 @@ def local_client(workers: int | None = None) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def _client(address: str | None, workers: int | None, client: Any) -> Iterator[Any]:
+def sweep_client(
+    address: str | None, workers: int | None, client: Any
+) -> Iterator[Any]:
+    """The given client, one to ``address``, or a :func:`local_client`."""
     if client is not None:
         yield client
     elif address is not None:
@@ -281,13 +287,14 @@ def _lost_cell(
     }
 
 
-def _run_cells(
+def run_cells(
     client: Any,
     spec: Spec,
     todo: Sequence[Cell],
     cells_dir: Path,
     on_record: Callable[[dict[str, Any]], None],
 ) -> None:
+    """Run ``todo`` on ``client``'s workers; write and report each record."""
     # lazy: distributed (~0.7 s, and ship imports it) only when a cluster runs
     from distributed import as_completed
 

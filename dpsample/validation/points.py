@@ -27,10 +27,13 @@ from dpsample.validation.spec import (
 )
 
 __all__ = ["LABEL", "ceiling", "observation"]
+# The other public names (GridPoint, grid_points, point_stats, ...) are shared with
+# tables, slopes and comparisons; they are left out of __all__ (and so unscoped, as
+# before the split: plain NumPy on host values).
 
 #: The label of every measured column.
 LABEL = "NOT PRIVATE: diagnostic of the released point on private or population data"
-_FACTS = ("algorithm", *SUMMARY_VARIABLES)
+FACTS = ("algorithm", *SUMMARY_VARIABLES)
 
 
 def observation(cell: Cell, record: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -72,10 +75,10 @@ def _constants(problem: Mapping[str, Any]) -> dict[str, float]:
     out = {
         str(k): float(v)
         for k, v in (problem.get("constants") or {}).items()
-        if _finite(v)
+        if is_finite(v)
     }
     radius = (problem.get("assumptions") or {}).get("radius")
-    if _finite(radius):
+    if is_finite(radius):
         out["radius"] = float(radius)
     return out
 
@@ -121,44 +124,48 @@ def ceiling(pred: Prediction, obs: Mapping[str, Any] | None) -> float:
         }
         computed = c(facts)
         return (
-            float(computed) if _finite(computed) or computed == math.inf else math.nan
+            float(computed) if is_finite(computed) or computed == math.inf else math.nan
         )
     if not isinstance(c, str):
         return float(c)
     constants = obs.get("constants") or {}
     declared = constants.get(c)
-    if _finite(declared):
+    if is_finite(declared):
         return float(declared)
     if c == "loss_range":
         lip, radius = constants.get("lipschitz"), constants.get("radius")
-        if _finite(lip) and _finite(radius):
+        if is_finite(lip) and is_finite(radius):
             return 2.0 * float(lip) * float(radius)
     return math.nan
 
 
 # ------------------------------------------------------------------- grid points
 @dataclass
-class _Point:
+class GridPoint:
+    """One grid point: its public facts, its axes and its seeds' observations."""
+
     facts: dict[str, Any]  # algorithm, n, d, epsilon, delta
     axes: dict[str, Any]
     obs: list[Mapping[str, Any]]
 
     def column(self, name: str) -> Any:
-        return self.facts[name] if name in _FACTS else self.axes.get(name)
+        """A fact (``algorithm``, ``n``, ``d``, ``epsilon``, ``delta``) or an axis."""
+        return self.facts[name] if name in FACTS else self.axes.get(name)
 
 
-def _hashable(value: Any) -> str:
+def hashable(value: Any) -> str:
+    """A key for ``value`` (canonical JSON), to group points by it."""
     return json.dumps(value, sort_keys=True)
 
 
-def _points(observations: Iterable[Mapping[str, Any]]) -> list[_Point]:
+def grid_points(observations: Iterable[Mapping[str, Any]]) -> list[GridPoint]:
     """Observations grouped by grid point (algorithm and axes), in first-seen order."""
-    points: dict[str, _Point] = {}
+    points: dict[str, GridPoint] = {}
     for o in observations:
-        key = _hashable([o["algorithm"], o["axes"], o["epsilon"], o["delta"]])
+        key = hashable([o["algorithm"], o["axes"], o["epsilon"], o["delta"]])
         if key not in points:
-            facts = {k: o.get(k) for k in _FACTS}
-            points[key] = _Point(facts, dict(o["axes"]), [])
+            facts = {k: o.get(k) for k in FACTS}
+            points[key] = GridPoint(facts, dict(o["axes"]), [])
         p = points[key]
         p.obs.append(o)
         for k in ("n", "d"):  # known from a finished seed when the config lacks it
@@ -167,7 +174,8 @@ def _points(observations: Iterable[Mapping[str, Any]]) -> list[_Point]:
     return list(points.values())
 
 
-def _selected(point: _Point, where: Mapping[str, Any]) -> bool:
+def selected(point: GridPoint, where: Mapping[str, Any]) -> bool:
+    """Whether ``point`` meets ``where`` (values listed, or ``min``/``max``)."""
     for name, cond in where.items():
         value = point.column(name)
         if isinstance(cond, Mapping):
@@ -182,7 +190,8 @@ def _selected(point: _Point, where: Mapping[str, Any]) -> bool:
     return True
 
 
-def _finite(value: Any) -> TypeGuard[float]:
+def is_finite(value: Any) -> TypeGuard[float]:
+    """A finite int or float (not a bool)."""
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)
@@ -191,7 +200,9 @@ def _finite(value: Any) -> TypeGuard[float]:
 
 
 @dataclass
-class _Stats:
+class PointStats:
+    """One prediction at one grid point, over its finished seeds."""
+
     values: np.ndarray  # finite measurements of the finished seeds
     mean: float
     se: float
@@ -228,31 +239,32 @@ def _informative(
         return False, f"bound >= ceiling ({name} = {c:.4g})", c
     if pred.start is not None:
         starts = [o["values"].get(pred.start) for _, _, o in checked]
-        if not all(_finite(v) for v in starts):
+        if not all(is_finite(v) for v in starts):
             return None, f"start point not measured ({pred.start})", c
         if any(v <= b for v, (_, b, _) in zip(starts, checked, strict=True)):
             return False, f"the start point meets the bound ({pred.start})", c
     return True, "", c
 
 
-def _stats(point: _Point, pred: Prediction) -> _Stats:
+def point_stats(point: GridPoint, pred: Prediction) -> PointStats:
+    """The statistics of ``pred`` at ``point`` (a row of ``summary.csv``)."""
     ok = [o for o in point.obs if o["status"] == "ok"]
     pairs = [(o["values"].get(pred.measurement), o) for o in ok]
-    values = np.array([v for v, _ in pairs if _finite(v)], np.float64)
+    values = np.array([v for v, _ in pairs if is_finite(v)], np.float64)
     k = len(values)
     mean = float(values.mean()) if k else math.nan
     se = float(values.std(ddof=1) / math.sqrt(k)) if k > 1 else math.nan
     bound, holds = math.nan, None
     informative, why = None, ""
     cap = min(
-        (ceiling(pred, o) for v, o in pairs if _finite(v)),
+        (ceiling(pred, o) for v, o in pairs if is_finite(v)),
         default=math.nan,
     )
     if pred.bound is not None:
         checked = [
             (v, o["values"].get(pred.bound), o)
             for v, o in pairs
-            if _finite(v) and _finite(o["values"].get(pred.bound))
+            if is_finite(v) and is_finite(o["values"].get(pred.bound))
         ]
         bounds = [b for _, b, _ in checked]
         if bounds:
@@ -260,9 +272,9 @@ def _stats(point: _Point, pred: Prediction) -> _Stats:
             holds = all(v <= b for v, b, _ in checked)
         informative, why, _ = _informative(pred, checked)
     mc = [o["values"].get(f"{pred.measurement}_se") for o in ok]
-    mc = [v for v in mc if _finite(v)]
-    eps = [o["guarantee_epsilon"] for o in ok if _finite(o.get("guarantee_epsilon"))]
-    return _Stats(
+    mc = [v for v in mc if is_finite(v)]
+    eps = [o["guarantee_epsilon"] for o in ok if is_finite(o.get("guarantee_epsilon"))]
+    return PointStats(
         values,
         mean,
         se,
@@ -277,7 +289,8 @@ def _stats(point: _Point, pred: Prediction) -> _Stats:
     )
 
 
-def _axes_of(observations: Sequence[Mapping[str, Any]]) -> list[str]:
+def axes_of(observations: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The grid axes of the observations, in first-seen order."""
     return list(dict.fromkeys(a for o in observations for a in o["axes"]))
 
 

@@ -22,16 +22,16 @@ from scipy import stats
 
 from dpsample._src import precision
 from dpsample.validation.points import (
-    _FACTS,
+    FACTS,
     LABEL,
-    _axes_of,
-    _finite,
-    _hashable,
-    _Point,
-    _points,
-    _selected,
-    _Stats,
-    _stats,
+    GridPoint,
+    PointStats,
+    axes_of,
+    grid_points,
+    hashable,
+    is_finite,
+    point_stats,
+    selected,
 )
 from dpsample.validation.spec import (
     Prediction,
@@ -148,12 +148,12 @@ class SlopeFit:
     lack_of_fit_ci: tuple[float, float] = (math.nan, math.nan)
 
 
-def _tied(points: Sequence[_Point], a: str, b: str) -> bool:
+def _tied(points: Sequence[GridPoint], a: str, b: str) -> bool:
     """Whether columns ``a`` and ``b`` determine each other over ``points``."""
     ab: dict[str, str] = {}
     ba: dict[str, str] = {}
     for p in points:
-        x, y = _hashable(p.column(a)), _hashable(p.column(b))
+        x, y = hashable(p.column(a)), hashable(p.column(b))
         if ab.setdefault(x, y) != y or ba.setdefault(y, x) != x:
             return False
     return True
@@ -219,22 +219,22 @@ def slope_fits(
         The fits, prediction by prediction.
     """
     observations = list(observations)
-    axes = _axes_of(observations)
-    all_points = _points(observations)
+    axes = axes_of(observations)
+    all_points = grid_points(observations)
     fits = []
     for ip, pred in enumerate(predictions):
-        points = [p for p in all_points if _selected(p, pred.where)]
+        points = [p for p in all_points if selected(p, pred.where)]
         for iv, (var, theory) in enumerate(pred.slopes.items()):
             others = [
-                c for c in (*_FACTS, *axes) if c != var and not _tied(points, c, var)
+                c for c in (*FACTS, *axes) if c != var and not _tied(points, c, var)
             ]
-            groups: dict[str, list[_Point]] = {}
+            groups: dict[str, list[GridPoint]] = {}
             for p in points:
-                key = _hashable([p.column(c) for c in others])
+                key = hashable([p.column(c) for c in others])
                 groups.setdefault(key, []).append(p)
             varying: list[str] = []  # what tells groups apart, one name each
             for c in others:
-                if len({_hashable(p.column(c)) for p in points}) > 1 and not any(
+                if len({hashable(p.column(c)) for p in points}) > 1 and not any(
                     _tied(points, c, v) for v in varying
                 ):
                     varying.append(c)
@@ -262,7 +262,7 @@ def _lack_of_fit(
     return slope - half, slope + half
 
 
-def _saturated(stats_: _Stats) -> str:
+def _saturated(stats_: PointStats) -> str:
     """Why a point is outside the regime a rate describes ("" when inside)."""
     c = stats_.ceiling
     if not math.isfinite(stats_.mean) or stats_.mean <= 0:
@@ -293,16 +293,16 @@ def _fit(
     var: str,
     theory: float,
     at: str,
-    members: Sequence[_Point],
+    members: Sequence[GridPoint],
     n_boot: int,
     seed: tuple[int, ...],
 ) -> SlopeFit | None:
     rows = []
     for p in members:
         x = p.column(var)
-        if not _finite(x) or x <= 0:
+        if not is_finite(x) or x <= 0:
             continue
-        rows.append((float(x), _stats(p, pred)))
+        rows.append((float(x), point_stats(p, pred)))
     if len({x for x, _ in rows}) < 2:
         return None
     rows.sort(key=lambda r: r[0])
@@ -385,15 +385,17 @@ class Profile:
     seeds: np.ndarray
 
 
-def _numeric(points: Sequence[_Point], column: str) -> bool:
-    return bool(points) and all(_finite(p.column(column)) for p in points)
+def _numeric(points: Sequence[GridPoint], column: str) -> bool:
+    return bool(points) and all(is_finite(p.column(column)) for p in points)
 
 
-def _crowd(points: Sequence[_Point], varying: Sequence[str], c: str) -> tuple[int, int]:
+def _crowd(
+    points: Sequence[GridPoint], varying: Sequence[str], c: str
+) -> tuple[int, int]:
     """(groups left with ``c`` on the x axis, minus the values of ``c``)."""
     rest = [o for o in varying if o != c and not _tied(points, o, c)]
-    keys = {_hashable([p.column(o) for o in rest]) for p in points}
-    return len(keys), -len({_hashable(p.column(c)) for p in points})
+    keys = {hashable([p.column(o) for o in rest]) for p in points}
+    return len(keys), -len({hashable(p.column(c)) for p in points})
 
 
 def profiles(
@@ -426,18 +428,18 @@ def profiles(
         ('votes', [1.0, 3.0, 9.0], [0.5, 0.75, 0.9])
     """
     observations = list(observations)
-    axes = _axes_of(observations)
-    all_points = _points(observations)
+    axes = axes_of(observations)
+    all_points = grid_points(observations)
     out = []
     for pred in predictions:
         if pred.slopes:
             continue
-        points = [p for p in all_points if _selected(p, pred.where)]
+        points = [p for p in all_points if selected(p, pred.where)]
         if not points:
             continue
         varying: list[str] = []  # one name per set of tied columns
-        for c in (*_FACTS, *axes):
-            if len({_hashable(p.column(c)) for p in points}) > 1 and not any(
+        for c in (*FACTS, *axes):
+            if len({hashable(p.column(c)) for p in points}) > 1 and not any(
                 _tied(points, c, v) for v in varying
             ):
                 varying.append(c)
@@ -450,13 +452,13 @@ def profiles(
                 continue
             var = fixed[0]
         others = [c for c in varying if c != var and not _tied(points, c, var)]
-        groups: dict[str, list[_Point]] = {}
+        groups: dict[str, list[GridPoint]] = {}
         for p in points:
-            groups.setdefault(_hashable([p.column(c) for c in others]), []).append(p)
+            groups.setdefault(hashable([p.column(c) for c in others]), []).append(p)
         for members in groups.values():
             at = ", ".join(f"{c} = {json.dumps(members[0].column(c))}" for c in others)
             rows = sorted(
-                ((float(p.column(var)), _stats(p, pred)) for p in members),
+                ((float(p.column(var)), point_stats(p, pred)) for p in members),
                 key=lambda r: r[0],
             )
             out.append(

@@ -36,13 +36,13 @@ from dpsample.validation.comparisons import (
 )
 from dpsample.validation.points import (
     LABEL,
-    _axes_of,
-    _finite,
-    _points,
-    _selected,
-    _stats,
+    axes_of,
     ceiling,
+    grid_points,
+    is_finite,
     observation,
+    point_stats,
+    selected,
 )
 from dpsample.validation.slopes import (
     MAX_CI_WIDTH,
@@ -159,14 +159,14 @@ def summarize(
         (False, 'bound >= ceiling (0.5 = 0.5)')
     """
     observations = list(observations)
-    axes = _axes_of(observations)
-    points = _points(observations)
+    axes = axes_of(observations)
+    points = grid_points(observations)
     rows = []
     for pred in predictions:
         for point in points:
-            if not _selected(point, pred.where):
+            if not selected(point, pred.where):
                 continue
-            st = _stats(point, pred)
+            st = point_stats(point, pred)
             rows.append(
                 {
                     "experiment": experiment,
@@ -177,7 +177,7 @@ def summarize(
                     "measured_se": st.se,
                     "bound": st.bound,
                     "ratio": st.mean / st.bound
-                    if _finite(st.bound) and st.bound != 0
+                    if is_finite(st.bound) and st.bound != 0
                     else math.nan,
                     "holds": st.holds,
                     "informative": st.informative,
