@@ -126,7 +126,7 @@ def _loop(cells: int) -> dict:
 
 def _engine(cells: int, workers: int) -> dict:
     from dpsample.validation import load_spec, run_sweep, write_outputs
-    from dpsample.validation.engine import _remote, local_client
+    from dpsample.validation.executors import _remote, local_client
 
     start = time.perf_counter()
     with local_client(workers) as client:

@@ -143,9 +143,13 @@ def _unscoped(module) -> list[str]:
 def _modules():
     # progress: drop-ins for lax.scan / lax.fori_loop that trace the caller's body in
     # the caller's precision (a float64 scope would change the caller's dtypes).
+    # cli became a package in issue 29: its modules are skipped as the one module
+    # was (its functions were never scoped; the split keeps behaviour unchanged).
     skip = ("types", "errors", "cli", "progress")
     for mod in pkgutil.walk_packages(dpsample.__path__, "dpsample."):
         if "._src" in mod.name or mod.name.endswith(skip):
+            continue
+        if mod.name.startswith("dpsample.cli."):
             continue
         yield __import__(mod.name, fromlist=["_"])
 

@@ -21,14 +21,20 @@ import hashlib
 import json
 import os
 import platform
+import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import jax
+import numpy as np
+
+import dpsample
 from dpsample._src import precision
+from dpsample.config import NON_PRIVATE_LABEL, execute, jsonable, resolve_reference
 from dpsample.privacy import NON_PRIVATE_KEY
 
 __all__ = [
@@ -39,6 +45,7 @@ __all__ = [
     "read_record",
     "record_path",
     "run_cell",
+    "search_path",
     "versions",
     "write_record",
 ]
@@ -72,8 +79,6 @@ def canonical_config(cfg: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _version() -> str:
-    import dpsample
-
     return str(getattr(dpsample, "__version__", "unknown"))
 
 
@@ -116,9 +121,6 @@ def cell_key(
 
 def versions() -> dict[str, str]:
     """Versions of dpsample, JAX, NumPy and Python in this process."""
-    import jax
-    import numpy as np
-
     return {
         "dpsample": _version(),
         "jax": jax.__version__,
@@ -229,9 +231,6 @@ def run_cell(
         >>> bad["status"], bad["error"]["type"]
         ('failed', 'ValueError')
     """
-    from dpsample.config import NON_PRIVATE_LABEL, execute, jsonable, resolve_reference
-    from dpsample.validation.spec import search_path
-
     started, t0 = _now(), time.perf_counter()
     cfg = canonical_config(cfg)
     record: dict[str, Any] = {
@@ -278,6 +277,35 @@ def run_cell(
         pid=os.getpid(),
     )
     return jsonable(record)
+
+
+@contextlib.contextmanager
+def search_path(paths: Sequence[str]) -> Iterator[None]:
+    """Put ``paths`` in front of ``sys.path`` for the duration (hooks' imports).
+
+    Args:
+        paths: Folders; those already on ``sys.path`` are left where they are.
+
+    Yields:
+        Nothing.
+
+    Examples:
+        >>> import sys
+        >>> from dpsample.validation.cells import search_path
+        >>> with search_path(["/nonexistent/folder"]):
+        ...     "/nonexistent/folder" in sys.path
+        True
+        >>> "/nonexistent/folder" in sys.path
+        False
+    """
+    added = [p for p in dict.fromkeys(paths) if p not in sys.path]
+    sys.path[:0] = added
+    try:
+        yield
+    finally:
+        for p in added:
+            with contextlib.suppress(ValueError):
+                sys.path.remove(p)
 
 
 def record_path(folder: str | os.PathLike[str], key: str, *, ok: bool = True) -> Path:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dpsample._src import precision
-from dpsample.validation.tables import Profile, SlopeFit
+from dpsample.validation.slopes import Profile, SlopeFit
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -50,6 +50,18 @@ def figure_name(prediction: str, variable: str) -> str:
     return f"{safe.sub('_', prediction)}__{safe.sub('_', variable)}.png"
 
 
+def _figure(size: tuple[float, float]) -> Figure:
+    """A figure on the Agg canvas (no pyplot, no global backend)."""
+    # lazy: matplotlib costs ~0.2 s, paid by every process (each Dask worker) that
+    # imports dpsample.validation, though only write_outputs draws
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=size, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
 def plot_fits(fits: Sequence[SlopeFit], *, experiment: str) -> Figure:
     """One figure for the fits of one prediction and variable (several groups).
 
@@ -60,12 +72,8 @@ def plot_fits(fits: Sequence[SlopeFit], *, experiment: str) -> Figure:
     Returns:
         A :class:`matplotlib.figure.Figure`.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     pred, var = fits[0].prediction, fits[0].variable
-    fig = Figure(figsize=(6.0, 4.5), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = _figure((6.0, 4.5))
     ax = fig.add_subplot()
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -161,13 +169,9 @@ def plot_profiles(profiles: Sequence[Profile], *, experiment: str) -> Figure:
     Returns:
         A :class:`matplotlib.figure.Figure`.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     pred, var = profiles[0].prediction, profiles[0].variable
     wide = len(profiles) > 3  # a legend beside the axes
-    fig = Figure(figsize=(8.5 if wide else 6.0, 4.5), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = _figure((8.5 if wide else 6.0, 4.5))
     ax = fig.add_subplot()
     xs_shown: list[float] = []
     ys_shown: list[float] = []
@@ -211,7 +215,7 @@ def plot_profiles(profiles: Sequence[Profile], *, experiment: str) -> Figure:
             )
     grid_x = sorted(set(xs_shown))
     if log_x and len(grid_x) <= 12:  # label the grid's values, not the decades
-        from matplotlib.ticker import NullFormatter
+        from matplotlib.ticker import NullFormatter  # lazy: see _figure
 
         ax.set_xticks(grid_x, [f"{v:g}" for v in grid_x])
         ax.xaxis.set_minor_formatter(NullFormatter())

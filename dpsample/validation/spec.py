@@ -58,13 +58,11 @@ by :func:`dpsample.config.resolve_config` exactly as ``dpsample run`` would reso
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import itertools
 import json
 import os
-import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +74,7 @@ from dpsample.config import (
     resolve_config,
     resolve_reference,
 )
+from dpsample.validation.cells import canonical_config, cell_key, search_path
 
 __all__ = [
     "Cell",
@@ -299,8 +298,6 @@ class Spec:
             SpecError: A grid point whose configuration does not resolve (the message
                 names the point and the reason).
         """
-        from dpsample.validation.cells import canonical_config, cell_key
-
         seeds = self._grid(smoke)[1]
         axes = self.axes(smoke=smoke)
         out: dict[str, Cell] = {}
@@ -361,35 +358,6 @@ def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[path] = value
     return out
-
-
-@contextlib.contextmanager
-def search_path(paths: Sequence[str]) -> Iterator[None]:
-    """Put ``paths`` in front of ``sys.path`` for the duration (hooks' imports).
-
-    Args:
-        paths: Folders; those already on ``sys.path`` are left where they are.
-
-    Yields:
-        Nothing.
-
-    Examples:
-        >>> import sys
-        >>> from dpsample.validation.spec import search_path
-        >>> with search_path(["/nonexistent/folder"]):
-        ...     "/nonexistent/folder" in sys.path
-        True
-        >>> "/nonexistent/folder" in sys.path
-        False
-    """
-    added = [p for p in dict.fromkeys(paths) if p not in sys.path]
-    sys.path[:0] = added
-    try:
-        yield
-    finally:
-        for p in added:
-            with contextlib.suppress(ValueError):
-                sys.path.remove(p)
 
 
 def _table(where: str, value: Any) -> dict[str, Any]:

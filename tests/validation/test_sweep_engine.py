@@ -282,3 +282,22 @@ def test_cells_of_the_same_shapes_reuse_the_compilation(tmp_path):
     assert second == first  # same shapes: nothing compiled again
     assert third > second  # another n: compiled again (power)
     assert fourth == third
+
+
+def test_outputs_without_comparisons_remove_an_earlier_comparisons_csv(tmp_path):
+    """Issue 26's leftover: a spec that no longer declares comparisons leaves no
+    stale ``comparisons.csv`` (no cell runs: ``records={}``, every cell missing)."""
+    from dpsample.validation import load_spec, write_outputs
+
+    arms = [
+        {"label": "a", "where": {"algorithm": ["net"]}},
+        {"label": "b", "where": {"algorithm": ["net"]}},
+    ]
+    paired = {"name": "c", "measurement": "gradient_norm", "by": ["n"], "arms": arms}
+    base = tiny_spec(ns=(40,), seeds=1)
+    table = tmp_path / "comparisons.csv"
+    write_outputs(load_spec({**base, "comparison": [paired]}), tmp_path, records={})
+    assert table.is_file()  # power: a spec with comparisons writes the table
+    write_outputs(load_spec(base), tmp_path, records={})
+    assert not table.exists()
+    assert (tmp_path / "summary.csv").is_file()

@@ -1,0 +1,177 @@
+"""The package's layout (issue 29 item 5): no module over 800 lines, no import circle.
+
+Both read the sources only (no import). An import circle is a cycle of module-level
+imports among dpsample's modules, found with :mod:`ast`: an import inside a function
+(a lazy import that breaks a real cost, which says so) or under ``if TYPE_CHECKING:``
+does not run when the module is imported, so it is no arrow. ``from pkg import name``
+is an arrow to ``pkg.name`` when that is a module, else to ``pkg``. Each check is
+also run on a small planted package, where it must find what was planted.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "dpsample"
+MAX_LINES = 800
+
+#: Modules over the limit when this test was written (other branches of issue 29
+#: split them); the lead removes the xfail mark once every branch is merged.
+_OVER_AT_WRITING = (
+    "finders/dp_sgd.py, finders/dp_spider.py, finders/goldstein/schedule.py, "
+    "finders/oracles.py, finders/spider_sosp/finder.py, "
+    "finders/trust_region/algorithms.py, nets/mechanism.py, pipelines/jl.py, "
+    "pipelines/kl_spider.py, privacy/guarantee.py, problem.py, samplers/gibbs.py"
+)
+
+
+def _modules(root: Path) -> dict[str, Path]:
+    """``{dotted name: file}`` of every module under the package folder ``root``."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _line_counts(root: Path) -> dict[str, int]:
+    return {
+        str(path.relative_to(root)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in _modules(root).values()
+    }
+
+
+def _top_level_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Import statements that run on import: top level, in ``try``/``if`` bodies,
+    except under ``if TYPE_CHECKING:`` (never inside a function or class)."""
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If):
+            test = node.test
+            name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", "")
+            if name != "TYPE_CHECKING":
+                todo.extend(node.body)
+            todo.extend(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody):
+                todo.extend(block)
+            for handler in node.handlers:
+                todo.extend(handler.body)
+
+
+def _import_graph(root: Path) -> dict[str, set[str]]:
+    """``{module: modules of the package it imports at module level}``."""
+    modules = _modules(root)
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in _top_level_imports(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:  # relative: up from this module's package
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, base] if base else up)
+                targets = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                    for a in node.names
+                ]
+            graph[name] |= {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def _planted(tmp_path: Path) -> Path:
+    """A package with a circle a -> b -> a, a lazy import, a TYPE_CHECKING import,
+    a relative import and a 801-line module."""
+    root = tmp_path / "pkg"
+    (root / "sub").mkdir(parents=True)
+    files = {
+        "__init__.py": "",
+        "a.py": "from pkg import b\n",
+        "b.py": "import os\nfrom .sub import c\nif True:\n    from pkg.a import x\n",
+        "sub/__init__.py": "",
+        "sub/c.py": "def f():\n    from pkg import a\n",
+        "sub/d.py": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.a\n"
+            + "x = 1\n" * 798
+        ),
+    }
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_the_checks_find_what_is_planted(tmp_path):
+    root = _planted(tmp_path)
+    graph = _import_graph(root)
+    assert graph == {
+        "pkg": set(),
+        "pkg.a": {"pkg.b"},
+        "pkg.b": {"pkg.sub.c", "pkg.a"},
+        "pkg.sub": set(),
+        "pkg.sub.c": set(),  # a lazy import is no arrow
+        "pkg.sub.d": set(),  # nor one under TYPE_CHECKING
+    }
+    assert _circles(graph) == [["pkg.a", "pkg.b"]]
+    counts = _line_counts(root)
+    assert counts["sub/d.py"] == MAX_LINES + 1 and counts["a.py"] == 1
+
+
+@pytest.mark.xfail(
+    strict=False, reason=f"still over {MAX_LINES} lines: {_OVER_AT_WRITING}"
+)
+def test_no_module_is_over_800_lines():
+    over = {f: n for f, n in _line_counts(PACKAGE).items() if n > MAX_LINES}
+    assert not over, f"modules over {MAX_LINES} lines: {over}"
+
+
+def test_no_import_circle_among_the_modules():
+    graph = _import_graph(PACKAGE)
+    assert len(graph) > 100 and graph["dpsample.validation.spec"]  # power: it reads
+    assert not _circles(graph), _circles(graph)
