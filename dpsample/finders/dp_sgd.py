@@ -118,7 +118,6 @@ import dataclasses
 import math
 from typing import Any
 
-import dp_accounting
 import jax
 import jax.numpy as jnp
 
@@ -128,6 +127,7 @@ from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
 from dpsample.domains import Ball, project_with, projection_operands
 from dpsample.errors import MissingConstantError
 from dpsample.finders import accounting
+from dpsample.finders.accounting import dp_sgd_guarantee
 from dpsample.finders.oracles import (
     ENFORCED_NOTE,
     FirstKindOracle,
@@ -139,7 +139,6 @@ from dpsample.finders.planning import start_param
 from dpsample.finders.presets import label_schedule, output_param
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
-from dpsample.privacy.guarantee import REPLACE_ONE
 from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import Array, ArrayLike, PRNGKey
 
@@ -922,91 +921,6 @@ class DPSGD(PrivateAlgorithm):
             iterates=xs if plan["return_iterates"] else None,
         )
         return PrivateResult(value, plan.guarantee, info)
-
-
-def dp_sgd_guarantee(
-    noise_multiplier: float,
-    sampling_rate: float,
-    steps: int,
-    *,
-    sampling: str = "poisson",
-    dataset_size: int | None = None,
-    max_batch_size: int | None = None,
-    relation: Any = REPLACE_ONE,
-) -> PrivacyGuarantee:
-    """Guarantee of ``steps`` DP-SGD steps with noise multiplier ``z``.
-
-    ``noise_multiplier`` = noise std of the sum of clipped gradients over the clip norm
-    (the ecosystem's convention and dpsample's everywhere: the same value as
-    :func:`dp_sgd_transform` and the oracles of :func:`dp_sgd` take). The relation
-    decides the sensitivity (``2C`` for replace-one). Schemes:
-
-    * ``"poisson"``: ``PoissonSampledDpEvent(q, GaussianDpEvent(z))``; with
-      ``dataset_size`` and ``max_batch_size`` the truncated event
-      ``TruncatedSubsampledGaussianDpEvent`` (a padded buffer); analysed by
-      dp_accounting for ``relation`` (replace-one: PLD; add/remove: RDP and PLD).
-    * ``"without_replacement"``: fixed batches ``b = q n`` (needs ``dataset_size``),
-      ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z / 2))`` for
-      replace-one (dp_accounting's RDP reads the inner multiplier relative to the
-      replace-one sensitivity ``2C``,
-      :func:`~dpsample.finders.accounting.without_replacement_event`).
-    * ``"full_batch"``: the Gaussian mechanism
-      (:func:`~dpsample.finders.accounting.gaussian_sum_guarantee`: noise over
-      sensitivity ``z / 2`` under replace-one; equal to dp_accounting's PLD of
-      ``GaussianDpEvent(z)`` for ``REPLACE_ONE``).
-
-    Args:
-        noise_multiplier: ``z > 0``.
-        sampling_rate: ``q`` in ``(0, 1]``.
-        steps: ``T >= 1``.
-        sampling: The scheme that ran.
-        dataset_size: ``n`` (needed for truncated Poisson and without replacement).
-        max_batch_size: Padded Poisson size.
-        relation: Neighbouring relation (default replace-one, as in the seeds).
-
-    Returns:
-        The composed :class:`~dpsample.privacy.PrivacyGuarantee`.
-
-    Examples:
-        >>> from dpsample.finders import dp_sgd_guarantee
-        >>> g = dp_sgd_guarantee(1.1, 256 / 60000, 1000)
-        >>> 0.5 < g.epsilon(1e-5) < 3.0
-        True
-    """
-    z = validation.positive("noise_multiplier", noise_multiplier)
-    q = validation.probability("sampling_rate", sampling_rate, open_left=True)
-    t = validation.positive_int("steps", steps)
-    gauss = dp_accounting.GaussianDpEvent
-    if sampling == "poisson":
-        if max_batch_size is not None:
-            if dataset_size is None:
-                raise ValueError("a truncated Poisson batch needs dataset_size")
-            ev = dp_accounting.TruncatedSubsampledGaussianDpEvent(
-                dataset_size=validation.positive_int("dataset_size", dataset_size),
-                sampling_probability=q,
-                truncated_batch_size=validation.positive_int(
-                    "max_batch_size", max_batch_size
-                ),
-                noise_multiplier=z,
-            )
-        else:
-            ev = dp_accounting.PoissonSampledDpEvent(q, gauss(z))
-        return PrivacyGuarantee.from_event(ev, relation=relation).repeat(t)
-    if relation != REPLACE_ONE:
-        raise ValueError(f"sampling={sampling!r} is accounted for REPLACE_ONE only")
-    if sampling == "without_replacement":
-        if dataset_size is None:
-            raise ValueError("sampling without replacement needs dataset_size")
-        n = validation.positive_int("dataset_size", dataset_size)
-        b = max(1, round(q * n))
-        ev = accounting.without_replacement_event(n, b, z)
-        return PrivacyGuarantee.from_event(ev, relation=relation).repeat(t)
-    if sampling == "full_batch":
-        return accounting.gaussian_sum_guarantee(z, relation).repeat(t)
-    raise ValueError(
-        "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), got "
-        f"{sampling!r}"
-    )
 
 
 precision.scope_public(globals())
