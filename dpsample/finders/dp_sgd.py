@@ -114,33 +114,34 @@ References:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
-import jax
-import jax.numpy as jnp
-
-from dpsample import progress
 from dpsample._src import precision, validation
-from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
-from dpsample.domains import Ball, project_with, projection_operands
+from dpsample.base import PrivateAlgorithm
+from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.finders import accounting
 from dpsample.finders.accounting import dp_sgd_guarantee
+from dpsample.finders.dp_sgd_run import (  # noqa: F401  (tests read the loop's names)
+    DPSGDInfo,
+    _sgd_iterates,
+    _sgd_scan,
+    run_plan,
+)
 from dpsample.finders.oracles import (
     ENFORCED_NOTE,
     FirstKindOracle,
     check_enforce,
     first_kind,
 )
-from dpsample.finders.outputs import OUTPUT_RULES, release
+from dpsample.finders.outputs import OUTPUT_RULES
 from dpsample.finders.planning import start_param
 from dpsample.finders.presets import label_schedule, output_param
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec
-from dpsample.types import Array, ArrayLike, PRNGKey
+from dpsample.types import ArrayLike, PRNGKey
 
 __all__ = [
     "DPSGD",
@@ -153,66 +154,6 @@ __all__ = [
 
 #: Cap on the theorem-mode default number of steps.
 MAX_DEFAULT_STEPS = 20_000
-
-
-def _sgd_scan_body(
-    rng_key: PRNGKey,
-    x0: Array,
-    learning_rate: Array,
-    ball: dict[str, Any] | None,
-    o_ops: dict[str, Any],
-    *,
-    o_fn: Any,
-    num_steps: int,
-    show_progress: bool = False,
-) -> Array:
-    """Iterates ``x_1..x_T``; ``o_fn, o_ops = oracle.functional()``.
-
-    ``show_progress``: a progress bar (:mod:`dpsample.progress`); same iterates.
-    """
-
-    def step(x, key):
-        x_new = project_with(x - learning_rate * o_fn(o_ops, key, x), ball)
-        return x_new, x_new
-
-    keys = jax.random.split(rng_key, num_steps)
-    _, xs = progress.scan(step, x0, keys, label="dp_sgd", show=show_progress)
-    return xs
-
-
-# The compiled core: keyed on the oracle's static structure (loss function, scheme,
-# batch sizes, clipping), T and whether a progress bar is drawn only; the data, the
-# noise std, the clip norm, the step size and the ball are traced operands, so another
-# key, other data of the same shape or another epsilon (same T) reuse the compilation.
-_sgd_scan = jax.jit(
-    _sgd_scan_body, static_argnames=("o_fn", "num_steps", "show_progress")
-)
-
-
-def _sgd_iterates(
-    rng_key: PRNGKey,
-    oracle: FirstKindOracle,
-    x0: Array,
-    *,
-    num_steps: int,
-    learning_rate: float,
-    project: bool = True,
-) -> Array:
-    """Iterates ``x_1..x_T`` of noisy SGD driven by ``oracle`` (no accounting here).
-
-    Not jitted (callers may ``jit``/``vmap`` it); :func:`dp_sgd` runs the same
-    computation through the module-level compiled core.
-    """
-    o_fn, o_ops = oracle.functional()
-    return _sgd_scan_body(
-        rng_key,
-        x0,
-        jnp.asarray(learning_rate, jnp.float64),
-        projection_operands(oracle.spec.domain, project),
-        o_ops,
-        o_fn=o_fn,
-        num_steps=num_steps,
-    )
 
 
 def _batch(
@@ -567,66 +508,6 @@ def _param(value: Any, source: str) -> Param:
     return Param(value, kind, source)
 
 
-@dataclasses.dataclass(frozen=True)
-class DPSGDInfo(AlgorithmInfo):
-    """Public facts of a :class:`DPSGD` run (``result.info``).
-
-    Attributes:
-        algorithm: ``"dp_sgd"``.
-        mode: ``"clipped"`` (default) or ``"no_clipping"``
-            (``enforce_sensitivity=False``).
-        sampling: The batch-sampling scheme.
-        num_steps: ``T``.
-        batch_size: ``b`` (expected size for Poisson).
-        max_batch_size: Padded batch size ``m`` (``b`` unless Poisson).
-        overflow_probability: Probability that a Poisson batch is truncated.
-        learning_rate: ``eta``.
-        contribution_bound: ``C`` (clip norm or declared ``G``).
-        clip_bound: The clip after the rounding margin, or ``None``.
-        gradient_dtype: Dtype of the per-example gradients.
-        noise_multiplier: ``z``: noise std on the sum over ``C`` (ecosystem unit).
-        noise_std: Noise std on the mean, ``z C F / b``.
-        gradient_bound_failure: ``delta_E`` (no-clipping mode).
-        accountant_delta: The delta left to the accountant.
-        oracle_calls: ``{"first_kind": T, "second_kind": 0}``.
-        gradient_evaluations: ``T m`` (padded rows included).
-        output: ``"random"``, ``"last"`` or ``"tail_average"``.
-        output_index: Index of the released iterate (drawn from the key only);
-            for ``"tail_average"`` the first averaged index (``floor(T/2)``).
-        projected: Whether iterates were projected onto a ball.
-        parameter_sources: Where each default came from (text).
-        event: The dp_accounting event of one release.
-        paper_claim: The paper's claim this implementation corrects, if any.
-        iterates: All iterates (``return_iterates=True``), covered by the guarantee.
-    """
-
-    algorithm: str
-    mode: str
-    sampling: str
-    num_steps: int
-    batch_size: float
-    max_batch_size: int
-    overflow_probability: float
-    learning_rate: float
-    contribution_bound: float
-    clip_bound: float | None
-    gradient_dtype: str
-    noise_multiplier: float
-    noise_std: float
-    gradient_bound_failure: float
-    accountant_delta: float
-    oracle_calls: dict[str, int]
-    gradient_evaluations: int
-    output: str
-    output_index: int
-    projected: bool
-    parameter_sources: dict[str, str]
-    event: Any
-    paper_claim: str | None = optional()
-    iterates: Array | None = optional()
-    diagnostics: None = None
-
-
 class DPSGD(PrivateAlgorithm):
     """DP-SGD as a two-phase algorithm: :meth:`plan` in public, :meth:`run` privately.
 
@@ -873,54 +754,7 @@ class DPSGD(PrivateAlgorithm):
         )
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
-        oracle = plan.internal["oracle"].with_data(problem)
-        num_steps = plan["num_steps"]
-        k_run, k_out = jax.random.split(rng_key)
-        o_fn, o_ops = oracle.functional()
-        xs = _sgd_scan(
-            k_run,
-            jnp.asarray(plan["x0"], jnp.float64),
-            jnp.float64(plan["learning_rate"]),
-            projection_operands(problem.domain, plan["project"]),
-            o_ops,
-            o_fn=o_fn,
-            num_steps=num_steps,
-            show_progress=progress.is_enabled(),
-        )
-        value, index = release(k_out, xs, plan["output"], problem.domain)
-        mode = plan.internal["mode"]
-        info = DPSGDInfo(
-            algorithm=self.name,
-            mode=mode,
-            sampling=plan["sampling"],
-            num_steps=num_steps,
-            batch_size=oracle.batch_size,
-            max_batch_size=oracle.max_batch_size,
-            overflow_probability=oracle.overflow_probability,
-            learning_rate=plan["learning_rate"],
-            contribution_bound=plan.internal["contribution"],
-            clip_bound=oracle.clip_bound,
-            gradient_dtype=oracle.gradient_dtype,
-            noise_multiplier=plan["noise_multiplier"],
-            noise_std=oracle.noise_std,
-            gradient_bound_failure=plan["gradient_bound_failure"],
-            accountant_delta=plan.internal["delta_acc"],
-            oracle_calls={"first_kind": num_steps, "second_kind": 0},
-            gradient_evaluations=plan.cost.gradient_evaluations,
-            output=plan["output"],
-            output_index=index,
-            projected=bool(plan["project"] and isinstance(problem.domain, Ball)),
-            parameter_sources=dict(plan.internal["sources"]),
-            event=oracle.event,
-            paper_claim=(
-                "seed 002 Thm 3.3 states (epsilon, 2 delta); the coupling bound used "
-                "here is (epsilon, delta_acc + (1 + e^epsilon) delta_E)"
-                if mode == "no_clipping"
-                else None
-            ),
-            iterates=xs if plan["return_iterates"] else None,
-        )
-        return PrivateResult(value, plan.guarantee, info)
+        return run_plan(self.name, rng_key, plan, problem)
 
 
 precision.scope_public(globals())
