@@ -21,7 +21,7 @@ from dp_accounting import pld, rdp
 
 from dpsample import registry
 from dpsample.privacy import PrivacyGuarantee
-from dpsample.privacy.guarantee import ADD_OR_REMOVE_ONE, REPLACE_ONE
+from dpsample.privacy.relations import ADD_OR_REMOVE_ONE, REPLACE_ONE
 from tests.contract_cases import CASES
 
 DELTAS = (1e-3, 1e-5, 1e-8)

@@ -7,6 +7,12 @@ and, where one exists, an exact closed form. The library may be *tighter* than o
 accountant (it takes the tightest valid route), so the contract is: never below the
 smallest *correct* reference, and ``inf`` (no route) where no correct analysis exists.
 
+The conventions (which events dp_accounting reads at unit shift, the factor of each
+relation) are :mod:`dpsample.privacy.relations`'; the rewritten references below
+take them from there, and the closed forms (``_exact``, ``_exact_pure``) state the
+shift of one example themselves, so a wrong factor in that module fails here against
+the truth (``tests/test_relations.py`` checks each kind's factor on its own).
+
 ``from_event`` reads an event in dp_accounting's convention: a noise multiplier is
 relative to one example's contribution bound ``C`` (``GaussianDpEvent``,
 ``LaplaceDpEvent`` docstrings), so under REPLACE_ONE a bare Gaussian or Laplace
@@ -48,11 +54,11 @@ import dpsample
 from dpsample.finders import dp_sgd, dp_spider
 from dpsample.finders.goldstein import goldstein_guarantee, goldstein_theorem_parameters
 from dpsample.finders.oracles import first_kind, second_kind
-from dpsample.privacy import BudgetLedger, PrivacyGuarantee
+from dpsample.privacy import BudgetLedger, PrivacyGuarantee, relations
 from dpsample.privacy.guarantee import PLD_DISCRETIZATION, RDP_ORDERS
+from dpsample.privacy.relations import ADD_OR_REMOVE_ONE as ADD_REMOVE
+from dpsample.privacy.relations import REPLACE_ONE
 
-ADD_REMOVE = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
-REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
 RELATIONS = {"replace_one": REPLACE_ONE, "add_or_remove": ADD_REMOVE}
 DELTAS = (1e-6, 1e-3)
 EPSILONS = (0.5, 2.0)
@@ -104,8 +110,8 @@ SLOW_EVENTS = {
 
 def _halve_shifts(event):
     """The same event with every bare Gaussian/Laplace shift doubled (REPLACE_ONE)."""
-    if isinstance(event, ev.GaussianDpEvent | ev.LaplaceDpEvent):
-        return type(event)(event.noise_multiplier / 2.0)
+    if isinstance(event, relations.SHIFT_EVENTS):
+        return relations.at_unit_shift(event, REPLACE_ONE)
     if isinstance(event, ev.SelfComposedDpEvent):
         return ev.SelfComposedDpEvent(_halve_shifts(event.event), event.count)
     if isinstance(event, ev.ComposedDpEvent):

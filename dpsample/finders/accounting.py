@@ -5,7 +5,9 @@ the ecosystem's (Abadi et al.; Opacus, TF Privacy, dp-accounting): the std of th
 noise added to a *sum* of per-example terms, divided by the bound ``C`` on one term
 (so ``z C / b`` on a mean over ``b``). It does not depend on the neighbouring
 relation; the functions here turn it into noise over sensitivity for the relation
-(``z / 2`` for replace-one, whose sensitivity is ``2C``; ``z`` for add/remove).
+(``z / 2`` for replace-one, whose sensitivity is ``2C``; ``z`` for add/remove) by
+the conventions of :mod:`dpsample.privacy.relations`, the one place that holds them
+(``C_SENS`` and ``sum_sensitivity_factor`` are re-exported from there).
 
 Everything here is public-side: functions of public parameters only.
 """
@@ -19,6 +21,7 @@ import dp_accounting
 from scipy import stats
 
 from dpsample._src import precision, validation
+from dpsample.privacy import relations
 from dpsample.privacy.calibration import (
     CALIBRATION_CACHE_SIZE,
     COARSE_PLD_INTERVAL,
@@ -26,6 +29,7 @@ from dpsample.privacy.calibration import (
     coarse_epsilon,
 )
 from dpsample.privacy.guarantee import PrivacyGuarantee
+from dpsample.privacy.relations import C_SENS, sum_sensitivity_factor
 
 __all__ = [
     "CALIBRATION_CACHE_SIZE",
@@ -38,21 +42,20 @@ __all__ = [
     "SEARCH_START",
     "calibrate_multiplier",
     "coarse_epsilon",
+    "dp_sgd_guarantee",
+    "gaussian_event",
     "gaussian_sum_guarantee",
     "multiplier_estimate",
     "poisson_max_batch",
     "poisson_overflow_probability",
     "replace_one_event",
     "sum_sensitivity_factor",
+    "truncated_poisson_event",
     "without_replacement_event",
 ]
 
 #: Batch-sampling schemes understood by :mod:`dpsample.finders.oracles`.
 SAMPLING_SCHEMES = ("full_batch", "poisson", "without_replacement", "fresh")
-
-#: Sensitivity multiplier under replace-one neighbours (spec 000 §1.4): replacing one
-#: example moves a sum of per-example terms bounded by ``C`` by at most ``2 C``.
-C_SENS = 2.0
 
 #: Default bound on the probability that a Poisson batch overflows its fixed padded
 #: size (the overflow is accounted exactly anyway; this only keeps it rare).
@@ -101,28 +104,6 @@ SEARCH_START = 2.0
 MAX_NOISE_MULTIPLIER = 2e7
 
 
-def sum_sensitivity_factor(relation: Any) -> float:
-    """L2 sensitivity of a sum of per-example terms of norm ``<= C``, in units of ``C``.
-
-    ``2`` for ``REPLACE_ONE`` (one term replaced: ``||a - a'|| <= 2C``), ``1`` for
-    ``ADD_OR_REMOVE_ONE`` (one term added or removed).
-
-    Examples:
-        >>> import dp_accounting
-        >>> from dpsample.finders.accounting import sum_sensitivity_factor
-        >>> rel = dp_accounting.NeighboringRelation
-        >>> sum_sensitivity_factor(rel.REPLACE_ONE), sum_sensitivity_factor(
-        ...     rel.ADD_OR_REMOVE_ONE)
-        (2.0, 1.0)
-    """
-    rel = dp_accounting.NeighboringRelation
-    if relation == rel.REPLACE_ONE:
-        return C_SENS
-    if relation == rel.ADD_OR_REMOVE_ONE:
-        return 1.0
-    raise ValueError(f"Expected REPLACE_ONE or ADD_OR_REMOVE_ONE, got {relation!r}")
-
-
 def gaussian_sum_guarantee(noise_multiplier: float, relation: Any = None) -> Any:
     """Guarantee of noise ``N(0, (z C)^2 I)`` on a sum of terms bounded by ``C``.
 
@@ -141,10 +122,10 @@ def gaussian_sum_guarantee(noise_multiplier: float, relation: Any = None) -> Any
         True
     """
     if relation is None:
-        relation = dp_accounting.NeighboringRelation.REPLACE_ONE
+        relation = relations.REPLACE_ONE
     z = validation.positive("noise_multiplier", noise_multiplier)
     return PrivacyGuarantee.gaussian(
-        z / sum_sensitivity_factor(relation), relation=relation
+        relations.noise_to_sensitivity(z, relation), relation=relation
     )
 
 
@@ -154,11 +135,12 @@ def without_replacement_event(n: int, b: int, noise_multiplier: float) -> Any:
     dp_accounting's RDP accountant (the only one that analyses this event) reads the
     inner Gaussian's noise multiplier relative to the *replace-one sensitivity* of the
     sum (Wang, Balle, Kasiviswanathan 2019, Thm 27), i.e. ``2C``, not relative to
-    ``C``; so the event carries ``z / 2`` for the ecosystem's multiplier ``z``.
+    ``C``; so the event carries ``z / 2`` for the ecosystem's multiplier ``z``
+    (:func:`~dpsample.privacy.relations.event_noise_multiplier`).
     """
-    return dp_accounting.SampledWithoutReplacementDpEvent(
-        n, b, dp_accounting.GaussianDpEvent(noise_multiplier / C_SENS)
-    )
+    event = dp_accounting.SampledWithoutReplacementDpEvent
+    inner = relations.event_noise_multiplier(event, noise_multiplier)
+    return event(n, b, dp_accounting.GaussianDpEvent(inner))
 
 
 def replace_one_event(sampling: str, n: int, b: int, m: int, z: float, route: str):
@@ -174,20 +156,39 @@ def replace_one_event(sampling: str, n: int, b: int, m: int, z: float, route: st
     """
     if sampling in ("full_batch", "fresh"):
         if route == "pld":
-            return dp_accounting.GaussianDpEvent(z)
+            return gaussian_event(z)
         return without_replacement_event(n, n, z)
     if sampling == "without_replacement":
         if route == "rdp":
             return without_replacement_event(n, b, z)
         return None
     if route == "pld":
-        return dp_accounting.TruncatedSubsampledGaussianDpEvent(
-            dataset_size=n,
-            sampling_probability=b / n,
-            truncated_batch_size=m,
-            noise_multiplier=z,
-        )
+        return truncated_poisson_event(n, b / n, m, z)
     return None
+
+
+def gaussian_event(noise_multiplier: float) -> Any:
+    """``GaussianDpEvent`` of noise multiplier ``z`` on a sum (dp_accounting's unit).
+
+    Its PLD under REPLACE_ONE is the noise on a sum of sensitivity ``2C``
+    (dp_accounting's PLD accountant applies the relation itself).
+    """
+    event = dp_accounting.GaussianDpEvent
+    return event(relations.event_noise_multiplier(event, noise_multiplier))
+
+
+def truncated_poisson_event(n: int, rate: float, m: int, noise_multiplier: float):
+    """``TruncatedSubsampledGaussianDpEvent`` of a Poisson batch padded to ``m`` rows.
+
+    Analysed by dp_accounting's PLD accountant for the relation itself.
+    """
+    event = dp_accounting.TruncatedSubsampledGaussianDpEvent
+    return event(
+        dataset_size=n,
+        sampling_probability=rate,
+        truncated_batch_size=m,
+        noise_multiplier=relations.event_noise_multiplier(event, noise_multiplier),
+    )
 
 
 def calibrate_multiplier(
@@ -251,7 +252,94 @@ def multiplier_estimate(
     log_inv = math.log(1.0 / dlt)
     rho = (math.sqrt(log_inv + eps) - math.sqrt(log_inv)) ** 2
     amplification = min(1.0, 4.0 * float(rate) ** 2)
-    return math.sqrt(2.0 * max(1, int(steps)) * amplification / rho)
+    # rho = factor^2 / (2 z^2) a step: z = sqrt(factor^2 / 2 steps amp / rho)
+    half_square = C_SENS**2 / 2.0  # 2.0 for REPLACE_ONE, exactly
+    return math.sqrt(half_square * max(1, int(steps)) * amplification / rho)
+
+
+def dp_sgd_guarantee(
+    noise_multiplier: float,
+    sampling_rate: float,
+    steps: int,
+    *,
+    sampling: str = "poisson",
+    dataset_size: int | None = None,
+    max_batch_size: int | None = None,
+    relation: Any = relations.REPLACE_ONE,
+) -> PrivacyGuarantee:
+    """Guarantee of ``steps`` DP-SGD steps with noise multiplier ``z``.
+
+    ``noise_multiplier`` = noise std of the sum of clipped gradients over the clip norm
+    (the ecosystem's convention and dpsample's everywhere: the same value as
+    :func:`dp_sgd_transform` and the oracles of :func:`dp_sgd` take). The relation
+    decides the sensitivity (``2C`` for replace-one). Schemes:
+
+    * ``"poisson"``: ``PoissonSampledDpEvent(q, GaussianDpEvent(z))``; with
+      ``dataset_size`` and ``max_batch_size`` the truncated event
+      ``TruncatedSubsampledGaussianDpEvent`` (a padded buffer); analysed by
+      dp_accounting for ``relation`` (replace-one: PLD; add/remove: RDP and PLD).
+    * ``"without_replacement"``: fixed batches ``b = q n`` (needs ``dataset_size``),
+      ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z / 2))`` for
+      replace-one (dp_accounting's RDP reads the inner multiplier relative to the
+      replace-one sensitivity ``2C``,
+      :func:`~dpsample.finders.accounting.without_replacement_event`).
+    * ``"full_batch"``: the Gaussian mechanism
+      (:func:`~dpsample.finders.accounting.gaussian_sum_guarantee`: noise over
+      sensitivity ``z / 2`` under replace-one; equal to dp_accounting's PLD of
+      ``GaussianDpEvent(z)`` for ``REPLACE_ONE``).
+
+    Args:
+        noise_multiplier: ``z > 0``.
+        sampling_rate: ``q`` in ``(0, 1]``.
+        steps: ``T >= 1``.
+        sampling: The scheme that ran.
+        dataset_size: ``n`` (needed for truncated Poisson and without replacement).
+        max_batch_size: Padded Poisson size.
+        relation: Neighbouring relation (default replace-one, as in the seeds).
+
+    Lives beside the oracles' events (re-exported by :mod:`dpsample.finders.dp_sgd`,
+    its home before the split, and :mod:`dpsample.finders`).
+
+    Returns:
+        The composed :class:`~dpsample.privacy.PrivacyGuarantee`.
+
+    Examples:
+        >>> from dpsample.finders import dp_sgd_guarantee
+        >>> g = dp_sgd_guarantee(1.1, 256 / 60000, 1000)
+        >>> 0.5 < g.epsilon(1e-5) < 3.0
+        True
+    """
+    z = validation.positive("noise_multiplier", noise_multiplier)
+    q = validation.probability("sampling_rate", sampling_rate, open_left=True)
+    t = validation.positive_int("steps", steps)
+    if sampling == "poisson":
+        if max_batch_size is not None:
+            if dataset_size is None:
+                raise ValueError("a truncated Poisson batch needs dataset_size")
+            ev = truncated_poisson_event(
+                validation.positive_int("dataset_size", dataset_size),
+                q,
+                validation.positive_int("max_batch_size", max_batch_size),
+                z,
+            )
+        else:
+            ev = dp_accounting.PoissonSampledDpEvent(q, gaussian_event(z))
+        return PrivacyGuarantee.from_event(ev, relation=relation).repeat(t)
+    if relation != relations.REPLACE_ONE:
+        raise ValueError(f"sampling={sampling!r} is accounted for REPLACE_ONE only")
+    if sampling == "without_replacement":
+        if dataset_size is None:
+            raise ValueError("sampling without replacement needs dataset_size")
+        n = validation.positive_int("dataset_size", dataset_size)
+        b = max(1, round(q * n))
+        ev = without_replacement_event(n, b, z)
+        return PrivacyGuarantee.from_event(ev, relation=relation).repeat(t)
+    if sampling == "full_batch":
+        return gaussian_sum_guarantee(z, relation).repeat(t)
+    raise ValueError(
+        "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), got "
+        f"{sampling!r}"
+    )
 
 
 precision.scope_public(globals())

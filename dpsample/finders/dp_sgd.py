@@ -114,34 +114,34 @@ References:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
-import dp_accounting
-import jax
-import jax.numpy as jnp
-
-from dpsample import progress
 from dpsample._src import precision, validation
-from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
-from dpsample.domains import Ball, project_with, projection_operands
+from dpsample.base import PrivateAlgorithm
+from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.finders import accounting
+from dpsample.finders.accounting import dp_sgd_guarantee
+from dpsample.finders.dp_sgd_run import (  # noqa: F401  (tests read the loop's names)
+    DPSGDInfo,
+    _sgd_iterates,
+    _sgd_scan,
+    run_plan,
+)
 from dpsample.finders.oracles import (
     ENFORCED_NOTE,
     FirstKindOracle,
     check_enforce,
     first_kind,
 )
-from dpsample.finders.outputs import OUTPUT_RULES, release
+from dpsample.finders.outputs import OUTPUT_RULES
 from dpsample.finders.planning import start_param
 from dpsample.finders.presets import label_schedule, output_param
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
-from dpsample.privacy.guarantee import REPLACE_ONE
 from dpsample.problem import Problem, ProblemSpec
-from dpsample.types import Array, ArrayLike, PRNGKey
+from dpsample.types import ArrayLike, PRNGKey
 
 __all__ = [
     "DPSGD",
@@ -154,66 +154,6 @@ __all__ = [
 
 #: Cap on the theorem-mode default number of steps.
 MAX_DEFAULT_STEPS = 20_000
-
-
-def _sgd_scan_body(
-    rng_key: PRNGKey,
-    x0: Array,
-    learning_rate: Array,
-    ball: dict[str, Any] | None,
-    o_ops: dict[str, Any],
-    *,
-    o_fn: Any,
-    num_steps: int,
-    show_progress: bool = False,
-) -> Array:
-    """Iterates ``x_1..x_T``; ``o_fn, o_ops = oracle.functional()``.
-
-    ``show_progress``: a progress bar (:mod:`dpsample.progress`); same iterates.
-    """
-
-    def step(x, key):
-        x_new = project_with(x - learning_rate * o_fn(o_ops, key, x), ball)
-        return x_new, x_new
-
-    keys = jax.random.split(rng_key, num_steps)
-    _, xs = progress.scan(step, x0, keys, label="dp_sgd", show=show_progress)
-    return xs
-
-
-# The compiled core: keyed on the oracle's static structure (loss function, scheme,
-# batch sizes, clipping), T and whether a progress bar is drawn only; the data, the
-# noise std, the clip norm, the step size and the ball are traced operands, so another
-# key, other data of the same shape or another epsilon (same T) reuse the compilation.
-_sgd_scan = jax.jit(
-    _sgd_scan_body, static_argnames=("o_fn", "num_steps", "show_progress")
-)
-
-
-def _sgd_iterates(
-    rng_key: PRNGKey,
-    oracle: FirstKindOracle,
-    x0: Array,
-    *,
-    num_steps: int,
-    learning_rate: float,
-    project: bool = True,
-) -> Array:
-    """Iterates ``x_1..x_T`` of noisy SGD driven by ``oracle`` (no accounting here).
-
-    Not jitted (callers may ``jit``/``vmap`` it); :func:`dp_sgd` runs the same
-    computation through the module-level compiled core.
-    """
-    o_fn, o_ops = oracle.functional()
-    return _sgd_scan_body(
-        rng_key,
-        x0,
-        jnp.asarray(learning_rate, jnp.float64),
-        projection_operands(oracle.spec.domain, project),
-        o_ops,
-        o_fn=o_fn,
-        num_steps=num_steps,
-    )
 
 
 def _batch(
@@ -568,66 +508,6 @@ def _param(value: Any, source: str) -> Param:
     return Param(value, kind, source)
 
 
-@dataclasses.dataclass(frozen=True)
-class DPSGDInfo(AlgorithmInfo):
-    """Public facts of a :class:`DPSGD` run (``result.info``).
-
-    Attributes:
-        algorithm: ``"dp_sgd"``.
-        mode: ``"clipped"`` (default) or ``"no_clipping"``
-            (``enforce_sensitivity=False``).
-        sampling: The batch-sampling scheme.
-        num_steps: ``T``.
-        batch_size: ``b`` (expected size for Poisson).
-        max_batch_size: Padded batch size ``m`` (``b`` unless Poisson).
-        overflow_probability: Probability that a Poisson batch is truncated.
-        learning_rate: ``eta``.
-        contribution_bound: ``C`` (clip norm or declared ``G``).
-        clip_bound: The clip after the rounding margin, or ``None``.
-        gradient_dtype: Dtype of the per-example gradients.
-        noise_multiplier: ``z``: noise std on the sum over ``C`` (ecosystem unit).
-        noise_std: Noise std on the mean, ``z C F / b``.
-        gradient_bound_failure: ``delta_E`` (no-clipping mode).
-        accountant_delta: The delta left to the accountant.
-        oracle_calls: ``{"first_kind": T, "second_kind": 0}``.
-        gradient_evaluations: ``T m`` (padded rows included).
-        output: ``"random"``, ``"last"`` or ``"tail_average"``.
-        output_index: Index of the released iterate (drawn from the key only);
-            for ``"tail_average"`` the first averaged index (``floor(T/2)``).
-        projected: Whether iterates were projected onto a ball.
-        parameter_sources: Where each default came from (text).
-        event: The dp_accounting event of one release.
-        paper_claim: The paper's claim this implementation corrects, if any.
-        iterates: All iterates (``return_iterates=True``), covered by the guarantee.
-    """
-
-    algorithm: str
-    mode: str
-    sampling: str
-    num_steps: int
-    batch_size: float
-    max_batch_size: int
-    overflow_probability: float
-    learning_rate: float
-    contribution_bound: float
-    clip_bound: float | None
-    gradient_dtype: str
-    noise_multiplier: float
-    noise_std: float
-    gradient_bound_failure: float
-    accountant_delta: float
-    oracle_calls: dict[str, int]
-    gradient_evaluations: int
-    output: str
-    output_index: int
-    projected: bool
-    parameter_sources: dict[str, str]
-    event: Any
-    paper_claim: str | None = optional()
-    iterates: Array | None = optional()
-    diagnostics: None = None
-
-
 class DPSGD(PrivateAlgorithm):
     """DP-SGD as a two-phase algorithm: :meth:`plan` in public, :meth:`run` privately.
 
@@ -874,139 +754,7 @@ class DPSGD(PrivateAlgorithm):
         )
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
-        oracle = plan.internal["oracle"].with_data(problem)
-        num_steps = plan["num_steps"]
-        k_run, k_out = jax.random.split(rng_key)
-        o_fn, o_ops = oracle.functional()
-        xs = _sgd_scan(
-            k_run,
-            jnp.asarray(plan["x0"], jnp.float64),
-            jnp.float64(plan["learning_rate"]),
-            projection_operands(problem.domain, plan["project"]),
-            o_ops,
-            o_fn=o_fn,
-            num_steps=num_steps,
-            show_progress=progress.is_enabled(),
-        )
-        value, index = release(k_out, xs, plan["output"], problem.domain)
-        mode = plan.internal["mode"]
-        info = DPSGDInfo(
-            algorithm=self.name,
-            mode=mode,
-            sampling=plan["sampling"],
-            num_steps=num_steps,
-            batch_size=oracle.batch_size,
-            max_batch_size=oracle.max_batch_size,
-            overflow_probability=oracle.overflow_probability,
-            learning_rate=plan["learning_rate"],
-            contribution_bound=plan.internal["contribution"],
-            clip_bound=oracle.clip_bound,
-            gradient_dtype=oracle.gradient_dtype,
-            noise_multiplier=plan["noise_multiplier"],
-            noise_std=oracle.noise_std,
-            gradient_bound_failure=plan["gradient_bound_failure"],
-            accountant_delta=plan.internal["delta_acc"],
-            oracle_calls={"first_kind": num_steps, "second_kind": 0},
-            gradient_evaluations=plan.cost.gradient_evaluations,
-            output=plan["output"],
-            output_index=index,
-            projected=bool(plan["project"] and isinstance(problem.domain, Ball)),
-            parameter_sources=dict(plan.internal["sources"]),
-            event=oracle.event,
-            paper_claim=(
-                "seed 002 Thm 3.3 states (epsilon, 2 delta); the coupling bound used "
-                "here is (epsilon, delta_acc + (1 + e^epsilon) delta_E)"
-                if mode == "no_clipping"
-                else None
-            ),
-            iterates=xs if plan["return_iterates"] else None,
-        )
-        return PrivateResult(value, plan.guarantee, info)
-
-
-def dp_sgd_guarantee(
-    noise_multiplier: float,
-    sampling_rate: float,
-    steps: int,
-    *,
-    sampling: str = "poisson",
-    dataset_size: int | None = None,
-    max_batch_size: int | None = None,
-    relation: Any = REPLACE_ONE,
-) -> PrivacyGuarantee:
-    """Guarantee of ``steps`` DP-SGD steps with noise multiplier ``z``.
-
-    ``noise_multiplier`` = noise std of the sum of clipped gradients over the clip norm
-    (the ecosystem's convention and dpsample's everywhere: the same value as
-    :func:`dp_sgd_transform` and the oracles of :func:`dp_sgd` take). The relation
-    decides the sensitivity (``2C`` for replace-one). Schemes:
-
-    * ``"poisson"``: ``PoissonSampledDpEvent(q, GaussianDpEvent(z))``; with
-      ``dataset_size`` and ``max_batch_size`` the truncated event
-      ``TruncatedSubsampledGaussianDpEvent`` (a padded buffer); analysed by
-      dp_accounting for ``relation`` (replace-one: PLD; add/remove: RDP and PLD).
-    * ``"without_replacement"``: fixed batches ``b = q n`` (needs ``dataset_size``),
-      ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z / 2))`` for
-      replace-one (dp_accounting's RDP reads the inner multiplier relative to the
-      replace-one sensitivity ``2C``,
-      :func:`~dpsample.finders.accounting.without_replacement_event`).
-    * ``"full_batch"``: the Gaussian mechanism
-      (:func:`~dpsample.finders.accounting.gaussian_sum_guarantee`: noise over
-      sensitivity ``z / 2`` under replace-one; equal to dp_accounting's PLD of
-      ``GaussianDpEvent(z)`` for ``REPLACE_ONE``).
-
-    Args:
-        noise_multiplier: ``z > 0``.
-        sampling_rate: ``q`` in ``(0, 1]``.
-        steps: ``T >= 1``.
-        sampling: The scheme that ran.
-        dataset_size: ``n`` (needed for truncated Poisson and without replacement).
-        max_batch_size: Padded Poisson size.
-        relation: Neighbouring relation (default replace-one, as in the seeds).
-
-    Returns:
-        The composed :class:`~dpsample.privacy.PrivacyGuarantee`.
-
-    Examples:
-        >>> from dpsample.finders import dp_sgd_guarantee
-        >>> g = dp_sgd_guarantee(1.1, 256 / 60000, 1000)
-        >>> 0.5 < g.epsilon(1e-5) < 3.0
-        True
-    """
-    z = validation.positive("noise_multiplier", noise_multiplier)
-    q = validation.probability("sampling_rate", sampling_rate, open_left=True)
-    t = validation.positive_int("steps", steps)
-    gauss = dp_accounting.GaussianDpEvent
-    if sampling == "poisson":
-        if max_batch_size is not None:
-            if dataset_size is None:
-                raise ValueError("a truncated Poisson batch needs dataset_size")
-            ev = dp_accounting.TruncatedSubsampledGaussianDpEvent(
-                dataset_size=validation.positive_int("dataset_size", dataset_size),
-                sampling_probability=q,
-                truncated_batch_size=validation.positive_int(
-                    "max_batch_size", max_batch_size
-                ),
-                noise_multiplier=z,
-            )
-        else:
-            ev = dp_accounting.PoissonSampledDpEvent(q, gauss(z))
-        return PrivacyGuarantee.from_event(ev, relation=relation).repeat(t)
-    if relation != REPLACE_ONE:
-        raise ValueError(f"sampling={sampling!r} is accounted for REPLACE_ONE only")
-    if sampling == "without_replacement":
-        if dataset_size is None:
-            raise ValueError("sampling without replacement needs dataset_size")
-        n = validation.positive_int("dataset_size", dataset_size)
-        b = max(1, round(q * n))
-        ev = accounting.without_replacement_event(n, b, z)
-        return PrivacyGuarantee.from_event(ev, relation=relation).repeat(t)
-    if sampling == "full_batch":
-        return accounting.gaussian_sum_guarantee(z, relation).repeat(t)
-    raise ValueError(
-        "Expected sampling in ('poisson', 'without_replacement', 'full_batch'), got "
-        f"{sampling!r}"
-    )
+        return run_plan(self.name, rng_key, plan, problem)
 
 
 precision.scope_public(globals())

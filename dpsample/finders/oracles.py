@@ -153,8 +153,6 @@ import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import dp_accounting
-
 from dpsample._src import precision, validation
 from dpsample._src.clipping import (
     GRADIENT_DTYPES,
@@ -233,19 +231,14 @@ def _event_and_guarantee(
 ) -> tuple[Any, PrivacyGuarantee, str]:
     """Event (dp_accounting's reading of ``z``), guarantee and composition."""
     if sampling in ("full_batch", "fresh"):
-        ev = dp_accounting.GaussianDpEvent(z)  # PLD doubles C for REPLACE_ONE
+        ev = accounting.gaussian_event(z)  # PLD doubles C for REPLACE_ONE
         comp = "parallel" if sampling == "fresh" else "sequential"
         return ev, accounting.gaussian_sum_guarantee(z, REPLACE_ONE), comp
     if sampling == "without_replacement":
         ev = accounting.without_replacement_event(n, b, z)  # RDP: z / 2
         return ev, PrivacyGuarantee.from_event(ev, relation=REPLACE_ONE), "sequential"
     # Poisson, truncated to m slots; PLD doubles C for REPLACE_ONE.
-    ev = dp_accounting.TruncatedSubsampledGaussianDpEvent(
-        dataset_size=n,
-        sampling_probability=b / n,
-        truncated_batch_size=m,
-        noise_multiplier=z,
-    )
+    ev = accounting.truncated_poisson_event(n, b / n, m, z)
     return ev, PrivacyGuarantee.from_event(ev, relation=REPLACE_ONE), "sequential"
 
 

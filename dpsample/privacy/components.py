@@ -28,14 +28,16 @@ from dp_accounting import dp_event
 from dp_accounting import pld as dp_pld
 from dp_accounting import rdp as dp_rdp
 
-from dpsample.privacy import fast_pld
+from dpsample.privacy import fast_pld, relations
 from dpsample.privacy.conversions import randomized_response_rdp
+from dpsample.privacy.relations import (
+    ADD_OR_REMOVE_ONE,
+    REPLACE_ONE,
+    SHIFT_EVENTS,
+    NeighboringRelation,
+)
 
 __all__ = ["ADD_OR_REMOVE_ONE", "NeighboringRelation", "RDP_ORDERS", "REPLACE_ONE"]
-
-NeighboringRelation = dp_accounting.NeighboringRelation
-REPLACE_ONE = NeighboringRelation.REPLACE_ONE
-ADD_OR_REMOVE_ONE = NeighboringRelation.ADD_OR_REMOVE_ONE
 
 #: Renyi orders used by every RDP computation (dp_accounting's defaults plus a few
 #: large orders that matter for pure-DP components at small delta).
@@ -46,40 +48,10 @@ RDP_ORDERS: tuple[float, ...] = tuple(
     )
 )
 
-
-#: The relations :meth:`PrivacyGuarantee.from_event` can account; an event under any
-#: other relation gets no route (epsilon ``inf``).
-_EVENT_RELATIONS = (REPLACE_ONE, ADD_OR_REMOVE_ONE)
 #: Above this epsilon a pure/approx component has no PLD route: dp_accounting's
 #: ``from_privacy_parameters`` computes ``exp(epsilon)`` (an ``OverflowError``
 #: past about 709; issue 25: a plan at epsilon = 1e6). The pure route covers it.
 _PLD_MAX_EPSILON = 500.0
-
-#: Additive-noise events whose dp_accounting analysis is for sensitivity 1 (one
-#: example's contribution bound ``C``). Under REPLACE_ONE the sensitivity is ``2 C``.
-_SHIFT_EVENTS = (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)
-
-#: Events whose dp_accounting RDP analysis states the relation itself (it refuses a
-#: relation it does not analyse). ``SampledWithoutReplacementDpEvent`` reads its inner
-#: noise multiplier relative to the replace-one sensitivity (Wang, Balle and
-#: Kasiviswanathan 2019, as documented by dp_accounting), so it is kept as is.
-_RDP_SELF_RELATED = (
-    dp_accounting.PoissonSampledDpEvent,
-    dp_accounting.SampledWithoutReplacementDpEvent,
-    dp_accounting.RandomizedResponseDpEvent,
-)
-
-#: Events whose dp_accounting PLD analysis takes the relation into account (it doubles
-#: a shift for REPLACE_ONE, or refuses a relation it does not analyse).
-_PLD_SELF_RELATED = (
-    dp_accounting.GaussianDpEvent,
-    dp_accounting.LaplaceDpEvent,
-    dp_event.DiscreteLaplaceDpEvent,
-    dp_event.MixtureOfGaussiansDpEvent,
-    dp_accounting.PoissonSampledDpEvent,
-    dp_accounting.TruncatedSubsampledGaussianDpEvent,
-    dp_accounting.RandomizedResponseDpEvent,
-)
 
 
 class _NonPrivate:
@@ -89,37 +61,28 @@ class _NonPrivate:
 NON_PRIVATE = _NonPrivate()
 
 
-def _halved(event: Any) -> Any:
-    """The same shift mechanism with half the noise multiplier (twice the shift)."""
-    return type(event)(event.noise_multiplier / 2.0)
-
-
 def _rdp_event(event: Any, relation: Any) -> Any | None:
     """An event whose dp_accounting RDP analysis under ``relation`` is ``event``'s.
 
     dp_accounting's RDP accountant analyses a bare Gaussian or Laplace event with unit
     sensitivity whatever the relation; under REPLACE_ONE the sensitivity of a shift
     mechanism is twice one example's contribution, i.e. the same event with half the
-    noise multiplier. Events the accountant analyses for the relation themselves are
-    kept; unknown event types (including dp_accounting's
-    ``ExponentialMechanismDpEvent``, whose repeat count some RDP versions ignore) give
-    ``None``: no route rather than a wrong number.
+    noise multiplier (:func:`~dpsample.privacy.relations.at_unit_shift`). Events the
+    accountant analyses for the relation themselves are kept
+    (:data:`~dpsample.privacy.relations.EVENT_KINDS`); unknown event types
+    (including dp_accounting's ``ExponentialMechanismDpEvent``, whose repeat count
+    some RDP versions ignore) give ``None``: no route rather than a wrong number.
     """
-    if relation not in _EVENT_RELATIONS:
+    if relation not in relations.RELATIONS:
         return None
-    if isinstance(event, _SHIFT_EVENTS):
-        if not event.noise_multiplier > 0:  # no noise: dp_accounting would divide by 0
-            return dp_accounting.NonPrivateDpEvent()
-        return _halved(event) if relation == REPLACE_ONE else event
-    if isinstance(
-        event,
-        (
-            dp_accounting.NoOpDpEvent,
-            dp_accounting.NonPrivateDpEvent,
-            dp_accounting.ZCDpEvent,  # an RDP curve: no sensitivity to convert
-            *_RDP_SELF_RELATED,
-        ),
-    ):
+    kind = relations.event_kind(event)
+    if kind is not None:
+        if kind.rdp == "shift":
+            if not event.noise_multiplier > 0:  # no noise: dp_accounting divides by 0
+                return dp_accounting.NonPrivateDpEvent()
+            return relations.at_unit_shift(event, relation)
+        return None if kind.rdp is None else event
+    if isinstance(event, (dp_accounting.NoOpDpEvent, dp_accounting.NonPrivateDpEvent)):
         return event
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
         inner = _rdp_event(event.event, relation)
@@ -152,9 +115,10 @@ def _event_pld(
 
     ``None`` where no correct analysis is available, :data:`NON_PRIVATE` for a
     non-private event. dp_accounting's PLD accountant handles the relation of the
-    events in :data:`_PLD_SELF_RELATED` (it refuses Laplace under REPLACE_ONE, which
-    is then accounted as add/remove Laplace with half the noise multiplier, i.e. the
-    doubled shift); compositions are composed here.
+    events whose :data:`~dpsample.privacy.relations.EVENT_KINDS` row says so (it
+    refuses Laplace under REPLACE_ONE, which is then accounted as add/remove Laplace
+    at unit shift, i.e. with half the noise multiplier: the doubled shift);
+    compositions are composed here.
 
     Repetitions go to the accountant as its own ``compose(event, count)`` (one
     self-composition of the event's PLD; a repeated composition repeats each of its
@@ -165,7 +129,7 @@ def _event_pld(
     level fail (issue 15: DP-SGD's default plan at ``epsilon = 0.01, delta =
     1e-12, n = 1e7``).
     """
-    if relation not in _EVENT_RELATIONS:
+    if relation not in relations.RELATIONS:
         return None
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return dp_pld.privacy_loss_distribution.identity(interval)
@@ -181,10 +145,11 @@ def _event_pld(
                 return part
             total = total.compose(part)
         return total
-    if isinstance(event, dp_accounting.LaplaceDpEvent) and relation == REPLACE_ONE:
-        event, relation = _halved(event), ADD_OR_REMOVE_ONE
-    if not isinstance(event, _PLD_SELF_RELATED):
+    kind = relations.event_kind(event)
+    if kind is None or kind.pld is None:
         return None
+    if kind.pld == "shift" and relation != ADD_OR_REMOVE_ONE:
+        event, relation = relations.at_unit_shift(event, relation), ADD_OR_REMOVE_ONE
     try:
         hash(event)
     except TypeError:  # an event with list fields (a mixture of Gaussians)
@@ -242,14 +207,16 @@ def _event_pure_epsilon(event: Any, relation: Any) -> float:
     """Pure epsilon of ``event`` under ``relation`` (``inf`` when none is known).
 
     A Laplace event with noise multiplier ``b`` (scale over one example's L1
-    contribution) is ``1/b``-DP under add/remove and ``2/b``-DP under replace-one.
+    contribution) is ``1/b``-DP under add/remove and ``2/b``-DP under replace-one
+    (:func:`~dpsample.privacy.relations.laplace_pure_epsilon`).
     """
-    if relation not in _EVENT_RELATIONS:
+    if relation not in relations.RELATIONS:
         return math.inf
-    if isinstance(event, dp_accounting.LaplaceDpEvent):
+    kind = relations.event_kind(event)
+    if kind is not None and kind.pure:
         if not event.noise_multiplier > 0:
             return math.inf
-        return (2.0 if relation == REPLACE_ONE else 1.0) / event.noise_multiplier
+        return relations.laplace_pure_epsilon(event.noise_multiplier, relation)
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return 0.0
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
@@ -307,7 +274,7 @@ class Component:
 
     def event_relation(self, relation: Any) -> Any:
         """The relation dp_accounting reads the event under (``unit_sensitivity``)."""
-        return ADD_OR_REMOVE_ONE if self.unit_sensitivity else relation
+        return relations.event_relation(relation, self.unit_sensitivity)
 
     def pure_epsilon(self, relation: Any) -> float:
         if self.kind in ("pure", "expmech"):
@@ -370,10 +337,11 @@ class Component:
         if self.kind in ("pure", "expmech", "approx"):
             e = self.epsilon
             return 2.0 * (count * e * math.tanh(e / 2) + 10 * math.sqrt(count) * e + e)
-        if self.kind == "event" and isinstance(self.event, _SHIFT_EVENTS):
+        if self.kind == "event" and isinstance(self.event, SHIFT_EVENTS):
             nm = self.event.noise_multiplier
-            if self.event_relation(relation) == REPLACE_ONE:
-                nm /= 2.0  # the shift is twice the contribution bound
+            shift_relation = self.event_relation(relation)
+            if shift_relation in relations.RELATIONS:  # noise over the shift
+                nm = relations.noise_to_sensitivity(nm, shift_relation)
             if not nm > 0:
                 return 0.0
             mean = (

@@ -51,8 +51,11 @@ applied where dp_accounting does not (see :meth:`PrivacyGuarantee.from_event`).
 
 Layout: the closed forms (randomised response's Renyi curve, the zCDP conversions)
 are in :mod:`dpsample.privacy.conversions`, the components and their per-event
-routes in :mod:`dpsample.privacy.components`; this module composes them, with the
-``"split"`` route and the TV-slack conversion. The export to dp_accounting events
+routes in :mod:`dpsample.privacy.components`, the neighbouring relations and every
+sensitivity convention in :mod:`dpsample.privacy.relations`; this module composes
+the components, and :mod:`dpsample.privacy.routes` reads the result out (every
+route's epsilon and delta, the ``"split"`` route and the TV-slack conversion). The
+export to dp_accounting events
 and back (:meth:`PrivacyGuarantee.to_dp_event`,
 :meth:`PrivacyGuarantee.from_dp_event`) is in :mod:`dpsample.privacy.interop`, the
 readable report (``print(g)``, :meth:`PrivacyGuarantee.report`) in
@@ -69,13 +72,11 @@ from typing import TYPE_CHECKING, Any
 
 import dp_accounting
 import numpy as np
-from dp_accounting import rdp as dp_rdp
 
 from dpsample._src import precision, validation
 from dpsample.errors import RelationMismatchError
 from dpsample.privacy.components import (
     ADD_OR_REMOVE_ONE,  # noqa: F401  (re-exported, as before the split)
-    NON_PRIVATE,
     RDP_ORDERS,
     REPLACE_ONE,
     Component,
@@ -89,6 +90,17 @@ from dpsample.privacy.conversions import (
     randomized_response_rdp,
     zcdp_to_delta,
     zcdp_to_epsilon,
+)
+from dpsample.privacy.routes import (  # noqa: F401  (tests read the split's names)
+    _SPLIT_FRACTIONS,
+    SPLIT_DELTA_RTOL,
+    composed_pld,
+    epsilon_with_slack,
+    exact_deltas,
+    exact_epsilons,
+    rdp_curve,
+    split_delta,
+    split_epsilon,
 )
 
 if TYPE_CHECKING:
@@ -109,86 +121,6 @@ __all__ = [
 #: a coarser pessimistic discretisation is still a valid upper bound.
 PLD_DISCRETIZATION = 1e-4
 PLD_MAX_POINTS = 2_000_000
-#: The split route's grid of shares ``f`` of delta (epsilon) for the zCDP group.
-_SPLIT_FRACTIONS = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
-
-
-#: Relative width of the split route's delta bracket: ``delta(epsilon(d)) <= d (1 +
-#: SPLIT_DELTA_RTOL)`` on that route (:meth:`PrivacyGuarantee.delta`).
-SPLIT_DELTA_RTOL = 1e-6
-
-
-def _smallest_passing_delta(passes: Any, start: float) -> float:
-    """Smallest ``delta`` in ``(0, 1)`` with ``passes(delta)``, to the rtol.
-
-    ``passes`` must be monotone (false below some delta, true above). The bracket
-    grows by factors of 2 from ``start`` (halving down, doubling up), then
-    bisection in ``log delta``; returns the upper end of the final bracket (a
-    passing delta), or 1.0 if no delta below 1 passes.
-    """
-    top = math.nextafter(1.0, 0.0)
-    hi = min(max(start, 1e-300), top)
-    if passes(hi):
-        lo = hi / 2.0
-        while lo > 1e-300 and passes(lo):
-            hi, lo = lo, lo / 2.0
-        if lo <= 1e-300:
-            return hi
-    else:
-        lo = hi
-        while True:
-            if lo >= top:
-                return 1.0
-            hi = min(2.0 * lo, top)
-            if passes(hi):
-                break
-            lo = hi
-    while hi / lo - 1.0 > SPLIT_DELTA_RTOL:
-        mid = math.sqrt(lo * hi)
-        if passes(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def _fast_pld_delta(pld: Any) -> Any:
-    """``epsilon -> delta`` of a dense dp_accounting PLD in ``O(log size)``, or None.
-
-    For the split route's *search* only (its answer is checked on the exact
-    accountant): ``delta(eps) = inf_mass + sum_{l > eps} p_l (1 - e^(eps - l))``
-    read from suffix sums of ``p_l`` and ``p_l e^(-l)`` over the positive losses
-    (``e^(-l) <= 1`` there), the larger of the remove and add directions.
-    ``None`` where the PLD is not two dense pmfs (dp_accounting internals).
-    """
-    pmfs = [getattr(pld, "_pmf_remove", None), getattr(pld, "_pmf_add", None)]
-    tables = []
-    for pmf in pmfs:
-        if pmf is None:
-            return None
-        try:
-            probs = np.asarray(pmf._probs, dtype=np.float64)
-            step, lower = float(pmf._discretization), int(pmf._lower_loss)
-            inf_mass = float(pmf._infinity_mass)
-        except (AttributeError, TypeError):
-            return None
-        losses = (np.arange(probs.size) + lower) * step
-        keep = losses > 0.0
-        losses, probs = losses[keep], probs[keep]
-        tail = np.concatenate([np.cumsum(probs[::-1])[::-1], [0.0]])
-        tail_e = np.concatenate(
-            [np.cumsum((probs * np.exp(-losses))[::-1])[::-1], [0.0]]
-        )
-        tables.append((losses, tail, tail_e, inf_mass))
-
-    def delta(eps: float) -> float:
-        out = 0.0
-        for losses, tail, tail_e, inf_mass in tables:
-            k = int(np.searchsorted(losses, eps, side="right"))
-            out = max(out, inf_mass + max(0.0, tail[k] - math.exp(eps) * tail_e[k]))
-        return min(1.0, out)
-
-    return delta
 
 
 # --------------------------------------------------------------------------------------
@@ -658,16 +590,7 @@ class PrivacyGuarantee:
         return total
 
     def _rdp_curve(self) -> np.ndarray | None:
-        if "rdp" not in self._cache:
-            total: np.ndarray | None = np.zeros(len(RDP_ORDERS))
-            for c, k in self.components:
-                curve = c.rdp(self.relation)
-                if curve is None:
-                    total = None
-                    break
-                total = total + k * curve
-            self._cache["rdp"] = total
-        return self._cache["rdp"]
+        return rdp_curve(self)
 
     def pld_discretization(self) -> float:
         """The value discretisation interval of this guarantee's PLD route.
@@ -688,17 +611,7 @@ class PrivacyGuarantee:
         return max(PLD_DISCRETIZATION, width / PLD_MAX_POINTS)
 
     def _pld(self) -> Any | None:
-        if "pld" not in self._cache:
-            interval = self.pld_discretization()
-            composed: Any = None
-            for c, k in self.components:
-                pld = c.pld(self.relation, interval, k)
-                if pld is None or pld is NON_PRIVATE:
-                    composed = pld
-                    break
-                composed = pld if composed is None else composed.compose(pld)
-            self._cache["pld"] = composed
-        return self._cache["pld"]
+        return composed_pld(self)
 
     def _basic(self) -> tuple[float, float] | None:
         """Basic composition ``(sum eps_i, sum delta_i)`` when every part has one."""
@@ -724,146 +637,16 @@ class PrivacyGuarantee:
         return self._cache["split"]
 
     def _split_epsilon(self, delta: float) -> float | None:
-        """Basic composition of the two groups' epsilons, the delta split searched."""
-        groups = self._split()
-        if groups is None or not delta > 0:
-            return None
-        a, b = groups
-        return min(
-            a.epsilon(f * delta) + b.epsilon((1.0 - f) * delta)
-            for f in _SPLIT_FRACTIONS
-        )
+        return split_epsilon(self, delta)
 
     def _split_delta(self, epsilon: float) -> float | None:
-        """The split route's delta: the inverse of :meth:`_split_epsilon`.
-
-        The smallest ``delta`` (to relative :data:`SPLIT_DELTA_RTOL`) whose split
-        epsilon is at most ``epsilon``, so that ``epsilon(delta(e)) <= e`` and
-        ``delta(epsilon(d)) <= d (1 + SPLIT_DELTA_RTOL)``. Each step of the
-        search tests, for each share ``f`` of :data:`_SPLIT_FRACTIONS`, whether the
-        non-zCDP group's delta at ``epsilon - epsilon_1(f delta)`` is at most ``(1 -
-        f) delta`` (basic composition of ``(epsilon_1(f delta), f delta)`` and
-        that: a valid bound, and the same test as ``epsilon_1(f delta) +
-        epsilon_2((1 - f) delta) <= epsilon`` read through the group's delta,
-        which is cheaper than its epsilon on a PLD). Where the PLD is the group's
-        only route the search reads it through suffix sums
-        (:func:`_fast_pld_delta`); the answer is then checked on the groups'
-        epsilons at the share that passed (so :meth:`_split_epsilon` passes
-        there), and searched again on :meth:`_split_epsilon` where the check
-        fails (the group's PLD delta and epsilon are not inverses below its
-        truncated tail, about ``1e-15``). (Issue 25:
-        splitting epsilon on its own grid instead gave ``delta(2.0898) =
-        2.4e-4`` where ``epsilon(1e-5) = 2.0898``, so a bisection through
-        ``delta()`` over-reported epsilon.)
-        """
-        groups = self._split()
-        if groups is None:
-            return None
-        key = ("split_delta", epsilon)
-        if key in self._cache:
-            return self._cache[key]
-        a, b = groups
-        fast = None
-        if b.zcdp_rho() is None and b._rdp_curve() is None and b._basic() is None:
-            pld = b._pld()  # then PLD is b's only route: search on its fast form
-            if pld is not None and pld is not NON_PRIVATE:
-                fast = _fast_pld_delta(pld)
-
-        b_delta = fast or b.delta
-
-        def passing_share(delta: float) -> float | None:
-            """A share ``f`` whose basic composition certifies ``epsilon``."""
-            for f in _SPLIT_FRACTIONS:
-                rest = epsilon - a.epsilon(f * delta)
-                if rest >= 0.0 and b_delta(rest) <= (1.0 - f) * delta:
-                    return f
-            return None
-
-        start = min(  # the epsilon-split grid's delta: a start near the answer
-            a.delta(f * epsilon) + b_delta((1.0 - f) * epsilon)
-            for f in _SPLIT_FRACTIONS
-        )
-        found = _smallest_passing_delta(
-            lambda d: passing_share(d) is not None, min(start, 1.0)
-        )
-        if found < 1.0:
-            # the final check, on the route epsilon() reads: the share that
-            # passed, on the groups' epsilons (then _split_epsilon(found), a
-            # minimum over the shares, passes too)
-            f = passing_share(found)
-            if f is None or (
-                a.epsilon(f * found) + b.epsilon((1.0 - f) * found) > epsilon
-            ):
-                # the group's delta and epsilon disagree (a PLD below its
-                # truncated tail): search again on the split epsilon itself
-                def split_passes(d: float) -> bool:
-                    split = self._split_epsilon(d)
-                    return split is not None and split <= epsilon
-
-                found = _smallest_passing_delta(split_passes, found)
-        self._cache[key] = found
-        return found
+        return split_delta(self, epsilon)
 
     def _exact_epsilons(self, delta: float) -> dict[str, float]:
-        """Epsilon of the exact mechanism (no TV slack) by every valid route."""
-        if not self.components:
-            return {"none": 0.0}
-        routes: dict[str, float] = {}
-        pure = self.pure_epsilon()
-        if math.isfinite(pure):
-            routes["pure"] = pure
-        basic = self._basic()
-        if basic is not None and basic[1] > 0 and basic[1] <= delta:
-            routes["basic"] = basic[0]  # Dwork-Roth Thm 3.16 (exact, no grid)
-        if delta > 0:
-            curve = self._rdp_curve()
-            if curve is not None:
-                eps, _ = dp_rdp.rdp_privacy_accountant.compute_epsilon(
-                    RDP_ORDERS, curve, delta
-                )
-                routes["rdp"] = float(eps)
-            pld = self._pld()
-            if pld is NON_PRIVATE:
-                routes["pld"] = math.inf
-            elif pld is not None:
-                routes["pld"] = float(pld.get_epsilon_for_delta(delta))
-            rho = self.zcdp_rho()
-            if rho is not None:
-                routes["zcdp"] = zcdp_to_epsilon(rho, delta)
-        if not any(math.isfinite(v) for v in routes.values()):
-            split = self._split_epsilon(delta)
-            if split is not None:
-                routes["split"] = split
-        return routes
+        return exact_epsilons(self, delta)
 
     def _exact_deltas(self, epsilon: float) -> dict[str, float]:
-        if not self.components:
-            return {"none": 0.0}
-        routes: dict[str, float] = {}
-        if self.pure_epsilon() <= epsilon:
-            routes["pure"] = 0.0
-        basic = self._basic()
-        if basic is not None and basic[0] <= epsilon:
-            routes["basic"] = basic[1]
-        curve = self._rdp_curve()
-        if curve is not None:
-            d, _ = dp_rdp.rdp_privacy_accountant.compute_delta(
-                RDP_ORDERS, curve, epsilon
-            )
-            routes["rdp"] = float(d)
-        pld = self._pld()
-        if pld is NON_PRIVATE:
-            routes["pld"] = 1.0
-        elif pld is not None:
-            routes["pld"] = float(pld.get_delta_for_epsilon(epsilon))
-        rho = self.zcdp_rho()
-        if rho is not None:
-            routes["zcdp"] = zcdp_to_delta(rho, epsilon)
-        if not any(v < 1.0 for v in routes.values()):
-            split = self._split_delta(epsilon)
-            if split is not None:
-                routes["split"] = split
-        return routes
+        return exact_deltas(self, epsilon)
 
     def delta(self, epsilon: float) -> float:
         """Smallest delta such that the guarantee is (epsilon, delta)-DP (valid routes).
@@ -903,40 +686,7 @@ class PrivacyGuarantee:
         return self._cache[key]
 
     def _epsilon_with_slack(self, delta: float) -> float:
-        tau = self.tv_slack
-        if delta <= 2.0 * tau:  # even epsilon = 0 needs delta >= 2 tau
-            return math.inf
-        # Largest epsilon the slack allows: (1 + e^eps) tau < delta.
-        eps_cap = math.log(delta / tau - 1.0)
-
-        def slack_ok(eps: float) -> bool:
-            return self.delta(eps) <= delta
-
-        # Candidate from the exact mechanism at the delta left after a slack budget.
-        best = math.inf
-        for frac in (0.5, 0.9, 0.99):
-            d_exact = delta * frac
-            eps0 = min(self._exact_epsilons(d_exact).values(), default=math.inf)
-            if eps0 <= eps_cap and (1 + math.exp(eps0)) * tau <= delta - d_exact:
-                best = min(best, eps0)
-        if math.isinf(best):
-            if not slack_ok(eps_cap):
-                return math.inf
-            best = eps_cap
-        # Refine downward by bisection on the validity predicate.
-        lo = 0.0
-        if slack_ok(lo):
-            return 0.0
-        hi = best
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            if slack_ok(mid):
-                hi = mid
-            else:
-                lo = mid
-            if hi - lo < 1e-9 * max(1.0, hi):
-                break
-        return float(hi)
+        return epsilon_with_slack(self, delta)
 
     @property
     def conditional(self) -> bool:

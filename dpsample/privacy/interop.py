@@ -90,13 +90,9 @@ from dp_accounting import pld as dp_pld
 from dp_accounting import rdp as dp_rdp
 
 from dpsample._src import precision
-from dpsample.privacy.components import (
-    _SHIFT_EVENTS,
-    ADD_OR_REMOVE_ONE,
-    REPLACE_ONE,
-    Component,
-    _rdp_event,
-)
+from dpsample.privacy import relations
+from dpsample.privacy.components import Component, _rdp_event
+from dpsample.privacy.relations import REPLACE_ONE
 
 if TYPE_CHECKING:
     from dpsample.privacy.guarantee import PrivacyGuarantee
@@ -119,7 +115,7 @@ def _check_accountant(accountant: str) -> str:
 
 
 def _check_relation(relation: Any) -> Any:
-    if relation not in (REPLACE_ONE, ADD_OR_REMOVE_ONE):
+    if relation not in relations.RELATIONS:
         raise ValueError(
             f"cannot export a guarantee for {getattr(relation, 'name', relation)}: "
             "only REPLACE_ONE and ADD_OR_REMOVE_ONE are supported"
@@ -197,7 +193,9 @@ def _pld_event(event: Any, relation: Any) -> Any:
             return dp_accounting.NonPrivateDpEvent()
         # the PLD accountant refuses Laplace under REPLACE_ONE: the pure encoding
         # at its pure epsilon, 2 C / (b C)
-        return pure_dp_event(2.0 / event.noise_multiplier, relation)
+        return pure_dp_event(
+            relations.laplace_pure_epsilon(event.noise_multiplier, relation), relation
+        )
     return event
 
 
@@ -238,12 +236,20 @@ def _component_event(c: Component, relation: Any, accountant: str) -> Any:
         return out
     if event_relation != relation:  # unit sensitivity: noise over the full shift
         if isinstance(c.event, dp_accounting.GaussianDpEvent):
-            # the PLD accountant doubles the shift under REPLACE_ONE
-            return dp_accounting.GaussianDpEvent(2.0 * c.event.noise_multiplier)
+            # the PLD accountant doubles the shift under REPLACE_ONE: the noise
+            # multiplier of noise over the full sensitivity
+            return dp_accounting.GaussianDpEvent(
+                relations.noise_multiplier(c.event.noise_multiplier, relation)
+            )
         if isinstance(c.event, dp_accounting.LaplaceDpEvent):
             if not c.event.noise_multiplier > 0:
                 return dp_accounting.NonPrivateDpEvent()
-            return pure_dp_event(1.0 / c.event.noise_multiplier, relation)
+            return pure_dp_event(
+                relations.laplace_pure_epsilon(
+                    c.event.noise_multiplier, event_relation
+                ),
+                relation,
+            )
         raise ValueError(f"unexpected unit-sensitivity event {c.describe()}")
     return _pld_event(c.event, relation)
 
@@ -360,7 +366,9 @@ def from_dp_event(
         if isinstance(leaf, dp_accounting.NoOpDpEvent) or k == 0:
             continue
         comp = Component(
-            "event", unit_sensitivity=isinstance(leaf, _SHIFT_EVENTS), event=leaf
+            "event",
+            unit_sensitivity=isinstance(leaf, relations.SHIFT_EVENTS),
+            event=leaf,
         )
         part = PrivacyGuarantee(((comp, 1),), relation)
         guarantee = guarantee.compose(part if k == 1 else part.repeat(k))

@@ -25,7 +25,7 @@ import dp_accounting
 from dpsample._src import precision
 from dpsample.base import PublicRecord
 from dpsample.finders.accounting import C_SENS, gaussian_sum_guarantee
-from dpsample.privacy import PrivacyGuarantee
+from dpsample.privacy import PrivacyGuarantee, relations
 from dpsample.privacy.calibration import calibrate, coarse_epsilon
 
 __all__ = [
@@ -190,7 +190,10 @@ def _calibrate(
 
     def rdp_epsilon(c: float) -> float:
         def part(z: float) -> Callable[[str], Any]:
-            ev = dp_accounting.GaussianDpEvent(z / C_SENS)
+            # RDP reads a bare Gaussian at unit shift: noise over the 2C shift
+            ev = relations.at_unit_shift(
+                dp_accounting.GaussianDpEvent(z), relations.REPLACE_ONE
+            )
             return lambda route: ev if route == "rdp" else None
 
         return coarse_epsilon([(part(z), k) for z, k in parts_of(c)], delta)
