@@ -89,6 +89,18 @@ def option(
 
     Returns:
         The :func:`dataclasses.field`.
+
+    Raises:
+        ValueError: A source not in :data:`OPTION_SOURCES`.
+
+    Examples:
+        >>> import dataclasses
+        >>> from dpsample.options import Options, option
+        >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+        ... class Opts(Options):
+        ...     rate: float = option(0.5, "The rate.", note="O(1) constant")
+        >>> Opts.signature()
+        <Signature (*, rate: 'float' = 0.5)>
     """
     if source not in OPTION_SOURCES:
         raise ValueError(f"Expected source in {OPTION_SOURCES}, got {source!r}")
@@ -106,6 +118,16 @@ def fixed(value: Any, doc: str, *, shown: bool = True) -> Any:
 
     Returns:
         The :func:`dataclasses.field`.
+
+    Examples:
+        >>> import dataclasses
+        >>> from dpsample.options import Options, fixed, option
+        >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+        ... class Opts(Options):
+        ...     rate: float = option(0.5, "The rate.")
+        ...     kind: str = fixed("exact", "Always exact.")
+        >>> list(Opts.parameters()), Opts().kind
+        (['rate'], 'exact')
     """
     meta = {"doc": doc, "source": "default", "rule": "", "note": ""}
     return dataclasses.field(
@@ -303,6 +325,13 @@ def option_table(declaration: type[Options]) -> str:
 
     Columns: the option, its type, its default, where the value comes from when
     it is not given (the source and the rule), and its documentation.
+
+    Examples:
+        >>> from dpsample.finders.goldstein import GoldsteinFirstOrderOptions
+        >>> from dpsample.options import option_table
+        >>> row = option_table(GoldsteinFirstOrderOptions).splitlines()[5]
+        >>> row.startswith("| `alpha` | `float | None` | `None` | default: ")
+        True
     """
     lines = [
         "| option | type | default | if not given | description |",
@@ -328,6 +357,13 @@ def expand_option_tables(markdown: str) -> str:
 
     Raises:
         TypeError: A marker naming something that is not an :class:`Options`.
+
+    Examples:
+        >>> from dpsample.options import expand_option_tables
+        >>> marker = "dpsample.finders.goldstein:GoldsteinFirstOrderOptions"
+        >>> page = expand_option_tables(f"<!-- options: {marker} -->")
+        >>> page.splitlines()[2]
+        '| option | type | default | if not given | description |'
     """
 
     def table(match: re.Match[str]) -> str:
