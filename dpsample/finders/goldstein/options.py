@@ -65,7 +65,9 @@ class GoldsteinOptions(Options):
     :data:`PLAN_ONLY`.
     """
 
-    x0: ArrayLike | None = option(None, "Public starting point in the domain.")
+    x0: ArrayLike | None = option(
+        None, "Public starting point in the domain.", rule="the centre of K"
+    )
     initial_gap: float | None = option(
         None, "Public `Phi >= F(x0) - inf F`.", rule="the declared loss_range"
     )
