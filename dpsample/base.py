@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 
 from dpsample._src import precision, validation
 from dpsample.errors import PlanRefusal, Search
+from dpsample.options import Options
 from dpsample.plan import Budget, Plan
 from dpsample.privacy.calibration import MAX_EPSILON
 from dpsample.privacy.result import NON_PRIVATE_KEY, PrivateResult
@@ -298,8 +299,10 @@ class PrivateAlgorithm(abc.ABC):
     """A private algorithm: ``plan`` in public, ``run`` in private.
 
     Subclasses set the class attributes below (the registry reads them) and
-    implement :meth:`_plan` with keyword-only options (their names, types and
-    defaults are the algorithm's options) and :meth:`_run`.
+    implement :meth:`_plan` and :meth:`_run`. The options are declared once, as an
+    :class:`~dpsample.options.Options` dataclass named by ``options_type`` (its
+    fields' names, types, defaults and docs); an algorithm without one declares
+    them as the keyword-only parameters of :meth:`_plan`.
 
     Attributes:
         name: The registry name (``"dp_sgd"``).
@@ -308,6 +311,8 @@ class PrivateAlgorithm(abc.ABC):
         theorem: The theorem(s) behind the schedule and the guarantee.
         guarantee_type: The kind of guarantee and how it is accounted.
         summary: One line for ``dpsample list``.
+        options_type: The options' declaration (``None``: :meth:`_plan`'s
+            keyword-only parameters).
 
     Args:
         **options: Options bound to this object; :meth:`plan` keywords override
@@ -324,6 +329,7 @@ class PrivateAlgorithm(abc.ABC):
     max_epsilon: ClassVar[float] = MAX_EPSILON
     #: Caps of public counts lower than :data:`MAX_COUNTS` for this algorithm.
     max_counts: ClassVar[Mapping[str, int]] = {}
+    options_type: ClassVar[type[Options] | None] = None
 
     def __init__(self, **options: Any) -> None:
         self._check_option_names(options)
@@ -332,7 +338,9 @@ class PrivateAlgorithm(abc.ABC):
     # ---------------------------------------------------------------- options
     @classmethod
     def option_parameters(cls) -> dict[str, inspect.Parameter]:
-        """The plan options: keyword-only parameters of :meth:`_plan`."""
+        """The plan options: the declaration's, or :meth:`_plan`'s keyword-only ones."""
+        if cls.options_type is not None:
+            return cls.options_type.parameters()
         sig = inspect.signature(cls._plan)
         return {
             name: p

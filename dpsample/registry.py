@@ -2,7 +2,8 @@
 
 Every algorithm is registered here once, by the import path of its
 :class:`~dpsample.base.PrivateAlgorithm` class; its name, kind, seed, theorem,
-guarantee type and options (names, types, defaults) are read from the class itself.
+guarantee type and options (names, types, defaults: its
+:class:`~dpsample.options.Options` declaration) are read from the class itself.
 The TOML configuration and ``dpsample run``, ``dpsample list``, the sweep engine and
 the docs' tables all read this module; nothing else keeps a list of algorithms.
 
@@ -108,7 +109,7 @@ class Entry:
         return _load(self.path)
 
     def options(self) -> tuple[Option, ...]:
-        """The plan options, from the class's ``_plan`` signature."""
+        """The plan options (:meth:`PrivateAlgorithm.option_parameters`)."""
         hints = _hints(self.cls)
         out = []
         for name, p in self.cls.option_parameters().items():
@@ -134,7 +135,9 @@ class Entry:
 
 
 def _hints(cls: type[PrivateAlgorithm]) -> dict[str, Any]:
-    """The evaluated annotations of ``cls._plan`` (one by one where some fail)."""
+    """The options' evaluated annotations: the declaration's or ``cls._plan``'s."""
+    if cls.options_type is not None:
+        return cls.options_type.hints()
     fn = cls._plan
     try:
         return typing.get_type_hints(fn)

@@ -146,9 +146,11 @@ real-valued parameters are traced.
 :func:`goldstein_zero_order` and :func:`goldstein_first_order` are their plain
 functions.
 
-Modules: ``schedule`` (parameters and work), ``o2nc`` (estimators, tree noise, the
-jitted core), ``guarantee`` (calibration and guarantee), ``algorithms`` (the
-algorithm objects, typed info and plain functions).
+Modules: ``options`` (the options, declared once: :mod:`dpsample.options`),
+``rates`` (the theorems' rates, the default radius), ``schedule`` (parameters and
+work), ``o2nc`` (estimators, tree noise, the jitted core), ``guarantee`` (calibration
+and guarantee), ``algorithms`` (the algorithm objects, typed info and plain
+functions).
 
 References:
     Kornowski, Liu, Talwar, *Improved sample complexity for private nonsmooth
@@ -188,15 +190,19 @@ from dpsample.finders.goldstein.o2nc import (
     tree_noise,
     zo_estimate,
 )
-from dpsample.finders.goldstein.schedule import (
+from dpsample.finders.goldstein.options import (
     ESTIMATORS,
     GOLDSTEIN_PRESETS,
     PASSES,
+    GoldsteinFirstOrderOptions,
+    GoldsteinOptions,
+    GoldsteinZeroOrderOptions,
+)
+from dpsample.finders.goldstein.rates import default_alpha, rate
+from dpsample.finders.goldstein.schedule import (
     GoldsteinSchedule,
-    default_alpha,
     evaluations,
     goldstein_theorem_parameters,
-    rate,
     sample_budget_iters,
     tree_height,
     tree_nodes,
@@ -210,10 +216,13 @@ __all__ = [
     "GOLDSTEIN_PRESETS",
     "GoldsteinDiagnostics",
     "GoldsteinFirstOrder",
+    "GoldsteinFirstOrderOptions",
     "GoldsteinInfo",
     "GoldsteinNoise",
+    "GoldsteinOptions",
     "GoldsteinSchedule",
     "GoldsteinZeroOrder",
+    "GoldsteinZeroOrderOptions",
     "O2NCOutput",
     "O2NCScalars",
     "O2NCStructure",

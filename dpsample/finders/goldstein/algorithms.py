@@ -11,7 +11,7 @@ guarantee) and run the jitted O2NC core
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 
@@ -25,9 +25,14 @@ from dpsample.base import (
 from dpsample.domains import Unconstrained
 from dpsample.finders.goldstein.guarantee import GoldsteinNoise, goldstein_guarantee
 from dpsample.finders.goldstein.o2nc import o2nc_run, scalars_of, structure_of
+from dpsample.finders.goldstein.options import (
+    GoldsteinFirstOrderOptions,
+    GoldsteinOptions,
+    GoldsteinZeroOrderOptions,
+)
+from dpsample.finders.goldstein.rates import default_alpha
 from dpsample.finders.goldstein.schedule import (
     GoldsteinSchedule,
-    default_alpha,
     goldstein_theorem_parameters,
 )
 from dpsample.finders.planning import start_param
@@ -92,14 +97,6 @@ class GoldsteinInfo(AlgorithmInfo):
 
 
 # ------------------------------------------------------------------ shared phases
-_THEOREM_KEYS = (
-    "num_iters",
-    "clip_radius",
-    "period",
-    "window",
-    "num_directions",
-    "step_size",
-)
 _DERIVED_KEYS = (
     "certified_radius",
     "tree_height",
@@ -124,23 +121,15 @@ def _goldstein_plan(
     algorithm: PrivateAlgorithm,
     spec: ProblemSpec,
     budget: Budget,
-    estimator: str,
-    options: dict[str, Any],
+    opts: GoldsteinOptions,
 ) -> Plan:
     """Validate, schedule, calibrate and cost a run (public inputs only)."""
     name = algorithm.name
-    opts = dict(options)
-    x0 = opts.pop("x0")
-    initial_gap = opts.pop("initial_gap")
-    enforce = opts.pop("enforce_sensitivity")
-    enforce_given = enforce is not None
-    if enforce is None:
-        enforce = True  # enforced by default, whatever the sizing
-    return_iterates = opts.pop("return_iterates")
+    enforce = True if opts.enforce_sensitivity is None else opts.enforce_sensitivity
     epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
-    x0_param = start_param(spec, x0, "the centre of K")
+    x0_param = start_param(spec, opts.x0, "the centre of K")
     big_l = spec.require("lipschitz", needed_for=f"{name} (sensitivity and step sizes)")
-    phi, gap_source = spec.initial_gap(initial_gap, needed_for=name)
+    phi, _ = spec.initial_gap(opts.initial_gap, needed_for=name)
     if not isinstance(enforce, bool):
         raise TypeError("Expected enforce_sensitivity to be a bool")
     if not enforce and not isinstance(spec.domain, Unconstrained):
@@ -149,17 +138,16 @@ def _goldstein_plan(
             "domain: without enforce_sensitivity=True its privacy needs lipschitz on "
             "all of R^d, so declare the Problem on Unconstrained(d)"
         )
-    calibration = opts.pop("calibration")
-    alpha_given = opts.get("alpha") is not None
-    if not alpha_given:
-        opts["alpha"] = default_alpha(
+    alpha = opts.alpha
+    if alpha is None:
+        alpha = default_alpha(
             n=spec.n,
             dim=spec.dim,
             epsilon=epsilon,
             lipschitz=big_l,
             initial_gap=phi,
-            passes=opts.get("passes", "single"),
-            preset=opts.get("preset", "corrected"),
+            passes=opts.passes,
+            preset=opts.preset,
         )
     schedule = goldstein_theorem_parameters(
         n=spec.n,
@@ -168,25 +156,11 @@ def _goldstein_plan(
         delta=delta,
         lipschitz=big_l,
         initial_gap=phi,
-        enforce_sensitivity=enforce,
-        estimator=estimator,
+        alpha=alpha,
         max_evaluations=budget.max_evaluations,
-        **opts,
+        **(opts.schedule_options() | {"enforce_sensitivity": enforce}),
     )
-    noise, guarantee = goldstein_guarantee(schedule, calibration=calibration)
-    params: dict[str, Param] = {
-        "x0": x0_param,
-        "initial_gap": Param(
-            phi,
-            "user" if gap_source == "user" else "default",
-            "" if gap_source == "user" else "the declared loss_range",
-        ),
-        "enforce_sensitivity": Param(
-            enforce,
-            "user" if enforce_given else "default",
-            "" if enforce_given else "enforced by default (Mode B, clipping)",
-        ),
-    }
+    noise, guarantee = goldstein_guarantee(schedule, calibration=opts.calibration)
     capped = "uncapped_evaluations" in schedule
     cap_note = (
         f"; capped by max_evaluations={budget.max_evaluations:,} (was "
@@ -195,40 +169,16 @@ def _goldstein_plan(
         if capped
         else ""
     )
-    params["alpha"] = Param(
-        schedule["alpha"],
-        "user" if alpha_given else "default",
-        ""
-        if alpha_given
-        else "default_alpha: 2 alpha L / Phi = beta(alpha) / L (the theorem's rate)",
+    declared = {f.name for f in opts.declared()}
+    rows = opts.rows(
+        resolved={k: v for k, v in schedule.items() if k in declared}
+        | {"return_iterates": bool(opts.return_iterates)},
+        sources={"beta": "derived"} if capped else {},
+        notes={"beta": cap_note, "num_iters": cap_note},
+        params={"x0": x0_param},
     )
-    params["calibration"] = Param(
-        calibration, "default" if calibration == "tight" else "user"
-    )
-    for key in ("passes", "preset", "sizing", "estimator", "beta"):
-        if key not in schedule or schedule[key] is None:
-            continue
-        given = opts.get(key) is not None if key != "estimator" else False
-        if key in ("passes", "preset", "sizing"):
-            default = {"passes": "single", "preset": "corrected"}
-            given = opts.get(key, schedule[key]) != default.get(key, "practical")
-        source = "user" if given else ("theorem" if key == "beta" else "default")
-        if key == "beta" and capped and not given:
-            source = "derived"
-        params[key] = Param(schedule[key], source, cap_note if key == "beta" else "")
-    for key in _THEOREM_KEYS:
-        given = opts.get(key) is not None
-        note = cap_note if key == "num_iters" else ""
-        params[key] = Param(schedule[key], "user" if given else "theorem", note)
-    params["concentration_radius"] = Param(
-        schedule["concentration_radius"],
-        "user" if opts.get("concentration_radius") is not None else "derived",
-    )
-    for key in ("c_d", "c_sigma", "c_m", "c_g", "c_t"):
-        if key in opts:
-            params[key] = Param(
-                opts[key], "user" if opts[key] != 1.0 else "default", "O(1) constant"
-            )
+    last = rows.pop("return_iterates")
+    params: dict[str, Param] = dict(rows)
     for key in _DERIVED_KEYS:
         params[key] = Param(schedule[key], "derived")
     for key, value in noise.items():
@@ -236,7 +186,7 @@ def _goldstein_plan(
             continue
         calibrated = key.endswith("noise_multiplier")
         params[key] = Param(value, "calibrated" if calibrated else "derived")
-    params["return_iterates"] = Param(bool(return_iterates), "default")
+    params["return_iterates"] = last
     cost = Cost(
         gradient_evaluations=schedule["gradient_evaluations"],
         loss_evaluations=schedule["loss_evaluations"],
@@ -292,12 +242,26 @@ def _run_goldstein(
 
 
 # ------------------------------------------------------------------ algorithms
-class GoldsteinZeroOrder(PrivateAlgorithm):
+class _GoldsteinFinder(PrivateAlgorithm):
+    """The two phases both Goldstein finders share (their options differ)."""
+
+    options_type: ClassVar[type[GoldsteinOptions]] = GoldsteinOptions
+
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = self.options_type.from_options(options)
+        return _goldstein_plan(self, spec, budget, opts)
+
+    def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
+        return _run_goldstein(self, rng_key, plan, problem)
+
+
+class GoldsteinZeroOrder(_GoldsteinFinder):
     r"""Private zero-order Goldstein finder (seed 004 Alg. 2 with Alg. 3 or 4).
 
-    The options are the keywords of :func:`goldstein_zero_order` (``x0`` defaults
-    to the centre of the domain). Cost: ``2 m`` loss evaluations per anchor sample
-    and ``4 m`` per difference sample (multi pass: every step reads all ``n``).
+    The options are declared by :class:`GoldsteinZeroOrderOptions` (the keywords
+    of :func:`goldstein_zero_order`; ``x0`` defaults to the centre of the domain).
+    Cost: ``2 m`` loss evaluations per anchor sample and ``4 m`` per difference
+    sample (multi pass: every step reads all ``n``).
     Compute budget: the rule of
     :func:`~dpsample.finders.goldstein.goldstein_theorem_parameters` (the
     largest ``T`` whose re-derived schedule fits ``max_evaluations``).
@@ -327,48 +291,14 @@ class GoldsteinZeroOrder(PrivateAlgorithm):
         "(multi pass); Mode A adds a TV slack"
     )
     summary = "O2NC with a private two-point zero-order oracle (Goldstein stationarity)"
-
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        alpha: float | None = None,
-        x0: ArrayLike | None = None,
-        passes: str = "single",
-        preset: str = "corrected",
-        sizing: str = "practical",
-        enforce_sensitivity: bool | None = None,
-        initial_gap: float | None = None,
-        beta: float | None = None,
-        num_iters: int | None = None,
-        clip_radius: float | None = None,
-        period: int | None = None,
-        window: int | None = None,
-        num_directions: int | None = None,
-        step_size: float | None = None,
-        concentration_radius: float | None = None,
-        c_d: float = 1.0,
-        c_sigma: float = 1.0,
-        c_m: float = 1.0,
-        c_g: float = 1.0,
-        c_t: float = 1.0,
-        calibration: str = "tight",
-        return_iterates: bool = False,
-    ) -> Plan:
-        options = dict(locals())
-        for key in ("self", "spec", "budget", "__class__"):
-            options.pop(key, None)
-        return _goldstein_plan(self, spec, budget, "zero_order", options)
-
-    def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
-        return _run_goldstein(self, rng_key, plan, problem)
+    options_type = GoldsteinZeroOrderOptions
 
 
-class GoldsteinFirstOrder(PrivateAlgorithm):
+class GoldsteinFirstOrder(_GoldsteinFinder):
     r"""Private first-order single-pass Goldstein finder (seed 004 Alg. 2 + Alg. 5).
 
-    The options are the keywords of :func:`goldstein_first_order`. Cost: one
+    The options are declared by :class:`GoldsteinFirstOrderOptions` (the keywords
+    of :func:`goldstein_first_order`). Cost: one
     gradient per anchor sample and ``2 m`` per difference sample.
 
     Examples:
@@ -388,43 +318,19 @@ class GoldsteinFirstOrder(PrivateAlgorithm):
     theorem = "Algorithms 2 and 5, Theorem C.4 (corrected)"
     guarantee_type = "(epsilon, delta): tree mechanism; Mode A adds a TV slack"
     summary = "O2NC with a private first-order oracle (Goldstein stationarity)"
-
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        alpha: float | None = None,
-        x0: ArrayLike | None = None,
-        preset: str = "corrected",
-        sizing: str = "practical",
-        enforce_sensitivity: bool | None = None,
-        initial_gap: float | None = None,
-        num_iters: int | None = None,
-        clip_radius: float | None = None,
-        period: int | None = None,
-        window: int | None = None,
-        num_directions: int | None = None,
-        step_size: float | None = None,
-        concentration_radius: float | None = None,
-        c_d: float = 1.0,
-        c_sigma: float = 1.0,
-        c_m: float = 1.0,
-        c_g: float = 1.0,
-        calibration: str = "tight",
-        return_iterates: bool = False,
-    ) -> Plan:
-        options = dict(locals())
-        for key in ("self", "spec", "budget", "__class__"):
-            options.pop(key, None)
-        options["passes"] = "single"
-        return _goldstein_plan(self, spec, budget, "first_order", options)
-
-    def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
-        return _run_goldstein(self, rng_key, plan, problem)
+    options_type = GoldsteinFirstOrderOptions
 
 
 # ------------------------------------------------------------------ functions
+def _given_options(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A convenience function's options: its arguments less the key, problem, budget."""
+    return {
+        k: v
+        for k, v in arguments.items()
+        if k not in ("rng_key", "problem", "epsilon", "delta")
+    }
+
+
 def goldstein_zero_order(
     rng_key: PRNGKey,
     problem: Problem,
@@ -432,12 +338,13 @@ def goldstein_zero_order(
     epsilon: float,
     delta: float,
     x0: ArrayLike,
+    initial_gap: float | None = None,
+    enforce_sensitivity: bool | None = None,
     alpha: float | None = None,
+    calibration: str = "tight",
     passes: str = "single",
     preset: str = "corrected",
     sizing: str = "practical",
-    enforce_sensitivity: bool | None = None,
-    initial_gap: float | None = None,
     beta: float | None = None,
     num_iters: int | None = None,
     clip_radius: float | None = None,
@@ -451,7 +358,6 @@ def goldstein_zero_order(
     c_m: float = 1.0,
     c_g: float = 1.0,
     c_t: float = 1.0,
-    calibration: str = "tight",
     return_iterates: bool = False,
 ) -> PrivateResult:
     r"""Private zero-order Goldstein-stationary point (seed 004 Alg. 2 + Alg. 3 or 4).
@@ -473,19 +379,22 @@ def goldstein_zero_order(
         epsilon: Target epsilon.
         delta: Target delta in ``(0, 1)``.
         x0: Public starting point in the problem's domain.
+        initial_gap: Public ``Phi >= F(x0) - inf F`` (default ``loss_range``).
+        enforce_sensitivity: Clip to enforce the sensitivity (Mode B, spec §3.5;
+            the default, whatever the sizing). ``False`` is the paper's Mode A: the
+            guarantee is then conditional on the declared ``L`` (in its
+            ``assumptions``).
         alpha: Smoothing radius; the certified Goldstein radius is ``2 alpha``
             (default :func:`~dpsample.finders.goldstein.default_alpha`: the radius
             and the norm target balanced, ``2 alpha L / Phi = beta(alpha) / L``).
+        calibration: ``"tight"`` (default: the smallest noise the returned
+            guarantee certifies, so the run spends its budget) or ``"rdp"`` (the
+            smallest dp_accounting's RDP accountant certifies; spends less).
         passes: ``"single"`` (stochastic, tree mechanism) or ``"multi"`` (ERM).
         preset: ``"corrected"`` (default) or ``"paper"`` (printed theorem).
         sizing: ``"practical"`` (default: the smallest ``m`` the sensitivity
             bounds need, spec §3.4-3.5) or ``"theory"`` (the theorem's
             variance-driven ``m``); see docs/goldstein.md for both run times.
-        enforce_sensitivity: Clip to enforce the sensitivity (Mode B, spec §3.5;
-            the default, whatever the sizing). ``False`` is the paper's Mode A: the
-            guarantee is then conditional on the declared ``L`` (in its
-            ``assumptions``).
-        initial_gap: Public ``Phi >= F(x0) - inf F`` (default ``loss_range``).
         beta: Multi-pass target (default: the Theorem 4.1 rate at ``n``).
         num_iters: Override ``T``.
         clip_radius: Override ``D``.
@@ -499,9 +408,6 @@ def goldstein_zero_order(
         c_m: O(.) multiplier of ``m``.
         c_g: ``G1 = c_g L``.
         c_t: O(.) multiplier of ``T`` (multi pass).
-        calibration: ``"tight"`` (default: the smallest noise the returned
-            guarantee certifies, so the run spends its budget) or ``"rdp"`` (the
-            smallest dp_accounting's RDP accountant certifies; spends less).
         return_iterates: Put the window means and ``z`` iterates in ``info``.
 
     Returns:
@@ -542,32 +448,7 @@ def goldstein_zero_order(
         Kornowski, Liu, Talwar, ICML 2025 (seed 004), Theorems 3.1 and 4.1.
     """
     return GoldsteinZeroOrder().solve(
-        rng_key,
-        problem,
-        epsilon=epsilon,
-        delta=delta,
-        x0=x0,
-        alpha=alpha,
-        passes=passes,
-        preset=preset,
-        sizing=sizing,
-        enforce_sensitivity=enforce_sensitivity,
-        initial_gap=initial_gap,
-        beta=beta,
-        num_iters=num_iters,
-        clip_radius=clip_radius,
-        period=period,
-        window=window,
-        num_directions=num_directions,
-        step_size=step_size,
-        concentration_radius=concentration_radius,
-        c_d=c_d,
-        c_sigma=c_sigma,
-        c_m=c_m,
-        c_g=c_g,
-        c_t=c_t,
-        calibration=calibration,
-        return_iterates=return_iterates,
+        rng_key, problem, epsilon=epsilon, delta=delta, **_given_options(locals())
     )
 
 
@@ -578,11 +459,12 @@ def goldstein_first_order(
     epsilon: float,
     delta: float,
     x0: ArrayLike,
+    initial_gap: float | None = None,
+    enforce_sensitivity: bool | None = None,
     alpha: float | None = None,
+    calibration: str = "tight",
     preset: str = "corrected",
     sizing: str = "practical",
-    enforce_sensitivity: bool | None = None,
-    initial_gap: float | None = None,
     num_iters: int | None = None,
     clip_radius: float | None = None,
     period: int | None = None,
@@ -594,7 +476,6 @@ def goldstein_first_order(
     c_sigma: float = 1.0,
     c_m: float = 1.0,
     c_g: float = 1.0,
-    calibration: str = "tight",
     return_iterates: bool = False,
 ) -> PrivateResult:
     r"""Private first-order single-pass Goldstein finder (seed 004 Alg. 2 + Alg. 5).
@@ -612,15 +493,17 @@ def goldstein_first_order(
         epsilon: Target epsilon.
         delta: Target delta in ``(0, 1)``.
         x0: Public starting point in the problem's domain.
-        alpha: Smoothing radius (certified radius ``2 alpha``; default
-            :func:`~dpsample.finders.goldstein.default_alpha`).
-        preset: ``"corrected"`` (default) or ``"paper"``.
-        sizing: ``"practical"`` (default) or ``"theory"``, as for
-            :func:`goldstein_zero_order`.
+        initial_gap: Public ``Phi`` (default ``loss_range``).
         enforce_sensitivity: Clip gradients to ``L`` and differences to ``C_D(t)``
             (the default, whatever the sizing; ``False``: Mode A, conditional on
             the declared ``L``).
-        initial_gap: Public ``Phi`` (default ``loss_range``).
+        alpha: Smoothing radius (certified radius ``2 alpha``; default
+            :func:`~dpsample.finders.goldstein.default_alpha`).
+        calibration: ``"tight"`` (default) or ``"rdp"``, as for
+            :func:`goldstein_zero_order`.
+        preset: ``"corrected"`` (default) or ``"paper"``.
+        sizing: ``"practical"`` (default) or ``"theory"``, as for
+            :func:`goldstein_zero_order`.
         num_iters: Override ``T``.
         clip_radius: Override ``D``.
         period: Override ``Sigma``.
@@ -632,8 +515,6 @@ def goldstein_first_order(
         c_sigma: O(.) multiplier of ``Sigma``.
         c_m: O(.) multiplier of ``m``.
         c_g: ``G1 = c_g L``.
-        calibration: ``"tight"`` (default) or ``"rdp"``, as for
-            :func:`goldstein_zero_order`.
         return_iterates: Put the window means and iterates in ``info``.
 
     Returns:
@@ -667,29 +548,7 @@ def goldstein_first_order(
         Kornowski, Liu, Talwar, ICML 2025 (seed 004), Appendix C, Theorem C.4.
     """
     return GoldsteinFirstOrder().solve(
-        rng_key,
-        problem,
-        epsilon=epsilon,
-        delta=delta,
-        x0=x0,
-        alpha=alpha,
-        preset=preset,
-        sizing=sizing,
-        enforce_sensitivity=enforce_sensitivity,
-        initial_gap=initial_gap,
-        num_iters=num_iters,
-        clip_radius=clip_radius,
-        period=period,
-        window=window,
-        num_directions=num_directions,
-        step_size=step_size,
-        concentration_radius=concentration_radius,
-        c_d=c_d,
-        c_sigma=c_sigma,
-        c_m=c_m,
-        c_g=c_g,
-        calibration=calibration,
-        return_iterates=return_iterates,
+        rng_key, problem, epsilon=epsilon, delta=delta, **_given_options(locals())
     )
 
 

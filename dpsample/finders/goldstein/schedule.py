@@ -14,41 +14,28 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from dpsample._src import precision, validation
 from dpsample.base import PublicRecord, optional
+from dpsample.finders.goldstein.options import (
+    ESTIMATORS,
+    GOLDSTEIN_PRESETS,
+    GOLDSTEIN_SIZINGS,
+    PASSES,
+    PLAN_ONLY,
+    GoldsteinOptions,
+)
+from dpsample.finders.goldstein.rates import _choice, rate
 
 __all__ = [
-    "ESTIMATORS",
-    "PASSES",
-    "GOLDSTEIN_PRESETS",
-    "GOLDSTEIN_SIZINGS",
     "GoldsteinSchedule",
-    "default_alpha",
     "evaluations",
     "goldstein_theorem_parameters",
-    "rate",
     "sample_budget_iters",
     "tree_height",
     "tree_nodes",
 ]
-
-PASSES = ("single", "multi")
-GOLDSTEIN_PRESETS = ("corrected", "paper")
-#: How ``m`` (directions per sample) and the default privacy mode are chosen:
-#: ``"practical"`` (default; spec 004 §3.4-3.5): Mode B (enforced sensitivity),
-#: where privacy holds for any ``m``, and the smallest ``m`` that keeps the clip
-#: bounds near the signal bounds. Zero order: a difference sample's two estimates
-#: share their directions, which bounds ``||a - b|| <= d L ||z_t - z_{t-1}||/alpha``
-#: for every draw, so only the anchors need ``e <= L``: ``m = 2 (d+1)^2
-#: log(2/gamma)`` (hundreds, not ``1e5``). First order: §3.4's coupled difference
-#: rule. ``"theory"``: the theorems' variance-driven ``m`` (``~ d^2 B1^2 log`` zero
-#: order, single pass) with independent directions, maxed with §3.4's ``m`` in Mode
-#: A. Either sizing runs Mode B by default; Mode A is the opt-in
-#: ``enforce_sensitivity=False`` (conditional on the declared ``L``).
-GOLDSTEIN_SIZINGS = ("practical", "theory")
-ESTIMATORS = ("zero_order", "first_order")
 
 
 # ------------------------------------------------------------------ tree helpers
@@ -112,12 +99,6 @@ def sample_budget_iters(n: int, period: int, anchor_batch: int, diff_batch: int)
 
 
 # ------------------------------------------------------------------ helpers
-def _choice(name: str, value: Any, options: tuple[str, ...]) -> str:
-    if value not in options:
-        raise ValueError(f"Expected {name} in {options}, got {value!r}")
-    return str(value)
-
-
 def _opt_int(name: str, value: Any) -> int | None:
     return None if value is None else validation.positive_int(name, value)
 
@@ -129,131 +110,6 @@ def _opt_pos(name: str, value: Any) -> float | None:
 def _rho_star(epsilon: float, delta: float) -> float:
     lg = math.log(1.0 / delta)
     return (math.sqrt(lg + epsilon) - math.sqrt(lg)) ** 2
-
-
-def rate(
-    *,
-    n: int,
-    dim: int,
-    epsilon: float,
-    lipschitz: float,
-    initial_gap: float,
-    alpha: float,
-    passes: str = "single",
-    preset: str = "corrected",
-) -> float:
-    r"""The theorem's norm target ``beta`` reached at smoothing radius ``alpha``.
-
-    * single pass, ``"corrected"`` (Theorem 3.1 / C.4 corrected, spec 004 §4.1):
-      :math:`(\Phi L^2\sqrt d/(n\alpha))^{1/3} + (\Phi L d/(n\alpha\varepsilon))^{1/2}`;
-    * single pass, ``"paper"`` (as printed):
-      :math:`(\Phi L^2/(n\alpha))^{1/3} + (\Phi d L/(n\alpha\varepsilon))^{1/2} +
-      (\Phi^2 L^3 d^{3/2}/(n^2\alpha^2\varepsilon))^{1/5}`;
-    * multi pass (Theorem 4.1):
-      :math:`(L d^{3/4}\sqrt\Phi/(n\varepsilon\sqrt\alpha))^{2/3}`.
-
-    Constants and logarithms are dropped, as in the paper's rates.
-
-    Examples:
-        >>> from dpsample.finders.goldstein import rate
-        >>> b1 = rate(n=1000, dim=2, epsilon=1.0, lipschitz=1.0, initial_gap=1.0,
-        ...           alpha=0.1)
-        >>> b2 = rate(n=8000, dim=2, epsilon=1.0, lipschitz=1.0, initial_gap=1.0,
-        ...           alpha=0.1)
-        >>> 0 < b2 < b1
-        True
-    """
-    n_, d = float(n), float(dim)
-    big_l, phi, a, eps = lipschitz, initial_gap, alpha, epsilon
-    if passes == "multi":
-        return float(
-            (big_l * d**0.75 * math.sqrt(phi) / (n_ * eps * math.sqrt(a))) ** (2 / 3)
-        )
-    if preset == "corrected":
-        return float(
-            (phi * big_l**2 * math.sqrt(d) / (n_ * a)) ** (1 / 3)
-            + (phi * big_l * d / (n_ * a * eps)) ** 0.5
-        )
-    return float(
-        (phi * big_l**2 / (n_ * a)) ** (1 / 3)
-        + (phi * d * big_l / (n_ * a * eps)) ** 0.5
-        + (phi**2 * big_l**3 * d**1.5 / (n_**2 * a**2 * eps)) ** 0.2
-    )
-
-
-def default_alpha(
-    *,
-    n: int,
-    dim: int,
-    epsilon: float,
-    lipschitz: float,
-    initial_gap: float,
-    passes: str = "single",
-    preset: str = "corrected",
-) -> float:
-    r"""The default smoothing radius: balance the radius and the norm targets.
-
-    A run at smoothing radius :math:`\alpha` certifies
-    :math:`(2\alpha, \beta(\alpha))`-Goldstein stationarity with :math:`\beta` the
-    theorem's rate (:func:`rate`), decreasing in :math:`\alpha`. Both targets are
-    made relative to their trivial scales: the radius to :math:`\Phi/L` (the largest
-    the theorems allow, :math:`\alpha \le \Phi/L`) and the norm to :math:`L` (every
-    subgradient's bound). The default is the :math:`\alpha` that makes them equal,
-
-    .. math::
-
-        \frac{2\alpha L}{\Phi} = \frac{\beta(\alpha)}{L},
-
-    (unique: the left side increases and the right side decreases), capped at
-    :math:`\Phi/L`. Public inputs only; scale-invariant (domain times ``c``:
-    :math:`\alpha` times ``c``). Pass ``alpha`` for a target radius ``r``: ``alpha =
-    r / 2``.
-
-    Examples:
-        >>> from dpsample.finders.goldstein import default_alpha, rate
-        >>> a = default_alpha(n=4000, dim=2, epsilon=10.0, lipschitz=2**0.5,
-        ...                   initial_gap=4.0)
-        >>> b = rate(n=4000, dim=2, epsilon=10.0, lipschitz=2**0.5, initial_gap=4.0,
-        ...          alpha=a)
-        >>> round(2 * a * 2**0.5 / 4.0 - b / 2**0.5, 9), round(a, 3)
-        (0.0, 0.256)
-    """
-    n = validation.positive_int("n", n)
-    d = validation.positive_int("dim", dim)
-    eps = validation.positive("epsilon", epsilon)
-    big_l = validation.positive("lipschitz", lipschitz)
-    phi = validation.positive("initial_gap", initial_gap)
-    passes = _choice("passes", passes, PASSES)
-    preset = _choice("preset", preset, GOLDSTEIN_PRESETS)
-
-    def excess(a: float) -> float:
-        beta = rate(
-            n=n,
-            dim=d,
-            epsilon=eps,
-            lipschitz=big_l,
-            initial_gap=phi,
-            alpha=a,
-            passes=passes,
-            preset=preset,
-        )
-        return 2.0 * a * big_l / phi - beta / big_l
-
-    hi = phi / big_l
-    if excess(hi) <= 0.0:
-        return hi
-    lo = hi / 2.0
-    while excess(lo) > 0.0:
-        hi, lo = lo, lo / 2.0
-    for _ in range(200):
-        if hi / lo - 1.0 <= 1e-12:
-            break
-        mid = math.sqrt(lo * hi)
-        if excess(mid) > 0.0:
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 def evaluations(schedule: dict[str, Any]) -> tuple[int, int]:
@@ -293,25 +149,8 @@ def goldstein_theorem_parameters(
     lipschitz: float,
     initial_gap: float,
     alpha: float,
-    passes: str = "single",
-    preset: str = "corrected",
-    estimator: str = "zero_order",
-    beta: float | None = None,
-    sizing: str = "practical",
-    enforce_sensitivity: bool | None = None,
-    num_iters: int | None = None,
-    clip_radius: float | None = None,
-    period: int | None = None,
-    window: int | None = None,
-    num_directions: int | None = None,
-    step_size: float | None = None,
-    concentration_radius: float | None = None,
-    c_d: float = 1.0,
-    c_sigma: float = 1.0,
-    c_m: float = 1.0,
-    c_g: float = 1.0,
-    c_t: float = 1.0,
     max_evaluations: int | None = None,
+    **options: Any,
 ) -> dict[str, Any]:
     """Public parameters of a Goldstein finder run (the package docstring's formulas).
 
@@ -338,36 +177,27 @@ def goldstein_theorem_parameters(
         lipschitz: Declared ``L``.
         initial_gap: Public ``Phi >= F(x0) - inf F``.
         alpha: Smoothing radius (certified radius ``2 alpha``), ``alpha <= Phi/L``.
-        passes: ``"single"`` (Alg. 3/5) or ``"multi"`` (Alg. 4).
-        preset: ``"corrected"`` (default) or ``"paper"`` (as printed).
-        estimator: ``"zero_order"`` or ``"first_order"`` (single pass only).
-        beta: Multi-pass target norm (default: the Thm 4.1 rate at ``n``).
-        sizing: ``"practical"`` (default: the smallest ``m`` the sensitivity
-            bounds need) or ``"theory"`` (the theorems' ``m``); see
-            :data:`GOLDSTEIN_SIZINGS`.
-        enforce_sensitivity: Mode B (clipping) if True (the default, whatever the
-            sizing), Mode A (the paper's, conditional on the declared ``L``) if
-            False.
-        num_iters: Override ``T``.
-        clip_radius: Override ``D``.
-        period: Override ``Sigma``.
-        window: Override ``M``.
-        num_directions: Override ``m``.
-        step_size: Override ``eta``.
-        concentration_radius: Mode B only: override ``e`` in the clip bounds
-            ``C_A = L + e`` and ``C_D(t) = ... + 2 e`` (a utility knob; privacy
-            holds for any value). Mode A derives ``e`` from ``m`` and ``gamma``.
-        c_d: Multiplier of ``D``.
-        c_sigma: Multiplier of ``Sigma``.
-        c_m: Multiplier of ``m``.
-        c_g: ``G1 = c_g L`` in ``eta``.
-        c_t: Multiplier of ``T`` (multi pass).
         max_evaluations: Optional cap on per-example evaluations (rule above).
+        **options: The schedule's options, declared with their defaults and
+            docs by :class:`~dpsample.finders.goldstein.GoldsteinOptions` (all
+            but its ``PLAN_ONLY`` ones): ``passes``, ``preset``, ``estimator``
+            (``"first_order"``: single pass only), ``sizing``,
+            ``enforce_sensitivity`` (Mode B, the default, or ``False``: Mode A),
+            the multi-pass ``beta``, the overrides ``num_iters`` (``T``),
+            ``clip_radius`` (``D``), ``period`` (``Sigma``), ``window`` (``M``),
+            ``num_directions`` (``m``), ``step_size`` (``eta``),
+            ``concentration_radius`` (Mode B only: the ``e`` of the clip bounds
+            ``C_A = L + e`` and ``C_D(t) = ... + 2 e``; Mode A derives it from
+            ``m`` and ``gamma``), and the O(1) multipliers ``c_d``, ``c_sigma``,
+            ``c_m``, ``c_g``, ``c_t``.
 
     Returns:
         A dict of every parameter and bound (all public), with the work
         (``loss_evaluations``, ``gradient_evaluations``) and, when the cap
         shrank the schedule, ``uncapped_evaluations`` and ``uncapped_num_iters``.
+
+    Raises:
+        TypeError: An option that is not a schedule option.
 
     Examples:
         >>> from dpsample.finders.goldstein import goldstein_theorem_parameters
@@ -383,40 +213,44 @@ def goldstein_theorem_parameters(
         >>> q["loss_evaluations"] <= 10_000 < p["loss_evaluations"]
         True
     """
+    plan_only = sorted(set(options) & set(PLAN_ONLY))
+    if plan_only:
+        raise TypeError(
+            f"{plan_only} are plan options, not schedule options; valid options: "
+            + ", ".join(sorted(set(GoldsteinOptions.parameters()) - set(PLAN_ONLY)))
+        )
+    o = GoldsteinOptions.from_options(options)
     n = validation.positive_int("n", n)
     d = validation.positive_int("dim", dim)
     eps, dlt = validation.check_privacy(epsilon, delta)
     big_l = validation.positive("lipschitz", lipschitz)
     phi = validation.positive("initial_gap", initial_gap)
     a = validation.positive("alpha", alpha)
-    passes = _choice("passes", passes, PASSES)
-    preset = _choice("preset", preset, GOLDSTEIN_PRESETS)
-    estimator = _choice("estimator", estimator, ESTIMATORS)
-    sizing = _choice("sizing", sizing, GOLDSTEIN_SIZINGS)
+    passes = _choice("passes", o.passes, PASSES)
+    preset = _choice("preset", o.preset, GOLDSTEIN_PRESETS)
+    estimator = _choice("estimator", o.estimator, ESTIMATORS)
+    sizing = _choice("sizing", o.sizing, GOLDSTEIN_SIZINGS)
     if passes == "multi" and estimator == "first_order":
         raise ValueError("the first-order oracle is single-pass only (Algorithm 5)")
-    if enforce_sensitivity is None:
-        enforce_sensitivity = True  # enforced by default, whatever the sizing
-    if not isinstance(enforce_sensitivity, bool):
+    # enforced by default, whatever the sizing
+    enforce = True if o.enforce_sensitivity is None else o.enforce_sensitivity
+    if not isinstance(enforce, bool):
         raise TypeError("Expected enforce_sensitivity to be a bool")
+    c_d, c_sigma, c_t = o.c_d, o.c_sigma, o.c_t
     if a > phi / big_l * (1 + 1e-12):
         raise ValueError(
             f"Expected alpha={a:g} <= initial_gap/lipschitz={phi / big_l:g} "
             "(the radius condition of Theorems 3.1/4.1)"
         )
-    for name, val in (("c_d", c_d), ("c_sigma", c_sigma), ("c_m", c_m)):
-        validation.positive(name, val)
-    validation.positive("c_g", c_g)
-    validation.positive("c_t", c_t)
-    num_iters = _opt_int("num_iters", num_iters)
-    period = _opt_int("period", period)
-    window = _opt_int("window", window)
-    num_directions = _opt_int("num_directions", num_directions)
-    clip_radius = _opt_pos("clip_radius", clip_radius)
-    step_size = _opt_pos("step_size", step_size)
+    for name in ("c_d", "c_sigma", "c_m", "c_g", "c_t"):
+        validation.positive(name, getattr(o, name))
+    num_iters = _opt_int("num_iters", o.num_iters)
+    period = _opt_int("period", o.period)
+    clip_radius = _opt_pos("clip_radius", o.clip_radius)
     cap = _opt_int("max_evaluations", max_evaluations)
+    concentration_radius = o.concentration_radius
     if concentration_radius is not None:
-        if not enforce_sensitivity:
+        if not enforce:
             raise ValueError(
                 "concentration_radius can only be set with enforce_sensitivity=True "
                 "(Mode A's privacy needs the derived radius)"
@@ -424,9 +258,22 @@ def goldstein_theorem_parameters(
         concentration_radius = validation.nonnegative(
             "concentration_radius", concentration_radius
         )
-    if passes == "single" and beta is not None:
+    if passes == "single" and o.beta is not None:
         raise ValueError("beta is a multi-pass input; single pass sets it by n")
-    beta_in = None if beta is None else validation.positive("beta", beta)
+    beta_in = None if o.beta is None else validation.positive("beta", o.beta)
+    # the validated options that _derive reads
+    checked = dataclasses.replace(
+        o,
+        passes=passes,
+        preset=preset,
+        estimator=estimator,
+        sizing=sizing,
+        enforce_sensitivity=enforce,
+        window=_opt_int("window", o.window),
+        num_directions=_opt_int("num_directions", o.num_directions),
+        step_size=_opt_pos("step_size", o.step_size),
+        concentration_radius=concentration_radius,
+    )
     sd = math.sqrt(d)
 
     def build(capped_iters: int | None) -> dict[str, Any]:
@@ -523,30 +370,14 @@ def goldstein_theorem_parameters(
             sig = period or max(1, int(round(c_sigma * a / (big_d * sd))))
             b1 = b2 = n
         return _derive(
-            n=n,
-            d=d,
-            eps=eps,
-            dlt=dlt,
-            big_l=big_l,
-            phi=phi,
-            a=a,
-            passes=passes,
-            preset=preset,
-            estimator=estimator,
-            sizing=sizing,
-            enforce=enforce_sensitivity,
+            checked,
+            _Inputs(n, d, eps, dlt, big_l, phi, a),
             beta_v=beta_v,
             big_t=big_t,
             big_d=big_d,
             sig=sig,
             b1=b1,
             b2=b2,
-            window=window,
-            step_size=step_size,
-            num_directions=num_directions,
-            concentration_radius=concentration_radius,
-            c_m=c_m,
-            c_g=c_g,
         )
 
     schedule = build(None)
@@ -714,34 +545,35 @@ def _total(schedule: dict[str, Any]) -> int:
     return int(schedule["loss_evaluations"] + schedule["gradient_evaluations"])
 
 
+class _Inputs(NamedTuple):
+    """The validated public inputs of a schedule."""
+
+    n: int
+    d: int
+    eps: float
+    dlt: float
+    big_l: float
+    phi: float
+    a: float
+
+
 def _derive(
+    o: GoldsteinOptions,
+    inputs: _Inputs,
     *,
-    n: int,
-    d: int,
-    eps: float,
-    dlt: float,
-    big_l: float,
-    phi: float,
-    a: float,
-    passes: str,
-    preset: str,
-    estimator: str,
-    sizing: str,
-    enforce: bool,
     beta_v: float | None,
     big_t: int,
     big_d: float,
     sig: int,
     b1: int,
     b2: int,
-    window: int | None,
-    step_size: float | None,
-    num_directions: int | None,
-    concentration_radius: float | None,
-    c_m: float,
-    c_g: float,
 ) -> dict[str, Any]:
     """Everything that follows from ``(T, D, Sigma, B1, B2)``: M, eta, m, bounds."""
+    n, d, eps, dlt, big_l, phi, a = inputs
+    passes, preset, estimator, sizing = o.passes, o.preset, o.estimator, o.sizing
+    enforce, window, step_size = o.enforce_sensitivity, o.window, o.step_size
+    num_directions, concentration_radius = o.num_directions, o.concentration_radius
+    c_m, c_g = o.c_m, o.c_g
     sd = math.sqrt(d)
     h = tree_height(sig)
     n_a = math.ceil(big_t / sig)

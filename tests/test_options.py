@@ -1,0 +1,205 @@
+"""Options declared once (issue 29 item 1): dpsample.options and its declarations.
+
+An algorithm's options are one :class:`~dpsample.options.Options` dataclass; the
+plan's keywords, the registry (so the TOML ``[options]`` schema and ``dpsample
+list``), the plan's table (``--dry-run``) and the docs' option tables are read from
+it. The convenience functions keep explicit signatures (static typing, IDEs, the API
+pages), checked here against the declarations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import re
+
+import pytest
+
+from dpsample import registry
+from dpsample.config import ConfigError, dry_run, load_config, resolve_config
+from dpsample.finders.goldstein import (
+    GoldsteinFirstOrder,
+    GoldsteinZeroOrder,
+    goldstein_first_order,
+    goldstein_theorem_parameters,
+    goldstein_zero_order,
+)
+from dpsample.finders.goldstein.options import (
+    GoldsteinFirstOrderOptions,
+    GoldsteinZeroOrderOptions,
+)
+from dpsample.options import (
+    Options,
+    expand_option_tables,
+    fixed,
+    option,
+    option_table,
+    signature_mismatches,
+)
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+#: The convenience function of every algorithm whose options are declared, with
+#: the keywords it adds and the options it requires although the plan does not.
+CONVENIENCE = {
+    "goldstein_zero_order": (goldstein_zero_order, ("epsilon", "delta"), ("x0",)),
+    "goldstein_first_order": (goldstein_first_order, ("epsilon", "delta"), ("x0",)),
+}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Toy(Options):
+    steps: int | None = option(None, "Steps.", source="theorem", rule="T = n")
+    scale: float = option(1.0, "Multiplier.", note="O(1) constant")
+    mode: str = fixed("a", "Always a.")
+    hidden: float = fixed(2.0, "Not shown.", shown=False)
+
+
+def test_fixed_fields_are_not_options_and_unknown_names_are_refused():
+    assert list(_Toy.parameters()) == ["steps", "scale"]
+    assert _Toy.from_options({}).mode == "a"
+    with pytest.raises(TypeError, match=r"has no option\(s\) \['mode'\]; valid"):
+        _Toy.from_options({"mode": "b"})
+    with pytest.raises(ValueError, match="Expected source"):
+        option(1, "x", source="user")
+
+
+def test_rows_follow_the_declaration_user_values_and_overrides():
+    rows = _Toy.from_options({"scale": 1.0}).rows(resolved={"steps": 7})
+    # a value equal to the default is not "user"; fixed rows are shown as default
+    assert {k: (p.value, p.source, p.note) for k, p in rows.items()} == {
+        "steps": (7, "theorem", "T = n"),
+        "scale": (1.0, "default", "O(1) constant"),
+        "mode": ("a", "default", ""),
+    }
+    rows = _Toy.from_options({"steps": 3, "scale": 2.0}).rows(
+        sources={"steps": "derived"}, notes={"steps": "capped"}
+    )
+    assert rows["steps"].source == "user" and rows["steps"].note == "capped"
+    assert rows["scale"].source == "user" and rows["scale"].note == "O(1) constant"
+    # a None value is no row
+    assert "steps" not in _Toy.from_options({}).rows()
+
+
+def test_the_table_lists_options_not_fixed_fields():
+    table = option_table(_Toy).splitlines()
+    assert table[2] == "| `steps` | `int | None` | `None` | theorem: T = n | Steps. |"
+    assert len(table) == 4 and "mode" not in option_table(_Toy)
+
+
+@pytest.mark.parametrize("name", sorted(CONVENIENCE))
+def test_convenience_signatures_match_their_declarations(name):
+    fn, extra, required = CONVENIENCE[name]
+    declaration = registry.get(name).cls.options_type
+    assert declaration is not None
+    assert signature_mismatches(fn, declaration, extra=extra, required=required) == []
+
+
+def test_every_declared_algorithm_has_its_signature_checked():
+    declared = {e.name for e in registry.entries() if e.cls.options_type is not None}
+    assert declared == set(CONVENIENCE)
+
+
+def test_a_drifted_signature_is_reported():
+    def fn(*, epsilon: float, steps: int = 3, other: float = 1.0) -> None:
+        """Toy.
+
+        Args:
+            epsilon: e.
+            steps: s.
+        """
+
+    out = signature_mismatches(fn, _Toy, extra=("epsilon",))
+    assert out == [
+        "other: not an option",
+        "scale: missing",
+        "steps: default 3, declared None",
+        "steps: annotation int, declared int | None",
+    ]
+
+
+def test_registry_reads_the_declarations():
+    for cls in (GoldsteinZeroOrder, GoldsteinFirstOrder):
+        entry = registry.get(cls.name)
+        assert cls.options_type is not None
+        assert [o.name for o in entry.options()] == list(cls.options_type.parameters())
+    fo = {o.name for o in registry.get("goldstein_first_order").options()}
+    assert not fo & {"passes", "beta", "c_t", "estimator"}
+
+
+def test_the_schedule_takes_schedule_options_only():
+    kw = dict(n=100, dim=2, epsilon=1.0, delta=1e-5, lipschitz=1.0, initial_gap=1.0)
+    with pytest.raises(TypeError, match=r"\['x0'\] are plan options"):
+        goldstein_theorem_parameters(alpha=0.1, x0=[0.0, 0.0], **kw)
+    with pytest.raises(TypeError, match=r"has no option\(s\) \['bogus'\]"):
+        goldstein_theorem_parameters(alpha=0.1, bogus=1, **kw)
+
+
+def test_the_docs_show_the_goldstein_tables():
+    page = (ROOT / "docs" / "goldstein.md").read_text(encoding="utf-8")
+    expanded = expand_option_tables(page)
+    for declaration in (GoldsteinZeroOrderOptions, GoldsteinFirstOrderOptions):
+        assert option_table(declaration) in expanded
+    with pytest.raises(TypeError, match="names no Options declaration"):
+        expand_option_tables("<!-- options: dpsample.options:option_table -->")
+
+
+# ----------------------------------------------------------- adding one option
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ExtendedOptions(GoldsteinZeroOrderOptions):
+    """The zero-order options and one more (declared here only)."""
+
+    algorithm = "goldstein_extended"
+    extra_knob: float = option(
+        2.5, "A knob added in one place.", source="theorem", rule="the test rule"
+    )
+
+
+class Extended(GoldsteinZeroOrder):
+    """The zero-order finder with :class:`ExtendedOptions`."""
+
+    name = "goldstein_extended"
+    options_type = ExtendedOptions
+
+
+def test_an_option_added_to_a_declaration_appears_everywhere(monkeypatch):
+    # one edit, the field above; everything below reads it
+    entry = registry.Entry(
+        "goldstein_extended", "finder", "004", "", "", "", f"{__name__}:Extended"
+    )
+    entries = registry._entries()
+    monkeypatch.setattr(registry, "_entries", lambda: (*entries, entry))
+
+    # the signature: plan keywords and the registry's options
+    param = Extended.option_parameters()["extra_knob"]
+    assert (param.default, param.annotation) == (2.5, "float")
+    assert "extra_knob" in ExtendedOptions.signature().parameters
+    option_ = {o.name: o for o in registry.get("goldstein_extended").options()}
+    assert option_["extra_knob"].type is float
+
+    # the TOML schema: accepted, type-checked, listed among the valid options
+    raw = load_config(str(ROOT / "examples" / "goldstein_synthetic.toml"))
+    raw["job"]["name"] = "goldstein_extended"
+    raw["options"] |= {"num_directions": 4, "num_iters": 40}
+    with pytest.raises(ConfigError, match="extra_knob must be a number"):
+        resolve_config({**raw, "options": {**raw["options"], "extra_knob": "x"}})
+    with pytest.raises(ConfigError, match="valid options: .*extra_knob"):
+        resolve_config({**raw, "options": {**raw["options"], "nope": 1}})
+
+    # the dry run's table: the default with its source and rule, then a user value
+    rows = dry_run(resolve_config(raw)).report["plan"]["params"]
+    assert rows["extra_knob"] == {
+        "value": 2.5,
+        "source": "theorem",
+        "note": "the test rule",
+    }
+    raw["options"]["extra_knob"] = 3
+    planned = dry_run(resolve_config(raw))
+    assert planned.report["plan"]["params"]["extra_knob"]["source"] == "user"
+    assert re.search(r"\n +extra_knob += 3 +\[user\]", str(planned.plan))
+
+    # the docs' table
+    marker = f"<!-- options: {__name__}:ExtendedOptions -->"
+    table = expand_option_tables(marker)
+    row = "| `extra_knob` | `float` | `2.5` | theorem: the test rule | A knob added"
+    assert row in table
