@@ -44,6 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision, validation
+from dpsample._src.risk import risk_hvp
 from dpsample.problem import Problem, check_problem
 from dpsample.types import Array, ArrayLike, PRNGKey
 
@@ -205,8 +206,17 @@ def min_hessian_eigenvalue(
         else validation.positive_int("num_iters", num_iters)
     )
     tol = validation.positive("tol", tol)
-    hvp = jax.jit(lambda v: problem.hvp(x, v))
-    return _lanczos_min(hvp, d, iters, tol, rng_key)
+    loss_fn, data = problem.loss_fn, problem.data
+    try:
+        hash(loss_fn)
+    except TypeError:  # an unhashable loss cannot key the cache: compiled per call
+        product = jax.jit(lambda v: problem.hvp(x, v))
+    else:  # compiled once per loss function and shape
+
+        def product(v: Array) -> Array:
+            return risk_hvp(loss_fn, x, v, data)
+
+    return _lanczos_min(product, d, iters, tol, rng_key)
 
 
 @jax.jit
