@@ -173,7 +173,8 @@ def constant_ratios(
         if value is None:
             continue
         seen = observed[name]
-        label, shown = name, (value, seen)
+        label = name
+        shown: tuple[Any, Any] = (value, seen)
         if name == "loss_floor":
             assert width is not None
             ratio = seen / width

@@ -36,7 +36,9 @@ References:
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -207,15 +209,13 @@ def min_hessian_eigenvalue(
     )
     tol = validation.positive("tol", tol)
     loss_fn, data = problem.loss_fn, problem.data
+    product: Callable[[Array], Array]
     try:
         hash(loss_fn)
     except TypeError:  # an unhashable loss cannot key the cache: compiled per call
         product = jax.jit(lambda v: problem.hvp(x, v))
     else:  # compiled once per loss function and shape
-
-        def product(v: Array) -> Array:
-            return risk_hvp(loss_fn, x, v, data)
-
+        product = functools.partial(risk_hvp, loss_fn, x, data=data)
     return _lanczos_min(product, d, iters, tol, rng_key)
 
 
