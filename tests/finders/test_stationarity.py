@@ -156,6 +156,6 @@ def test_lanczos_compiled_once_per_loss_and_shape():
     once = unhashable.traces
     st.min_hessian_eigenvalue(q, xs[1], method="lanczos")
     assert unhashable.traces == 2 * once > 0
-    assert st.min_hessian_eigenvalue(
-        q, xs[0], method="lanczos"
-    ) == pytest.approx(lam, abs=1e-10)
+    assert st.min_hessian_eigenvalue(q, xs[0], method="lanczos") == pytest.approx(
+        lam, abs=1e-10
+    )
