@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -32,6 +31,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision, validation
+from dpsample._src.risk import (
+    compiled,
+    constant_ratios,
+    probe,
+    probe_points,
+    risk_gradient,
+    risk_hessian,
+)
+from dpsample._src.risk import mean_loss as _mean_loss
 from dpsample.domains import Ball, Domain, Unconstrained, require_member
 from dpsample.errors import MissingConstantError
 from dpsample.types import Array, ArrayLike, ArrayLikeTree, ArrayTree, PRNGKey
@@ -62,9 +70,6 @@ _SYMBOLS = {
     "oscillation": "osc",
     "loss_floor": "floor",
 }
-
-# Relative slack before a measured ratio counts as a violation (float64 round-off).
-_VIOLATION_RTOL = 1e-6
 
 
 class ConstantViolationWarning(UserWarning):
@@ -606,7 +611,7 @@ class Problem:
         Compiled once per loss function and shape (called outside a trace, it no
         longer runs ``jax.grad`` eagerly, primitive by primitive).
         """
-        return _compiled(_risk_gradient, jax.grad(_mean_loss, argnums=1))(
+        return compiled(risk_gradient, jax.grad(_mean_loss, argnums=1))(
             self.loss_fn, self._point(x), self.data
         )
 
@@ -626,7 +631,7 @@ class Problem:
 
         Compiled once per loss function and shape, like :meth:`gradient`.
         """
-        return _compiled(_risk_hessian, jax.hessian(_mean_loss, argnums=1))(
+        return compiled(risk_hessian, jax.hessian(_mean_loss, argnums=1))(
             self.loss_fn, self._point(x), self.data
         )
 
@@ -686,23 +691,6 @@ class Problem:
         return self.spec.utility_oscillation()
 
     # -------------------------------------------------------------------- probing
-    def _probe_points(self, rng_key: PRNGKey, num: int) -> tuple[Array, Array]:
-        """``num`` pairs ``(x, x')``: half nearby pairs, half independent pairs."""
-        k1, k2, k3 = jax.random.split(rng_key, 3)
-        if isinstance(self.domain, Ball):
-            xs = self.domain.sample_uniform(k1, num)
-            far = self.domain.sample_uniform(k2, num)
-            scale = 1e-2 * self.domain.radius
-        else:
-            xs = jax.random.normal(k1, (num, self.dim), jnp.float64)
-            far = jax.random.normal(k2, (num, self.dim), jnp.float64)
-            scale = 1e-2
-        near = self.domain.project(
-            xs + scale * jax.random.normal(k3, (num, self.dim), jnp.float64)
-        )
-        half = num // 2
-        return xs, jnp.concatenate([near[:half], far[half:]])
-
     def check_constants(
         self, rng_key: PRNGKey, *, num_points: int = 64
     ) -> dict[str, float]:
@@ -741,130 +729,17 @@ class Problem:
             the ratio is ``inf`` if any nonzero change was seen, else ``0``.
         """
         num_points = validation.positive_int("num_points", num_points)
-        xs, partners = self._probe_points(rng_key, num_points)
+        xs, partners = probe_points(self.domain, self.dim, rng_key, num_points)
         u = jax.random.normal(jax.random.fold_in(rng_key, 1), (self.dim,))
         u = u / jnp.linalg.norm(u)
-        observed = _probe(self.loss_fn, xs, partners, u, self.data)
-        observed = {k: float(v) for k, v in observed.items()}
-
-        if self.loss_floor is not None:
-            assert self.loss_range is not None  # refused at construction
-            # the length of the interval anchored at the declared ends that holds
-            # every measured value: <= B exactly when none falls outside
-            observed["loss_floor"] = max(
-                observed["loss_max"] - self.loss_floor,
-                self.loss_floor + self.loss_range - observed["loss_min"],
-            )
-        report: dict[str, float] = {}
-        for name in CONSTANTS:
-            declared = getattr(self, name)
-            if declared is None:
-                continue
-            seen = observed[name]
-            label, shown = name, (declared, seen)
-            if name == "loss_floor":
-                assert self.loss_range is not None
-                ratio = seen / self.loss_range
-                label = "loss interval [loss_floor, loss_floor + B]"
-                shown = (
-                    (declared, declared + self.loss_range),
-                    (observed["loss_min"], observed["loss_max"]),
-                )
-            elif declared > 0:
-                ratio = seen / declared
-            else:
-                ratio = math.inf if seen > _VIOLATION_RTOL else 0.0
-            report[name] = ratio
-            if ratio > 1.0 + _VIOLATION_RTOL:
-                warnings.warn(
-                    f"The data violate the declared {label}={shown[0]!r}: observed "
-                    f"{shown[1]!r} (ratio {ratio:.4g}) at sampled points. Fix the "
-                    "public constant from its derivation (or the data preprocessing), "
-                    "never from this measurement.",
-                    ConstantViolationWarning,
-                    stacklevel=2,
-                )
+        observed = probe(self.loss_fn, xs, partners, u, self.data)
+        report, violations = constant_ratios(
+            {c: getattr(self, c) for c in CONSTANTS},
+            {k: float(v) for k, v in observed.items()},
+        )
+        for message in violations:
+            warnings.warn(message, ConstantViolationWarning, stacklevel=2)
         return report
-
-
-def _mean_loss(loss_fn: Callable[..., Array], x: Array, data: ArrayTree) -> Array:
-    """The empirical risk ``(1/n) sum_i f(x, z_i)`` (the one definition)."""
-    return jnp.mean(jax.vmap(loss_fn, in_axes=(None, 0))(x, data))
-
-
-@functools.partial(jax.jit, static_argnums=0)
-def _risk_gradient(loss_fn: Callable[..., Array], x: Array, data: ArrayTree) -> Array:
-    """``grad F_D(x)``, jitted: compiled once per ``loss_fn`` and shape."""
-    return jax.grad(_mean_loss, argnums=1)(loss_fn, x, data)
-
-
-@functools.partial(jax.jit, static_argnums=0)
-def _risk_hessian(loss_fn: Callable[..., Array], x: Array, data: ArrayTree) -> Array:
-    """``hess F_D(x)``, jitted: compiled once per ``loss_fn`` and shape."""
-    return jax.hessian(_mean_loss, argnums=1)(loss_fn, x, data)
-
-
-def _compiled(
-    jitted: Callable[..., Array], eager: Callable[..., Array]
-) -> Callable[..., Array]:
-    """``jitted`` (static ``loss_fn``), or ``eager`` for an unhashable ``loss_fn``."""
-
-    def call(loss_fn: Callable[..., Array], x: Array, data: ArrayTree) -> Array:
-        try:
-            hash(loss_fn)
-        except TypeError:
-            return eager(loss_fn, x, data)
-        return jitted(loss_fn, x, data)
-
-    return call
-
-
-@functools.partial(jax.jit, static_argnums=0)
-def _probe(
-    loss_fn: Callable[..., Array],
-    xs: Array,
-    partners: Array,
-    u: Array,
-    data: ArrayTree,
-) -> dict[str, Array]:
-    """Max observed G, M, rho, spread and oscillation over probe pairs (jitted)."""
-    grad_fn = jax.grad(loss_fn)
-    per_ex = jax.vmap(loss_fn, in_axes=(None, 0))
-    per_grad = jax.vmap(grad_fn, in_axes=(None, 0))
-
-    def hvp(x, example):
-        return jax.jvp(lambda p: grad_fn(p, example), (x,), (u,))[1]
-
-    per_hvp = jax.vmap(hvp, in_axes=(None, 0))
-
-    def one(pair):
-        x, xp = pair
-        dist = jnp.linalg.norm(x - xp)
-        safe = jnp.where(dist > 0, dist, 1.0)
-        g, gp = per_grad(x, data), per_grad(xp, data)
-        h, hp = per_hvp(x, data), per_hvp(xp, data)
-        f, fp = per_ex(x, data), per_ex(xp, data)
-        delta = f - fp
-        valid = dist > 0
-        return {
-            "lipschitz": jnp.max(jnp.linalg.norm(g, axis=-1)),
-            "smoothness": jnp.where(
-                valid, jnp.max(jnp.linalg.norm(g - gp, axis=-1)) / safe, 0.0
-            ),
-            "hessian_lipschitz": jnp.where(
-                valid, jnp.max(jnp.linalg.norm(h - hp, axis=-1)) / safe, 0.0
-            ),
-            "f_max": jnp.maximum(jnp.max(f), jnp.max(fp)),
-            "f_min": jnp.minimum(jnp.min(f), jnp.min(fp)),
-            "oscillation": jnp.max(delta) - jnp.min(delta),
-        }
-
-    per_pair = jax.lax.map(one, (xs, partners))
-    out = {k: jnp.max(v) for k, v in per_pair.items() if not k.startswith("f_")}
-    out["loss_max"] = jnp.max(per_pair["f_max"])
-    out["loss_min"] = jnp.min(per_pair["f_min"])
-    out["loss_range"] = out["loss_max"] - out["loss_min"]
-    return out
 
 
 precision.scope_public(globals())

@@ -47,7 +47,7 @@ ALGORITHMS: tuple[str, ...] = (
     "dpsample.finders.dp_spider:DPSpider",
     "dpsample.finders.spider_sosp.finder:SpiderSOSP",
     "dpsample.finders.trust_region.algorithms:DPTrustRegion",
-    "dpsample.finders.trust_region.algorithms:DPStochasticTrustRegion",
+    "dpsample.finders.trust_region.stochastic:DPStochasticTrustRegion",
     "dpsample.finders.goldstein.algorithms:GoldsteinZeroOrder",
     "dpsample.finders.goldstein.algorithms:GoldsteinFirstOrder",
     "dpsample.pipelines.quasar:QuasarSGD",
@@ -155,6 +155,15 @@ def _hints(cls: type[PrivateAlgorithm]) -> dict[str, Any]:
 
 @functools.cache
 def _load(path: str) -> type[PrivateAlgorithm]:
+    """The class ``path`` names, imported on first use.
+
+    The one import by name of a dpsample module in the package (the one arrow an
+    import graph of the source does not show): the table lists the algorithms as
+    text so that reading it loads none of them. Every other import of a dpsample
+    module is an ``import`` statement naming it
+    (:func:`dpsample.config.references.resolve_reference` imports only the user's
+    own modules, named in a configuration).
+    """
     module, _, attr = path.partition(":")
     cls = getattr(importlib.import_module(module), attr)
     if not (isinstance(cls, type) and issubclass(cls, PrivateAlgorithm)):

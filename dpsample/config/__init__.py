@@ -15,6 +15,13 @@ every key). The package follows the seams of a run:
   (``dpsample run --dry-run``), :func:`execute` plans, reads the data and runs;
 * :mod:`~dpsample.config.report`: the report, made from the plan, the guarantee
   and the typed info (:func:`build_report`).
+* :mod:`~dpsample.config.errors` and :mod:`~dpsample.config.references`: the bottom
+  of the package, :class:`ConfigError` and :func:`resolve_reference` (the user's own
+  code named ``"module:attribute"``).
+
+The imports go one way: ``execution`` uses the others, ``schema`` checks a
+configuration against ``jobs`` and ``problem``, and these three raise the errors of
+``errors``.
 
 .. code-block:: toml
 
@@ -44,6 +51,7 @@ holds only if the seed is kept secret, and says so. The seed is never written to
 output folder.
 """
 
+from dpsample.config.errors import ConfigError
 from dpsample.config.execution import (
     SEED_ASSUMPTION,
     DryRun,
@@ -64,6 +72,7 @@ from dpsample.config.problem import (
     load_data,
     loss_names,
 )
+from dpsample.config.references import resolve_reference
 from dpsample.config.report import (
     NON_PRIVATE_LABEL,
     budget_verdict,
@@ -74,10 +83,8 @@ from dpsample.config.report import (
 )
 from dpsample.config.schema import (
     CONSTANTS,
-    ConfigError,
     load_config,
     resolve_config,
-    resolve_reference,
     to_toml,
 )
 

@@ -21,10 +21,14 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal
 
+import jax.numpy as jnp
+import numpy as np
+
 from dpsample import registry
 from dpsample._src import precision
 from dpsample.base import KINDS
-from dpsample.config.schema import ConfigError, choices
+from dpsample.config.errors import ConfigError, choices
+from dpsample.domains import Ball, Unconstrained
 
 __all__ = [
     "RESERVED",
@@ -63,8 +67,6 @@ def _is_array_type(t: Any) -> bool:
 
 
 def _is_domain_type(t: Any) -> bool:
-    from dpsample.domains import Ball, Unconstrained
-
     return isinstance(t, type) and issubclass(t, Ball | Unconstrained)
 
 
@@ -202,8 +204,6 @@ def to_runtime(value: Any, hint: Any, *, dim: int, where: str = "[options]") -> 
         ConfigError: A domain table that is not ``{radius = R, center = [...]}``
             (the message names ``where``, the option's key).
     """
-    import numpy as np
-
     members = _members(hint)
     if isinstance(value, dict) and any(_is_domain_type(m) for m in members):
         return _ball(value, dim=dim, where=where)
@@ -220,10 +220,6 @@ def to_runtime(value: Any, hint: Any, *, dim: int, where: str = "[options]") -> 
 
 
 def _ball(table: Mapping[str, Any], *, dim: int, where: str) -> Any:
-    import jax.numpy as jnp
-
-    from dpsample.domains import Ball
-
     if set(table) - {"radius", "center"}:
         raise ConfigError(
             f"{where} must be a table with radius (and optionally center), got "

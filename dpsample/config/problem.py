@@ -37,15 +37,21 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dpsample import datasets, losses
 from dpsample._src import precision
-from dpsample.config.schema import (
-    CONSTANTS,
-    SYNTHETIC_KINDS,
-    ConfigError,
-    resolve_reference,
-)
+from dpsample.config.errors import ConfigError
+from dpsample.config.references import resolve_reference
+from dpsample.domains import Ball, Unconstrained
+from dpsample.losses import Loss, LossConstants
+from dpsample.models import MLP
+from dpsample.problem import CONSTANTS, ProblemSpec, data_shapes
 
 __all__ = [
+    "SYNTHETIC_KINDS",
     "build_model",
     "build_problem",
     "build_spec",
@@ -57,6 +63,13 @@ __all__ = [
     "loss_names",
     "model_start",
 ]
+
+
+#: Synthetic data kinds and their own keys.
+SYNTHETIC_KINDS = {
+    "classification": ("margin", "flip_prob"),
+    "regression": ("noise", "outlier_frac", "outlier_scale"),
+}
 
 
 # ---------------------------------------------------------------------- names
@@ -71,24 +84,16 @@ def loss_names() -> tuple[str, ...]:
         >>> "sigmoid" in loss_names(), "GLMLoss" in loss_names()
         (True, False)
     """
-    from dpsample import losses
-
     return tuple(n for n in losses.__all__ if inspect.isfunction(getattr(losses, n)))
 
 
 def _loss_factory(name: str) -> Callable[..., Any]:
     if ":" in name:
-        from dpsample.config.schema import resolve_reference
-
         return resolve_reference(name)  # type: ignore[no-any-return]
-    from dpsample import losses
-
     return getattr(losses, name)  # type: ignore[no-any-return]
 
 
 def _no_constants(*_: Any, **__: Any) -> Any:
-    from dpsample.losses import LossConstants
-
     return LossConstants(None, None, None, None, None)
 
 
@@ -119,8 +124,6 @@ def _loss(name: str, params: tuple[tuple[str, Any], ...]) -> Any:
     assumptions) or a plain ``loss_fn(x, example)`` (every constant then has to be
     declared in ``[loss]``).
     """
-    from dpsample.losses import Loss
-
     kwargs = {k: _thawed(v) for k, v in params}
     if ":" in name:
         kwargs = kwargs.get("params", {})
@@ -148,8 +151,6 @@ def loss_factory_parameters(name: str) -> tuple[str, ...]:
 
 def dataset_names() -> tuple[str, ...]:
     """The bundled datasets :func:`dpsample.datasets.load_sklearn` accepts."""
-    from dpsample import datasets
-
     return tuple(datasets.SKLEARN_DATASETS)
 
 
@@ -177,8 +178,6 @@ def data_shape(data: Mapping[str, Any]) -> tuple[int, int]:
         >>> data_shape({"source": "synthetic", "kind": "regression", "n": 40, "d": 3})
         (40, 3)
     """
-    from dpsample import datasets
-
     if data["source"] == "sklearn":
         try:
             return datasets.sklearn_shape(
@@ -209,8 +208,6 @@ def has_public_shape(data: Mapping[str, Any]) -> bool:
 
 def _is_regression(data: Mapping[str, Any]) -> bool:
     """Whether the labels are not known to lie in ``{-1, +1}``."""
-    from dpsample import datasets
-
     if data["source"] == "module":  # labels not known to lie in {-1, +1}
         return True
     if data["source"] == "synthetic":
@@ -219,9 +216,6 @@ def _is_regression(data: Mapping[str, Any]) -> bool:
 
 
 def _example(dim: int, class_index: bool = False) -> dict[str, Any]:
-    import jax
-    import numpy as np
-
     f64 = np.dtype("float64")
     return {
         "x": jax.ShapeDtypeStruct((dim,), f64),
@@ -231,10 +225,6 @@ def _example(dim: int, class_index: bool = False) -> dict[str, Any]:
 
 def _domain(dom_cfg: Mapping[str, Any], dim: int, what: str) -> Any:
     """The domain of a resolved ``[domain]`` section in dimension ``dim``."""
-    import jax.numpy as jnp
-
-    from dpsample.domains import Ball, Unconstrained
-
     if dom_cfg["kind"] != "ball":
         return Unconstrained(dim)
     center = dom_cfg.get("center")
@@ -253,8 +243,6 @@ def _domain(dom_cfg: Mapping[str, Any], dim: int, what: str) -> Any:
 @functools.lru_cache(maxsize=64)
 def _mlp(sizes: tuple[int, ...], activation: str, head: str) -> Any:
     """The MLP, made once per architecture (compiled cores are reused)."""
-    from dpsample.models import MLP
-
     return MLP(sizes, activation=activation, head=head)
 
 
@@ -281,8 +269,6 @@ def build_model(cfg: Mapping[str, Any], features: int) -> Any:
         >>> net.layer_sizes, net.dim
         ((64, 32, 10), 2410)
     """
-    from dpsample import datasets
-
     model = cfg["model"]
     outputs = 1
     if model["head"] == "cross_entropy":
@@ -298,9 +284,6 @@ def model_start(cfg: Mapping[str, Any], spec: Any) -> Any:
         ConfigError: The point lies outside a ``[domain]`` ball (enlarge the
             radius, or give ``[options] x0``).
     """
-    import jax
-    import numpy as np
-
     x0 = spec.loss_fn.init(jax.random.key(cfg["model"]["init_seed"]))
     dom = spec.domain
     gap = float(np.linalg.norm(np.asarray(x0) - np.asarray(dom.center_point)))
@@ -321,8 +304,6 @@ def _model_spec(
     A model declares no constant, except ``[model] lipschitz`` when given (a public
     bound on every per-example gradient norm, never checked against the data).
     """
-    from dpsample.problem import ProblemSpec
-
     model = build_model(cfg, int(example["x"].shape[0]))
     domain = _domain(cfg["domain"], model.dim, "the model's dimension")
     declared = {k: float(cfg["model"][k]) for k in ("lipschitz",) if k in cfg["model"]}
@@ -381,8 +362,6 @@ def build_spec(
         >>> spec.n, spec.dim, facts["constant_sources"]["lipschitz"]
         (150, 2, 'derived')
     """
-    from dpsample.problem import ProblemSpec, data_shapes
-
     data_cfg, loss_cfg, dom_cfg = cfg["data"], cfg.get("loss", {}), cfg["domain"]
     if data is None:
         n, dim = data_shape(data_cfg)
@@ -475,10 +454,6 @@ def load_data(data: Mapping[str, Any]) -> dict[str, Any]:
     Returns:
         ``{"x": (n, d), "y": (n,)}``.
     """
-    import jax
-
-    from dpsample import datasets
-
     if data["source"] == "sklearn":
         kw = {k: v for k, v in data.items() if k not in ("source", "name")}
         return datasets.load_sklearn(data["name"], **kw)
@@ -491,9 +466,6 @@ def load_data(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _module_data(data: Mapping[str, Any]) -> dict[str, Any]:
     """``function(jax.random.key(seed), [n=..., d=...,] **params)``, checked."""
-    import jax
-    import numpy as np
-
     fn = resolve_reference(data["function"])
     sizes = {k: data[k] for k in ("n", "d") if k in data}
     out = fn(jax.random.key(data["seed"]), **sizes, **data.get("params", {}))

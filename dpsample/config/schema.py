@@ -9,14 +9,25 @@ against the algorithm's own options (:mod:`dpsample.config.jobs`).
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import re
+import tomllib
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from dpsample._src import precision
+from dpsample.config.errors import ConfigError, choices
+from dpsample.config.jobs import resolve_job
+from dpsample.config.problem import (
+    SYNTHETIC_KINDS,
+    dataset_names,
+    loss_factory_parameters,
+    loss_names,
+)
+from dpsample.config.references import resolve_reference
+from dpsample.datasets import SKLEARN_METADATA, sklearn_shape
+from dpsample.models import ACTIVATIONS, HEADS
 
 # Declared constants a ``[loss]`` section may set (they override derived ones).
 from dpsample.problem import CONSTANTS
@@ -33,13 +44,6 @@ __all__ = [
 ]
 
 
-class ConfigError(ValueError):
-    """A configuration is invalid (unknown name, missing key, wrong type, ...)."""
-
-
-ConfigError.__module__ = "dpsample.config"  # where users import it from
-
-
 #: Public assumptions the loss's constants are derived from.
 ASSUMPTIONS = ("feature_bound", "radius", "label_bound")
 #: The sections of a configuration, in the order they are written.
@@ -48,59 +52,7 @@ SECTIONS = ("job", "data", "model", "loss", "domain", "privacy", "options", "out
 INFO_SECTION = "resolved"
 
 
-# -------------------------------------------------------------------- references
-def resolve_reference(ref: str) -> Any:
-    """The object a reference ``"package.module:attribute"`` names (imported).
-
-    ``[data] source = "module"`` names its data function this way, and so do the
-    measurement hooks of a sweep spec (:mod:`dpsample.validation`). The module is
-    imported from ``sys.path`` as it stands.
-
-    Args:
-        ref: ``"module:attribute"``; the attribute may be dotted (``"mod:Cls.make"``).
-
-    Returns:
-        The object.
-
-    Raises:
-        ConfigError: A malformed reference, a module that cannot be imported or a
-            missing attribute.
-
-    Examples:
-        >>> from dpsample.config import resolve_reference
-        >>> resolve_reference("dpsample.bounds:theorem_5_8_radius").__name__
-        'theorem_5_8_radius'
-        >>> resolve_reference("dpsample.bounds")
-        Traceback (most recent call last):
-        ...
-        dpsample.config.ConfigError: expected a reference 'module:attribute', got ...
-    """
-    module, sep, attr = ref.partition(":") if isinstance(ref, str) else ("", "", "")
-    if not (sep and module and attr):
-        raise ConfigError(f"expected a reference 'module:attribute', got {ref!r}")
-    try:
-        obj = importlib.import_module(module)
-    except ImportError as err:
-        raise ConfigError(
-            f"cannot import {module!r} (named by {ref!r}): {err}; run from the folder "
-            "that holds it or add that folder to PYTHONPATH"
-        ) from None
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise ConfigError(
-                f"{module!r} has no attribute {attr!r} (named by {ref!r})"
-            )
-        obj = getattr(obj, part)
-    return obj
-
-
 # ------------------------------------------------------------------ value checks
-def choices(what: str, value: Any, valid: Any) -> ConfigError:
-    """The error for an unknown name, listing the valid ones."""
-    listed = ", ".join(repr(v) for v in valid)
-    return ConfigError(f"unknown {what} {value!r}; valid choices: {listed}")
-
-
 def type_name(types: tuple[type, ...]) -> str:
     """``"an integer or a number"`` for ``(int, float)``."""
     names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
@@ -212,11 +164,6 @@ DATA_SOURCES: dict[str, dict[str, Key]] = {
         "params": Key((dict,)),
     },
 }
-#: Synthetic data kinds and their own keys.
-SYNTHETIC_KINDS = {
-    "classification": ("margin", "flip_prob"),
-    "regression": ("noise", "outlier_frac", "outlier_scale"),
-}
 #: ``[model]`` keys, by ``kind`` (:class:`dpsample.models.MLP`).
 MODELS: dict[str, dict[str, Key]] = {
     "mlp": {
@@ -303,8 +250,6 @@ def load_config(path: str) -> dict[str, Any]:
     Raises:
         ConfigError: The file cannot be read or is not valid TOML.
     """
-    import tomllib
-
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
@@ -317,8 +262,6 @@ def load_config(path: str) -> dict[str, Any]:
 
 
 def _resolve_data(raw: Mapping[str, Any]) -> dict[str, Any]:
-    from dpsample.config.problem import dataset_names
-
     data = tagged(raw, "data", "source", DATA_SOURCES)
     if data["source"] == "sklearn":
         if data["name"] not in dataset_names():
@@ -335,8 +278,6 @@ def _resolve_data(raw: Mapping[str, Any]) -> dict[str, Any]:
         if "holdout_seed" in data and "holdout" not in data:
             raise ConfigError("[data] holdout_seed needs holdout (a fraction)")
         if "holdout" in data:
-            from dpsample.datasets import sklearn_shape
-
             try:
                 sklearn_shape(data["name"], holdout=data["holdout"])
             except ValueError as err:
@@ -370,8 +311,6 @@ def _resolve_data(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _resolve_loss(raw: Mapping[str, Any]) -> dict[str, Any]:
-    from dpsample.config.problem import loss_factory_parameters, loss_names
-
     table = section(raw, "loss")
     name = _tag("loss", table, "name")
     if ":" in name:
@@ -402,9 +341,6 @@ def _resolve_model(raw: Mapping[str, Any], data: dict[str, Any]) -> dict[str, An
 
     ``data`` gains ``class_index = true`` for the cross_entropy head (its labels).
     """
-    from dpsample import datasets
-    from dpsample.models import ACTIVATIONS, HEADS
-
     if "loss" in raw:
         raise ConfigError(
             "[model] and [loss] cannot both be given: the model's head is its "
@@ -428,7 +364,7 @@ def _resolve_model(raw: Mapping[str, Any], data: dict[str, Any]) -> dict[str, An
         finite("[model] lipschitz", model["lipschitz"], positive=True)
     sklearn = data["source"] == "sklearn"
     regression = (
-        datasets.SKLEARN_METADATA[data["name"]].regression
+        SKLEARN_METADATA[data["name"]].regression
         if sklearn
         else data["source"] == "synthetic" and data["kind"] == "regression"
     )
@@ -544,8 +480,6 @@ def resolve_config(raw: Mapping[str, Any]) -> dict[str, Any]:
         ...
         dpsample.config.ConfigError: unknown loss 'hinge'; valid choices: ...
     """
-    from dpsample.config.jobs import resolve_job
-
     if not isinstance(raw, Mapping):
         raise ConfigError("the configuration must be a TOML table")
     unknown = [k for k in raw if k not in SECTIONS and k != INFO_SECTION]

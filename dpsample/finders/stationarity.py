@@ -36,7 +36,9 @@ References:
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -44,6 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision, validation
+from dpsample._src.risk import risk_hvp
 from dpsample.problem import Problem, check_problem
 from dpsample.types import Array, ArrayLike, PRNGKey
 
@@ -205,8 +208,15 @@ def min_hessian_eigenvalue(
         else validation.positive_int("num_iters", num_iters)
     )
     tol = validation.positive("tol", tol)
-    hvp = jax.jit(lambda v: problem.hvp(x, v))
-    return _lanczos_min(hvp, d, iters, tol, rng_key)
+    loss_fn, data = problem.loss_fn, problem.data
+    product: Callable[[Array], Array]
+    try:
+        hash(loss_fn)
+    except TypeError:  # an unhashable loss cannot key the cache: compiled per call
+        product = jax.jit(lambda v: problem.hvp(x, v))
+    else:  # compiled once per loss function and shape
+        product = functools.partial(risk_hvp, loss_fn, x, data=data)
+    return _lanczos_min(product, d, iters, tol, rng_key)
 
 
 @jax.jit

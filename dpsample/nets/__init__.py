@@ -15,6 +15,9 @@ Theorem 5.8 of Ganesh, Liu, Oh and Thakurta runs the exponential mechanism with 
   ``"net"``) plans the net, temperature, guarantee, cost and warm-start bound in
   public and scans the net in chunks with Gumbel-max sampling, so its memory does not
   grow with the net; :func:`exponential_mechanism` is plan then run in one call.
+* :mod:`~dpsample.nets.clipped`: the clips that enforce the mechanism's score
+  sensitivity (:class:`~dpsample.nets.clipped.ConeClippedLoss`, the ``2 G D`` route;
+  :class:`~dpsample.nets.clipped.RangeClippedLoss`, the ``2 B`` route).
 * :mod:`~dpsample.nets.minimum`: :func:`net_minimum` is a **non-private** diagnostic:
   the exact minimiser of the empirical risk over the same net, streamed the same way
   (never release it).

@@ -119,3 +119,43 @@ def test_hessian_and_gradient_compiled_once_per_loss_and_shape():
     np.testing.assert_allclose(g, mean_h @ xs[0] + 0.1 * np.cos(xs[0]), atol=1e-13)
     exact = float(np.linalg.eigvalsh(exact_h)[0])
     assert lam == pytest.approx(exact, rel=1e-12)
+
+
+def test_lanczos_compiled_once_per_loss_and_shape():
+    """The Lanczos path compiles its Hessian-vector product once per loss and shape.
+
+    A second call (another point, other data of the same shape) does not retrace the
+    loss; data of another shape do (the counter is live), and so does an unhashable
+    loss, which cannot key the cache and is compiled per call as before (issue 27).
+    The eigenvalue matches the dense one.
+    """
+    base = _random_quadratic(d=6, n=5, seed=3)
+    loss = _CountingQuadratic()
+    p = dpsample.Problem(loss, base.data, base.domain)
+    rng = np.random.default_rng(7)
+    xs = [rng.standard_normal(6) for _ in range(2)]
+    lam = st.min_hessian_eigenvalue(p, xs[0], method="lanczos")
+    first = loss.traces
+    assert first > 0  # the counter is wired to the Lanczos path
+    st.min_hessian_eigenvalue(p, xs[1], method="lanczos")
+    other = p.replace(data=_random_quadratic(d=6, n=5, seed=5).data)
+    st.min_hessian_eigenvalue(other, xs[0], method="lanczos")
+    assert loss.traces == first
+    wider = p.replace(data=_random_quadratic(d=6, n=7, seed=6).data)
+    st.min_hessian_eigenvalue(wider, xs[0], method="lanczos")
+    assert loss.traces > first  # power: another shape retraces
+    exact = st.min_hessian_eigenvalue(p, xs[0], method="eigh")
+    assert lam == pytest.approx(exact, abs=1e-10)
+
+    class Unhashable(_CountingQuadratic):
+        __hash__ = None  # type: ignore[assignment]
+
+    unhashable = Unhashable()
+    q = dpsample.Problem(unhashable, base.data, base.domain)
+    st.min_hessian_eigenvalue(q, xs[0], method="lanczos")
+    once = unhashable.traces
+    st.min_hessian_eigenvalue(q, xs[1], method="lanczos")
+    assert unhashable.traces == 2 * once > 0
+    assert st.min_hessian_eigenvalue(q, xs[0], method="lanczos") == pytest.approx(
+        lam, abs=1e-10
+    )

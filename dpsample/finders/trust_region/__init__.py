@@ -42,12 +42,8 @@ rest on, and the iterates may carry the NaN.
 """
 
 from dpsample.finders.trust_region.algorithms import (
-    STR_CONSTANTS,
-    DPStochasticTrustRegion,
-    DPStochasticTrustRegionInfo,
     DPTrustRegion,
     DPTrustRegionInfo,
-    dp_stochastic_trust_region,
     dp_trust_region,
 )
 from dpsample.finders.trust_region.schedule import (
@@ -60,6 +56,12 @@ from dpsample.finders.trust_region.schedule import (
     zcdp_budget,
 )
 from dpsample.finders.trust_region.step import symmetric_noise
+from dpsample.finders.trust_region.stochastic import (
+    STR_CONSTANTS,
+    DPStochasticTrustRegion,
+    DPStochasticTrustRegionInfo,
+    dp_stochastic_trust_region,
+)
 
 __all__ = [
     "DEFAULT_ALPHA",

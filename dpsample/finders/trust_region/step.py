@@ -17,10 +17,11 @@ import jax
 import jax.numpy as jnp
 
 from dpsample._src import clipping, precision
+from dpsample._src.risk import mean_loss
 from dpsample.finders.batches import sample_batch
 from dpsample.finders.tr_subproblem import solve_tr_unchecked
 from dpsample.plan import Plan
-from dpsample.problem import Problem, _mean_loss
+from dpsample.problem import Problem
 from dpsample.types import Array, PRNGKey
 
 __all__ = ["noisy_model", "run_tr_plan", "symmetric_noise"]
@@ -150,11 +151,11 @@ def noisy_model(
     """
     d = w.shape[0]
     if clip_grad is None:
-        g = jax.grad(_mean_loss, argnums=1)(loss_fn, w, data_g)
+        g = jax.grad(mean_loss, argnums=1)(loss_fn, w, data_g)
     else:
         g = _clipped_example_mean(jax.grad(loss_fn), w, data_g, clip_grad)
     if clip_hess is None:
-        h = jax.hessian(_mean_loss, argnums=1)(loss_fn, w, data_h)
+        h = jax.hessian(mean_loss, argnums=1)(loss_fn, w, data_h)
     else:
         row_fn = functools.partial(_hessian_rows, loss_fn)
         h = _from_upper(_clipped_example_mean(row_fn, w, data_h, clip_hess), d)

@@ -1,0 +1,162 @@
+"""The package's imports go one way, and none hides (issue 29, item 5).
+
+Read from the source (no import runs): an arrow is an ``import`` or ``from ...
+import`` of a dpsample module anywhere in a module, in a function too; a package's
+``__init__`` re-exports and is left out (importing ``dpsample.config.jobs`` runs
+``dpsample/config/__init__.py``, but that is not an arrow of ``jobs``). The circles
+that remain are listed in :data:`KNOWN_CIRCLES` with their issue: a new circle, or
+one that grows, fails here. An import by name (``importlib.import_module``) is an
+arrow the source does not show: only the registry's lookup, the package's lazy
+names and the loader of the user's own code may use one.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "dpsample"
+
+#: Circles still to be cut (issue 29 item 5, by other changes): each may shrink or
+#: go, never grow.
+KNOWN_CIRCLES = (
+    {"dpsample.validation.cells", "dpsample.validation.spec"},
+    {
+        "dpsample.privacy.guarantee",
+        "dpsample.privacy.interop",
+        "dpsample.privacy.report",
+    },
+)
+
+#: The only modules that import a module by name, and why.
+BY_NAME = {
+    "dpsample/registry.py": "the registry's one lookup of its algorithms",
+    "dpsample/__init__.py": "the lazy top-level names (a cheap import dpsample)",
+    "dpsample/config/references.py": "the user's own code named in a configuration",
+}
+
+
+@functools.cache
+def _tree(path: pathlib.Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _modules() -> dict[str, pathlib.Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        out[name.removesuffix(".__init__")] = path
+    return out
+
+
+def _arrows() -> dict[str, set[str]]:
+    modules = _modules()
+    packages = {m for m, p in modules.items() if p.name == "__init__.py"}
+    arrows: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        if name in packages:
+            continue
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "dpsample"
+            ):
+                for alias in node.names:
+                    target = f"{node.module}.{alias.name}"
+                    if target in modules:
+                        arrows[name].add(target)
+                    elif node.module in modules and node.module not in packages:
+                        arrows[name].add(node.module)
+            elif isinstance(node, ast.Import):
+                arrows[name] |= {
+                    a.name
+                    for a in node.names
+                    if a.name in modules and a.name not in packages
+                }
+    return arrows
+
+
+def _circles(arrows: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(arrows[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(component)
+
+    for v in sorted(arrows):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_new_import_circle():
+    circles = _circles(_arrows())
+    grown = [c for c in circles if not any(c <= known for known in KNOWN_CIRCLES)]
+    assert not grown, f"import circles: {[sorted(c) for c in grown]}"
+    assert not any(c & {m for m in _modules() if ".config." in m} for c in circles)
+
+
+def test_the_check_finds_a_circle():
+    """Power: the same check finds config's former circle and a made-up one."""
+    arrows = _arrows()
+    assert "dpsample.config.jobs" in arrows["dpsample.config.schema"]  # it reads
+    arrows["dpsample.config.jobs"].add("dpsample.config.schema")  # the old arrow
+    circles = _circles(arrows)
+    assert {"dpsample.config.jobs", "dpsample.config.schema"} in circles
+
+
+def test_imports_by_name_only_where_listed():
+    found = {
+        str(p.relative_to(ROOT))
+        for p in PACKAGE.rglob("*.py")
+        if "import_module(" in p.read_text(encoding="utf-8")
+    }
+    assert found == set(BY_NAME), sorted(found ^ set(BY_NAME))
+
+
+def _references(tree: ast.Module) -> list[str]:
+    """String constants ``"dpsample.module:attribute"`` (docstrings aside)."""
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value.startswith("dpsample.")
+        and ":" in node.value
+        and " " not in node.value
+    ]
+
+
+def test_no_reference_to_dpsample_code_outside_the_registry():
+    """No string ``"dpsample.module:attribute"`` wires one module to another."""
+    offenders = [
+        f"{path.relative_to(ROOT)}: {ref!r}"
+        for path in PACKAGE.rglob("*.py")
+        if path != PACKAGE / "registry.py"
+        for ref in _references(_tree(path))
+    ]
+    assert not offenders, offenders
+    # power: the registry's table is found, and so is a made-up wiring
+    assert len(_references(_tree(PACKAGE / "registry.py"))) >= 10
+    made_up = ast.parse('hook = resolve_reference("dpsample.bounds:theorem")')
+    assert _references(made_up) == ["dpsample.bounds:theorem"]
