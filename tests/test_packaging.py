@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_license_file_matches_the_declared_license():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert meta["license"]["text"] == "Apache-2.0"
+    assert meta["license"] == "Apache-2.0"  # PEP 639: an SPDX expression
+    assert meta["license-files"] == ["LICENSE"]
     text = (ROOT / "LICENSE").read_text()
     assert "Apache License" in text and "Version 2.0, January 2004" in text
 
