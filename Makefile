@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,dev]"
+	$(PY) -m pip install --quiet -e ".[all,test,dev]"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -54,6 +54,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dpsample._src.extras import MissingExtraError
+
 __all__ = [
     "COMPILE_CACHE_ENV",
     "compile_cache_dir",
@@ -1014,7 +1016,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             _print_run(report)
         return 0
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, MissingExtraError) as err:
         if args.traceback:
             raise
         from dpsample.config import ConfigError

@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision, validation
+from dpsample._src.extras import import_optional
 from dpsample.types import Array, PRNGKey
 
 __all__ = [
@@ -137,7 +138,7 @@ SKLEARN_METADATA: dict[str, SklearnMetadata] = {
 
 
 def _bunch(name: str):
-    from sklearn import datasets as skd
+    skd = import_optional("sklearn.datasets", "datasets", feature="load_sklearn")
 
     if name == "diabetes":
         # Raw features: the default scaled=True standardises with dataset statistics.
@@ -324,6 +325,8 @@ def load_sklearn(
 
     Raises:
         ValueError: For an unknown dataset, feature or class.
+        MissingExtraError: scikit-learn is not installed (``pip install
+            "dpsample[datasets]"``).
 
     Examples:
         >>> import dpsample
