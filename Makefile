@@ -4,12 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv demo test test-fast bench-smoke bench lint format docs docs-deps clean
+.PHONY: venv demo test test-fast test-min venv-min bench-smoke bench lint format docs docs-deps clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,dev]"
+	$(PY) -m pip install --quiet -e ".[all,test,dev]"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -21,6 +21,32 @@ demo: $(STAMP)
 # compiling, see pyproject.toml) runs once more; fixed keys make real failures repeat.
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --reruns 1 --durations=15 -m "not bench"
+
+# The declared minimums: dpsample with every extra, each dependency pinned at its floor
+# (constraints/minimum.txt), in its own venv, and a representative subset of the fast
+# tests: imports of every module, the interop with each dependency (JAX precision,
+# dp-accounting, Optax, BlackJAX, ArviZ, scikit-learn, pandas, Dask, matplotlib).
+MIN_VENV := .venv-min
+MIN_STAMP := $(MIN_VENV)/.installed-stamp
+MIN_TESTS := tests/test_extras.py tests/test_packaging.py tests/test_precision.py \
+	tests/test_dp_event_interop.py tests/finders/test_optax_interop.py \
+	tests/samplers/test_blackjax_interop.py tests/samplers/test_diagnostics.py \
+	tests/test_datasets.py tests/validation/test_sweep_tables.py \
+	tests/validation/test_sweep_engine.py \
+	tests/validation/test_sweep_figures_one_value.py dpsample/finders/dp_sgd.py
+
+$(MIN_STAMP): pyproject.toml constraints/minimum.txt
+	rm -rf $(MIN_VENV)
+	$(PYTHON) -m venv $(MIN_VENV)
+	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MIN_VENV)/bin/python -m pip install --quiet -c constraints/minimum.txt -e ".[all,test]"
+	touch $(MIN_STAMP)
+
+venv-min: $(MIN_STAMP)
+
+test-min: $(MIN_STAMP)
+	$(MIN_VENV)/bin/python -m pytest -n 2 --reruns 1 --durations=10 \
+		-m "not slow and not bench" $(MIN_TESTS)
 
 # Every benchmark in its quick mode, from a mirrored checkout (minutes).
 bench-smoke: $(STAMP)
@@ -58,4 +84,4 @@ docs: $(DOCS_STAMP)
 	$(VENV)/bin/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info site
+	rm -rf $(VENV) $(MIN_VENV) .pytest_cache build *.egg-info site

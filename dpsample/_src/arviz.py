@@ -9,14 +9,19 @@ module importing ArviZ failed to collect. :func:`import_arviz` silences exactly 
 announcement (category and message) while importing; every other warning, ArviZ's
 included, still surfaces.
 
-The supported range is ``arviz>=0.17,<1`` (pinned in ``pyproject.toml``): ArviZ 1.x
-changes ``from_dict``, which :mod:`dpsample.samplers.diagnostics` calls.
+The supported range is ``arviz>=0.19,<1`` (the ``diagnostics`` extra in
+``pyproject.toml``; 0.19 is the first that installs beside NumPy 2): ArviZ 1.x changes
+``from_dict``, which :mod:`dpsample.samplers.diagnostics` calls. Without ArviZ,
+:func:`import_arviz` raises :class:`~dpsample._src.extras.MissingExtraError` naming
+the extra.
 """
 
 from __future__ import annotations
 
 import warnings
 from types import ModuleType
+
+from dpsample._src.extras import import_optional
 
 __all__ = ["REFACTOR_ANNOUNCEMENT", "import_arviz"]
 
@@ -31,6 +36,10 @@ def import_arviz() -> ModuleType:
     Returns:
         The ``arviz`` module.
 
+    Raises:
+        MissingExtraError: ArviZ is not installed (``pip install
+            "dpsample[diagnostics]"``).
+
     Examples:
         >>> from dpsample._src.arviz import import_arviz
         >>> az = import_arviz()
@@ -41,6 +50,6 @@ def import_arviz() -> ModuleType:
         warnings.filterwarnings(
             "ignore", message=REFACTOR_ANNOUNCEMENT, category=FutureWarning
         )
-        import arviz
-
-    return arviz
+        return import_optional(
+            "arviz", "diagnostics", feature="dpsample.samplers.diagnostics"
+        )

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dpsample._src.extras import MissingExtraError
 from dpsample.cli.commands import (
     dry_run_config,
     list_algorithms,
@@ -314,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print_run(report)
         return 0
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, MissingExtraError) as err:
         if args.traceback:
             raise
         from dpsample.config import ConfigError  # lazy: loads JAX (--help must not)

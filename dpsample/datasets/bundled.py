@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision, validation
+from dpsample._src.extras import import_optional
 from dpsample.types import Array
 
 __all__ = [
@@ -109,8 +110,9 @@ SKLEARN_METADATA: dict[str, SklearnMetadata] = {
 
 
 def _bunch(name: str):
-    # lazy: sklearn.datasets costs ~3 s, which --help and jobs on other data skip
-    from sklearn import datasets as skd
+    # lazy: sklearn.datasets costs ~3 s, which --help and jobs on other data skip;
+    # it is the optional `datasets` extra
+    skd = import_optional("sklearn.datasets", "datasets", feature="load_sklearn")
 
     if name == "diabetes":
         # Raw features: the default scaled=True standardises with dataset statistics.
@@ -297,6 +299,8 @@ def load_sklearn(
 
     Raises:
         ValueError: For an unknown dataset, feature or class.
+        MissingExtraError: scikit-learn is not installed (``pip install
+            "dpsample[datasets]"``).
 
     Examples:
         >>> import dpsample

@@ -222,6 +222,7 @@ def run(
             )
         if not bool(jnp.all(target.problem.domain.contains(x0))):
             raise ValueError("Expected every initial position to lie in K")
+    az = import_arviz()  # before the chains run: without the extra, fail at once
     spec = _kernel_spec(target, method, clip_norm, proximal_options)
     init_fn, _ = spec.build()
     states = jax.vmap(lambda x: init_fn(x, target))(x0)
@@ -248,7 +249,6 @@ def run(
         shown.close()
     positions = np.concatenate(pos_parts, axis=1)[:, num_warmup::thin]
     info = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *info_parts)
-    az = import_arviz()
     stats = sample_stats(info, num_warmup=num_warmup, thin=thin, step_size=h)
     idata = az.from_dict(posterior={"x": positions}, sample_stats=stats)
     ess = np.asarray(az.ess(idata)["x"].values, np.float64).reshape(dim)

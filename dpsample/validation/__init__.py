@@ -9,9 +9,14 @@ figures and ``report.md`` (and ``comparisons.csv``, paired arms). The command is
 ``dpsample sweep SPEC.toml --out DIR`` (``docs/validation.md``).
 
 Measurements are non-private diagnostics of the released points; every output says so.
-Importing this package changes no global setting.
+Importing this package changes no global setting. It needs the ``sweep`` extra (Dask,
+pandas, matplotlib): without it the import raises
+:class:`~dpsample._src.extras.MissingExtraError` saying ``pip install
+"dpsample[sweep]"``.
 """
 
+# First: without the sweep extra, a clear error before any submodule half-imports.
+from dpsample.validation import _requires  # noqa: F401
 from dpsample.validation.cells import cell_key, load_records, run_cell, write_record
 from dpsample.validation.engine import (
     SweepOutcome,
