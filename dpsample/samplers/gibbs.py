@@ -109,7 +109,8 @@ class GibbsInfo(AlgorithmInfo):
     for those, non-privately).
 
     Attributes:
-        method: ``"proximal"``, ``"langevin"`` or ``"mala"``.
+        method: The route's name (``"proximal"``, ``"langevin"``, ``"mala"``, or
+            another registered route's).
         beta: Inverse temperature of the target.
         mu: Regularisation of the target.
         preset: The calibration preset (``None`` when ``beta`` was given).
@@ -179,6 +180,13 @@ class Gibbs(PrivateAlgorithm):
     known total variation of the target (proximal, MALA with a declared
     ``tv_bound``), the warm-start bound :func:`dpsample.bounds.gibbs_warm_start_bound`
     at failure probability ``failure_prob`` (default ``sqrt(d)/(eps n)``).
+
+    Routes: ``method`` names a route registered in
+    :data:`dpsample.samplers.routes.ROUTES`, resolved once to its object
+    (:class:`~dpsample.samplers.routes.base.Route`); the plan asks it for the
+    options it takes, the cap on ``beta``, the calibration, the schedule, the
+    guarantee and the refusals, and the run for its kernel. A new route is one
+    registered object (:mod:`dpsample.samplers.routes`).
 
     Compute budget: the proximal and MALA routes refuse a plan whose cost exceeds
     ``Budget(max_evaluations=E)`` (their schedules are tied to a TV bound, so none is
@@ -480,7 +488,8 @@ def gibbs(
         problem: the :class:`~dpsample.problem.Problem` (Ball domain).
         epsilon: target epsilon, > 0.
         delta: target delta, in (0, 1).
-        method: ``"proximal"``, ``"langevin"`` or ``"mala"``.
+        method: ``"proximal"``, ``"langevin"``, ``"mala"`` or another route
+            registered in :data:`dpsample.samplers.routes.ROUTES`.
         convex: public declaration that the losses are convex.
         preset: calibration preset (:func:`calibrate_gibbs`).
         c_gen: the cap ``beta G D <= c_gen log n`` on a calibrated ``beta``: a
