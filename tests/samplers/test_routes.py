@@ -111,18 +111,18 @@ def test_a_registered_route_is_planned_and_run_by_gibbs(walk):
     assert plan.cost.evaluations == 0 and plan.warm_start is None
     assert "a public random walk: the release reads no data" in plan.notes
     assert plan.internal["route"] is walk
-    key = jax.random.key(3)
-    res = gibbs(key, p, epsilon=1.0, delta=1e-5, method="walk")
-    assert res.info.method == "walk" and res.privacy is not None
+    # run at a public (beta, mu = 0): pi_0 is uniform on K (no Gaussian to compile)
+    key, opts = jax.random.key(3), {"method": "walk", "beta": 2.0, "mu": 0.0}
+    res = gibbs(key, p, epsilon=1.0, delta=1e-5, **opts)
+    assert res.info.method == "walk" and res.info.num_steps == 3
     assert res.privacy.epsilon(1e-5) <= 1.0
     # the walk reads no data: other data, same key, same release (and it moved
     # from Route.run's public initial point)
-    other = gibbs(
-        key, _problem(data=jnp.zeros(20)), epsilon=1.0, delta=1e-5, method="walk"
-    )
+    other = gibbs(key, _problem(data=jnp.zeros(20)), epsilon=1.0, delta=1e-5, **opts)
     np.testing.assert_array_equal(np.asarray(res.value), np.asarray(other.value))
-    target = GibbsTarget.create(p, beta=plan["beta"], mu=plan["mu"])
-    x0 = initial_point(jax.random.split(key)[0], target)
+    x0 = initial_point(
+        jax.random.split(key)[0], GibbsTarget.create(p, beta=2.0, mu=0.0)
+    )
     assert float(jnp.abs(res.value[0])) <= 1.0 and res.value[0] != x0[0]
 
 
