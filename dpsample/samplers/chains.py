@@ -5,21 +5,21 @@
 position of many chains: the non-private :func:`dpsample.samplers.diagnostics.run`)
 are module-level ``jax.jit`` cores keyed on structure only: the target's
 :class:`~dpsample.samplers.target.TargetStructure` (loss function, ``n``, ``d``, the
-ball, the constants), the :class:`KernelSpec` (method and its static options) and the
-number of steps. The data, ``beta``, ``mu``, the step size, the keys and the states
-are traced operands, so a second chain with the same shapes and options, on other data
-or at another temperature, reuses the compilation. Whether a progress bar is drawn
-(:mod:`dpsample.progress`, read on the host at each call) is static too; it changes
-no result.
+ball, the constants), the :class:`KernelSpec` (a route's kernel and its static options,
+:mod:`dpsample.samplers.routes`) and the number of steps. The data, ``beta``, ``mu``,
+the step size, the keys and the states are traced operands, so a second chain with the
+same shapes and options, on other data or at another temperature, reuses the
+compilation. Whether a progress bar is drawn (:mod:`dpsample.progress`, read on the
+host at each call) is static too; it changes no result.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import abc
 import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -27,84 +27,49 @@ import jax.numpy as jnp
 from dpsample import progress
 from dpsample._src import precision, validation
 from dpsample.domains import Ball
-from dpsample.samplers import langevin, mala, proximal, restricted_gaussian, rgo
+from dpsample.samplers import restricted_gaussian
 from dpsample.samplers.target import GibbsTarget, TargetStructure
 from dpsample.types import Array, PRNGKey
 
 __all__ = [
-    "METHODS",
     "KernelSpec",
     "initial_point",
     "run_chain",
     "trace_chains",
 ]
 
-#: The samplers of the Gibbs target.
-METHODS = ("proximal", "langevin", "mala")
 
+class KernelSpec(abc.ABC):
+    """A route's sampler kernel with its static options (hashable, the jit key).
 
-@dataclasses.dataclass(frozen=True)
-class KernelSpec:
-    """A sampler kernel's method and static options (hashable).
+    Each route of :mod:`dpsample.samplers.routes` has its own frozen dataclass
+    subclass (e.g. :class:`~dpsample.samplers.routes.proximal.ProximalKernel`): it
+    builds the kernel and counts the per-example evaluations a number of steps does,
+    whatever the data. :func:`run_chain` and :func:`trace_chains` take any of them.
 
     Attributes:
-        method: ``"proximal"``, ``"langevin"`` or ``"mala"``.
-        num_trials: Proximal only: RGO trials per step.
-        num_levels: Proximal only: RGO series cap.
-        clip_norm: Langevin only: per-example gradient clipping norm (``None``: no
-            clipping).
+        method: The route's name (``"proximal"``, ``"langevin"``, ``"mala"``), used
+            in progress labels.
 
     Examples:
-        >>> from dpsample.samplers.chains import KernelSpec
-        >>> KernelSpec("proximal", num_trials=50, num_levels=20).loss_evaluations(3)
+        >>> from dpsample.samplers.routes.proximal import ProximalKernel
+        >>> ProximalKernel(num_trials=50, num_levels=20).loss_evaluations(3)
         2148
     """
 
-    method: str
-    num_trials: int = rgo.DEFAULT_NUM_TRIALS
-    num_levels: int = rgo.DEFAULT_NUM_LEVELS
-    clip_norm: float | None = None
+    method: ClassVar[str] = ""
 
-    def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"Expected method in {METHODS}, got {self.method!r}")
-        validation.positive_int("num_trials", self.num_trials)
-        validation.positive_int("num_levels", self.num_levels)
-
+    @abc.abstractmethod
     def build(self) -> tuple[Callable[..., Any], Callable[..., Any]]:
         """``(init(position, target), kernel(key, state, target, step_size))``."""
-        if self.method == "proximal":
-            return proximal.init, proximal.build_kernel(
-                num_trials=self.num_trials, num_levels=self.num_levels
-            )
-        if self.method == "langevin":
-            return langevin.init, langevin.build_kernel(clip_norm=self.clip_norm)
-        return mala.init, mala.build_kernel()
 
+    @abc.abstractmethod
     def loss_evaluations(self, num_steps: int) -> int:
-        """Per-example loss evaluations of ``num_steps`` proximal steps.
+        """Per-example loss evaluations of ``num_steps`` steps, whatever the data."""
 
-        Each step's RGO evaluates ``2 pool_size(num_trials, num_levels)``
-        per-example losses, whatever the data
-        (:func:`dpsample.samplers.rgo.sample_oracle`).
-        Zero for the gradient-based methods (see :meth:`gradient_evaluations`).
-        """
-        if self.method != "proximal":
-            return 0
-        return num_steps * 2 * rgo.pool_size(self.num_trials, self.num_levels)
-
+    @abc.abstractmethod
     def gradient_evaluations(self, num_steps: int, n: int) -> int:
-        """Per-example gradient evaluations of ``num_steps`` steps on ``n`` examples.
-
-        Langevin: one clipped per-example gradient of every example a step. MALA: one
-        value-and-gradient of the log-density (every example) at ``x_0`` and at each
-        proposal. Zero for the proximal sampler (loss values only).
-        """
-        if self.method == "langevin":
-            return num_steps * n
-        if self.method == "mala":
-            return (num_steps + 1) * n
-        return 0
+        """Per-example gradient evaluations of ``num_steps`` steps on ``n`` examples."""
 
 
 @functools.partial(jax.jit, static_argnames=("structure",))

@@ -35,7 +35,8 @@ from dpsample._src.arviz import import_arviz
 from dpsample.progress import Progress
 from dpsample.progress import enabled as progress_bars
 from dpsample.samplers import langevin
-from dpsample.samplers.chains import METHODS, KernelSpec, trace_chains
+from dpsample.samplers.chains import trace_chains
+from dpsample.samplers.routes import resolve
 from dpsample.samplers.target import GibbsTarget
 from dpsample.types import ArrayLike, PRNGKey
 
@@ -72,25 +73,27 @@ def kernel_for(
     clip_norm: float | None = None,
     **proximal_options: Any,
 ) -> tuple[Any, Any]:
-    """``(init_fn(position, target), kernel(key, state, target, step_size))``."""
-    return _kernel_spec(target, method, clip_norm, proximal_options).build()
+    """``(init_fn(position, target), kernel(key, state, target, step_size))``.
 
+    The kernel of the route registered as ``method``
+    (:meth:`~dpsample.samplers.routes.base.Route.diagnostics_kernel`).
 
-def _kernel_spec(
-    target: GibbsTarget,
-    method: str,
-    clip_norm: float | None,
-    proximal_options: dict[str, Any],
-) -> KernelSpec:
-    if method not in METHODS:
-        raise ValueError(f"Expected method in {METHODS}, got {method!r}")
-    if method == "langevin":
-        if clip_norm is None:
-            clip_norm = target.problem.lipschitz
-        return KernelSpec("langevin", clip_norm=clip_norm)
-    if method == "proximal":
-        return KernelSpec("proximal", **proximal_options)
-    return KernelSpec("mala")
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Ball, Problem
+        >>> from dpsample.samplers.diagnostics import kernel_for
+        >>> from dpsample.samplers.target import GibbsTarget
+        >>> p = Problem(lambda x, z: 0.0 * x[0], jnp.zeros(3), Ball(5.0, dim=1),
+        ...             lipschitz=1.0)
+        >>> init_fn, kernel = kernel_for(GibbsTarget.create(p, beta=1.0, mu=1.0),
+        ...                              "langevin")
+        >>> callable(init_fn) and callable(kernel)
+        True
+    """
+    route = resolve(method)
+    return route.diagnostics_kernel(
+        target, clip_norm=clip_norm, **proximal_options
+    ).build()
 
 
 def sample_stats(
@@ -160,7 +163,8 @@ def run(
     Args:
         rng_key: PRNG key (consumed).
         target: the :class:`~dpsample.samplers.target.GibbsTarget`.
-        method: ``"proximal"``, ``"mala"`` or ``"langevin"``.
+        method: a registered route (:data:`dpsample.samplers.routes.ROUTES`:
+            ``"proximal"``, ``"mala"``, ``"langevin"``, ...).
         num_chains: number of chains, >= 1.
         num_steps: steps per chain (warm-up included), > ``num_warmup``.
         step_size: step size; default
@@ -194,8 +198,7 @@ def run(
         >>> res.positions.shape, bool(res.rhat[0] < 1.1)
         ((4, 250, 1), True)
     """
-    if method not in METHODS:
-        raise ValueError(f"Expected method in {METHODS}, got {method!r}")
+    route = resolve(method)
     if not isinstance(target, GibbsTarget):
         raise TypeError(f"Expected a GibbsTarget, got {type(target).__name__}")
     num_chains = validation.positive_int("num_chains", num_chains)
@@ -223,7 +226,7 @@ def run(
         if not bool(jnp.all(target.problem.domain.contains(x0))):
             raise ValueError("Expected every initial position to lie in K")
     az = import_arviz()  # before the chains run: without the extra, fail at once
-    spec = _kernel_spec(target, method, clip_norm, proximal_options)
+    spec = route.diagnostics_kernel(target, clip_norm=clip_norm, **proximal_options)
     init_fn, _ = spec.build()
     states = jax.vmap(lambda x: init_fn(x, target))(x0)
     keys = jax.random.split(rng_key, num_chains * num_steps).reshape(

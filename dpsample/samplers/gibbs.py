@@ -23,22 +23,18 @@ the calibration :mod:`dpsample.samplers.gibbs_calibration`; both are re-exported
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, ClassVar
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from dpsample import bounds
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
-from dpsample.errors import Code, PlanRefusal, Search
+from dpsample.errors import PlanRefusal, Search
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy.result import PrivateResult
 from dpsample.problem import Problem, ProblemSpec
-from dpsample.samplers import langevin, proximal
-from dpsample.samplers.chains import METHODS, KernelSpec, initial_point, run_chain
+from dpsample.samplers.chains import initial_point
 from dpsample.samplers.gibbs_calibration import (
     C_GEN,
     C_GEN_ROUTE_DEFAULT,
@@ -55,21 +51,31 @@ from dpsample.samplers.gibbs_calibration import (
 )
 from dpsample.samplers.gibbs_privacy import (
     GibbsPrivacyReport,
-    constant_assumptions,
     gll_gaussian_dp,
     oscillation_bound,
     target_privacy,
 )
-from dpsample.samplers.proximal import ProximalScheduleError
+from dpsample.samplers.routes import ROUTES, Route, RouteRequest, resolve
+from dpsample.samplers.routes.base import (
+    SCHEDULE_OPTIONS,
+    TV_FRACTION,
+    RouteContext,
+    given_beta_alternatives,
+    source,
+)
+from dpsample.samplers.routes.langevin import MAX_LANGEVIN_STEPS
+from dpsample.samplers.routes.mala import DEFAULT_MALA_STEPS
+from dpsample.samplers.routes.proximal import MAX_PROXIMAL_STEPS
 from dpsample.samplers.target import GibbsTarget
 from dpsample.types import PRNGKey
 
 __all__ = [
     "C_GEN",
     "DEFAULT_MALA_STEPS",
+    "DEFAULT_METHOD",
     "MAX_LANGEVIN_STEPS",
     "MAX_PROXIMAL_STEPS",
-    "METHODS",
+    "ROUTES",
     "GIBBS_PRESETS",
     "TV_FRACTION",
     "Gibbs",
@@ -90,19 +96,8 @@ __all__ = [
     "theorem_5_6",
 ]
 
-#: Share of ``delta`` given to the sampler's total-variation error (the rest goes to
-#: the exact target's delta).
-TV_FRACTION = 0.5
-#: Most projected-Langevin steps ``gibbs`` runs when the budget allows more.
-MAX_LANGEVIN_STEPS = 10_000
-#: MALA steps run by ``gibbs`` unless ``num_steps`` is given.
-DEFAULT_MALA_STEPS = 1_000
-
-MAX_PROXIMAL_STEPS = 1_000_000
-"""The most proximal steps :func:`gibbs` runs before refusing (the proven schedule
-grows like ``beta^2 G^2 C_LSI``; larger runs take hours)."""
-
-_PROXIMAL_OPTIONS = ("c_step", "num_trials", "num_levels", "kl_init")
+#: The route ``gibbs`` runs unless ``method`` is given.
+DEFAULT_METHOD = "proximal"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,7 +109,8 @@ class GibbsInfo(AlgorithmInfo):
     for those, non-privately).
 
     Attributes:
-        method: ``"proximal"``, ``"langevin"`` or ``"mala"``.
+        method: The route's name (``"proximal"``, ``"langevin"``, ``"mala"``, or
+            another registered route's).
         beta: Inverse temperature of the target.
         mu: Regularisation of the target.
         preset: The calibration preset (``None`` when ``beta`` was given).
@@ -167,10 +163,6 @@ class GibbsInfo(AlgorithmInfo):
     diagnostics: None = None
 
 
-def _source(given: bool, otherwise: str = "default") -> str:
-    return "user" if given else otherwise
-
-
 class Gibbs(PrivateAlgorithm):
     """One private sample of the regularised Gibbs target: plan, then run.
 
@@ -188,6 +180,13 @@ class Gibbs(PrivateAlgorithm):
     known total variation of the target (proximal, MALA with a declared
     ``tv_bound``), the warm-start bound :func:`dpsample.bounds.gibbs_warm_start_bound`
     at failure probability ``failure_prob`` (default ``sqrt(d)/(eps n)``).
+
+    Routes: ``method`` names a route registered in
+    :data:`dpsample.samplers.routes.ROUTES`, resolved once to its object
+    (:class:`~dpsample.samplers.routes.base.Route`); the plan asks it for the
+    options it takes, the cap on ``beta``, the calibration, the schedule, the
+    guarantee and the refusals, and the run for its kernel. A new route is one
+    registered object (:mod:`dpsample.samplers.routes`).
 
     Compute budget: the proximal and MALA routes refuse a plan whose cost exceeds
     ``Budget(max_evaluations=E)`` (their schedules are tied to a TV bound, so none is
@@ -233,7 +232,7 @@ class Gibbs(PrivateAlgorithm):
         spec: ProblemSpec,
         budget: Budget,
         *,
-        method: str = "proximal",
+        method: str = DEFAULT_METHOD,
         convex: bool = False,
         preset: str = "tightest",
         c_gen: float | str | None = C_GEN_ROUTE_DEFAULT,
@@ -256,307 +255,63 @@ class Gibbs(PrivateAlgorithm):
         # ---- public validation, before any private computation -------------------
         target_eps = budget.epsilon
         dlt = validation.delta_in_open_unit(budget.delta)
-        if method not in METHODS:
-            raise ValueError(f"Expected method in {METHODS}, got {method!r}")
+        route = resolve(method)
         frac = validation.delta_in_open_unit(tv_fraction, name="tv_fraction")
         ball = gibbs_ball(spec)
-        max_steps = validation.positive_int("max_steps", max_steps)
         given = (c_step, num_trials, num_levels, kl_init)
-        proximal_options: dict[str, Any] = {
-            k: v for k, v in zip(_PROXIMAL_OPTIONS, given, strict=True) if v is not None
-        }
-        if proximal_options and method != "proximal":
-            raise TypeError(
-                f"unexpected options {sorted(proximal_options)} for method {method!r}"
-            )
-        if tv_bound is not None and method != "mala":
-            raise ValueError("tv_bound is only for method='mala'")
-        if method == "mala" and tv_bound is None:
-            raise ValueError(
-                "MALA has no privacy bound of its own (its accept/reject step reads "
-                "the data; no TV bound to the target is available for this "
-                "setting): pass a public tv_bound you vouch for, or use "
-                "method='proximal' or 'langevin'"
-            )
+        request = RouteRequest(
+            spec,
+            budget,
+            dlt,
+            max_steps=validation.positive_int("max_steps", max_steps),
+            max_proximal_steps=max_proximal_steps,
+            tv_fraction=frac,
+            convex=convex,
+            preset=preset,
+            beta=beta,
+            mu=mu,
+            step_size=step_size,
+            num_steps=num_steps,
+            tv_bound=tv_bound,
+            allow_unproven_schedule=allow_unproven_schedule,
+            schedule_options={
+                k: v
+                for k, v in zip(SCHEDULE_OPTIONS, given, strict=True)
+                if v is not None
+            },
+        )
+        route.check_options(request)
         gap = validation.nonnegative("minimizer_gap", minimizer_gap)
         zeta = None
         if failure_prob is not None:
             zeta = validation.probability("failure_prob", failure_prob, open_left=True)
             if not zeta < 1.0:
                 raise ValueError(f"Expected failure_prob={zeta!r} < 1")
-        delta_target = (1.0 - frac) * dlt
-        cap_const, cap_param = _route_c_gen(c_gen, method)
-        lcal: LangevinCalibration | None = None
+        cap = route.c_gen(c_gen)
         if beta is None and mu is not None:
             raise ValueError("mu without beta: pass both, or neither (calibration)")
 
-        if beta is None and method == "langevin":
-            lcal = calibrate_langevin(
-                spec,
-                epsilon=target_eps,
-                delta=dlt,
-                num_steps=_langevin_steps(spec, budget, num_steps, max_steps),
-                step_size=step_size,
-                c_gen=cap_const,
-            )
-            beta_v, mu_v, binding = lcal.beta, lcal.mu, lcal.binding
-            params: dict[str, Param] = {
-                "beta": Param(beta_v, "calibrated", _langevin_beta_note(lcal, spec)),
-                "mu": Param(mu_v, "theorem", "Thm 5.6: d/(D^2 beta)"),
-                "c_gen": cap_param,
-            }
-        elif beta is None:
-            cal = calibrate_gibbs(
-                spec,
-                epsilon=target_eps,
-                delta=delta_target,
-                convex=convex,
-                preset=preset,
-                c_gen=cap_const,
-            )
-            beta_v, mu_v, binding = cal.beta, cal.mu, cal.binding
-            params = {
-                "beta": Param(
-                    beta_v,
-                    "calibrated",
-                    f"largest beta meeting (eps, (1 - tv_fraction) delta), preset "
-                    f"{preset!r}, cap beta G D <= c_gen log n ({binding} binds)",
-                ),
-                "mu": Param(mu_v, "theorem", "Thm 5.6: d/(D^2 beta)"),
-                "preset": Param(preset, _source(preset != "tightest")),
-                "c_gen": cap_param,
-            }
-        else:
-            beta_v = validation.positive("beta", beta)
-            mu_v = default_mu(spec, beta_v) if mu is None else mu
-            binding = "given"
-            params = {
-                "beta": Param(beta_v, "user"),
-                "mu": Param(
-                    mu_v,
-                    _source(mu is not None, "theorem"),
-                    "" if mu is not None else "Thm 5.6: d/(D^2 beta)",
-                ),
-            }
+        # ---- the target, then the route's schedule and guarantee ------------------
+        temp = route.temperature(request, cap)
+        beta_v, mu_v = temp.beta, temp.mu
         target = GibbsTarget.create(spec, beta=beta_v, mu=mu_v)
         report = target_privacy(target, convex=convex)
-        bound_name, exact = report.tightest(delta_target)
-        params["method"] = Param(method, _source(method != "proximal"))
-        params["convex"] = Param(bool(convex), _source(bool(convex)))
-        params["tv_fraction"] = Param(frac, _source(frac != TV_FRACTION))
-        notes: list[str] = []
-        rests_on: str | None = None
-
-        if method == "proximal":
-            tau = frac * dlt / (1.0 + math.exp(target_eps))
-            if report.lsi_constant is None:
-                raise ValueError(
-                    "the proximal schedule needs an LSI constant (mu > 0 and G "
-                    "declared)"
-                )
-            if step_size is not None or num_steps is not None:
-                raise ValueError(
-                    "the proximal route takes step_size/num_steps from its schedule "
-                    "(its TV bound depends on them); tune it through proximal options"
-                )
-            max_prox = validation.positive_int("max_proximal_steps", max_proximal_steps)
-            lower_beta = Search("beta", beta_v / 2.0, direction="down")
-            try:
-                sched = proximal.schedule(
-                    target,
-                    tv_target=tau,
-                    lsi_constant=report.lsi_constant[1],
-                    convex=convex,
-                    **proximal_options,
-                )
-            except ProximalScheduleError as exc:
-                raise PlanRefusal(
-                    f"the proximal route at beta = {beta_v:.3g} cannot meet its TV "
-                    f"target {tau:.3g} (tv_fraction delta/(1 + e^eps)): {exc.fact}",
-                    search=lower_beta,
-                    alternatives=_proximal_alternatives(convex, None),
-                ) from None
-            h, steps = sched.step_size, sched.num_steps
-            if steps > max_prox:
-                raise PlanRefusal(
-                    f"the proximal schedule at beta = {beta_v:.3g} needs {steps:,} "
-                    f"steps (step size {h:.3g}, LSI constant "
-                    f"{report.lsi_constant[1]:.3g}) for TV {tau:.3g}, more than "
-                    f"max_proximal_steps={max_prox:,}",
-                    search=lower_beta,
-                    alternatives=_proximal_alternatives(convex, steps),
-                )
-            if not sched.proven:
-                if not allow_unproven_schedule:
-                    raise PlanRefusal(
-                        f"the proximal schedule with c_step={sched.c_step:g} exceeds "
-                        "GLL's proof constant, so its TV bound is not a theorem",
-                        alternatives=(
-                            (
-                                {"allow_unproven_schedule": True},
-                                "to run it anyway: the guarantee is then labelled "
-                                "nominal (conditional)",
-                            ),
-                            (
-                                {"c_step": Code("proximal.C_STEP_PAPER")},
-                                "the proven constant",
-                            ),
-                        ),
-                    )
-                rests_on = (
-                    "a nominal TV bound: the step constant exceeds GLL's proof constant"
-                )
-            privacy = exact.with_tv_slack(sched.tv_total).assuming(
-                *constant_assumptions(spec, bound_name, convex=convex, proximal=True)
-            )
-            if not sched.proven:
-                privacy = privacy.assuming(
-                    f"the proximal schedule's TV bound {sched.tv_total:.3g} with "
-                    f"c_step = {sched.c_step:g} (above GLL's proof constant) holds: "
-                    "nominal, not proven"
-                )
-            tv = float(sched.tv_total)
-            kernel = KernelSpec(
-                "proximal", num_trials=sched.num_trials, num_levels=sched.num_levels
-            )
-            theorem_note = (
-                "proximal.schedule: CCSW Thm 3 + GLL Lemma 24 for TV "
-                "tv_fraction delta/(1 + e^eps)"
-            )
-            params.update(
-                step_size=Param(float(h), "theorem", theorem_note),
-                num_steps=Param(int(steps), "theorem", theorem_note),
-                num_trials=Param(
-                    sched.num_trials,
-                    "theorem",
-                    "fixed RGO budget: failure <= delta_inner/2",
-                ),
-                num_levels=Param(
-                    sched.num_levels, _source("num_levels" in proximal_options)
-                ),
-                c_step=Param(
-                    sched.c_step,
-                    _source("c_step" in proximal_options),
-                    "GLL's proof constant 2^-8"
-                    if sched.proven
-                    else "above GLL's proof constant: nominal",
-                ),
-                lsi_constant=Param(
-                    report.lsi_constant[1], "derived", report.lsi_constant[0]
-                ),
-                tv_slack=Param(tv, "derived", "mixing + T delta_inner + initial draw"),
-                max_proximal_steps=Param(
-                    max_prox, _source(max_prox != MAX_PROXIMAL_STEPS)
-                ),
-            )
-            extra: dict[str, Any] = {
-                "schedule": sched._asdict(),
-                "lsi_constant": report.lsi_constant,
-            }
-        elif method == "langevin":
-            g = validation.require_constant(
-                "lipschitz", spec.lipschitz, needed_for="the Langevin route"
-            )
-            h = (
-                langevin.default_step_size(target)
-                if step_size is None
-                else langevin.check_step_size(target, step_size)
-            )
-            if lcal is not None:
-                steps = lcal.num_steps
-                steps_param = Param(
-                    steps,
-                    _source(num_steps is not None),
-                    "max_steps, or floor(max_evaluations / n) when lower; beta is "
-                    "calibrated to spend the budget over these steps"
-                    if num_steps is None
-                    else "",
-                )
-            elif num_steps is None:
-                nm = gaussian_noise_to_sensitivity(epsilon=target_eps, delta=dlt)
-                total_time = spec.n**2 / (2.0 * (beta_v * g * nm) ** 2)
-                steps = min(max_steps, int(math.floor(total_time / h)))
-                if steps < 1:
-                    raise PlanRefusal(
-                        f"the budget allows a total Langevin time {total_time:.3g} < "
-                        f"one step of size {h:.3g} at the given beta = {beta_v:.4g}",
-                        search=Search("beta", beta_v / 2.0, direction="down"),
-                        why="the default step makes beta^2 h constant; pass step_size",
-                        alternatives=_given_beta_alternatives(),
-                    )
-                steps_param = Param(
-                    steps,
-                    "calibrated",
-                    "largest T with the trajectory bound within budget "
-                    f"(capped at max_steps={max_steps})",
-                )
-            else:
-                steps = validation.positive_int("num_steps", num_steps)
-                steps_param = Param(steps, "user")
-            cap = budget.max_evaluations
-            if cap is not None and steps * spec.n > cap:
-                if num_steps is not None or cap < spec.n:
-                    # the refusal (naming num_steps or max_evaluations) is raised there
-                    _langevin_steps(spec, budget, num_steps, max_steps)
-                steps = cap // spec.n
-                steps_param = Param(
-                    steps,
-                    "calibrated",
-                    f"capped at floor(max_evaluations / n) = {steps} (fewer steps "
-                    "spend less of the budget: the trajectory bound grows with T)",
-                )
-            privacy = langevin.trajectory_guarantee(
-                target, step_size=h, num_steps=steps
-            )
-            bound_name, tv = "langevin_trajectory", 0.0
-            kernel = KernelSpec("langevin", clip_norm=g)
-            params.update(
-                step_size=Param(
-                    float(h),
-                    _source(step_size is not None),
-                    ""
-                    if step_size is not None
-                    else "0.1/(beta (M + mu)), or 0.03/(beta G)^2, <= 0.01 D^2/d",
-                ),
-                num_steps=steps_param,
-                max_steps=Param(max_steps, _source(max_steps != MAX_LANGEVIN_STEPS)),
-                clip_norm=Param(g, "derived", "the declared Lipschitz constant G"),
-            )
-            extra = {"total_time": float(h * steps), "clip_norm": g}
-            notes.append(
-                "no warm-start bound: projected Langevin has no total-variation bound "
-                "to the Gibbs target (its guarantee is the trajectory's)"
-            )
-        else:  # mala
-            tv = validation.probability("tv_bound", tv_bound)
-            h = (
-                langevin.default_step_size(target)
-                if step_size is None
-                else langevin.check_step_size(target, step_size)
-            )
-            steps = (
-                DEFAULT_MALA_STEPS
-                if num_steps is None
-                else validation.positive_int("num_steps", num_steps)
-            )
-            privacy = exact.with_tv_slack(tv).assuming(
-                f"MALA is within total variation {tv:g} of the Gibbs target "
-                "(tv_bound declared by the caller; MALA has no bound of its own)",
-                *constant_assumptions(spec, bound_name, convex=convex, proximal=False),
-            )
-            rests_on = "the caller's declared tv_bound (MALA has no bound of its own)"
-            kernel = KernelSpec("mala")
-            params.update(
-                step_size=Param(float(h), _source(step_size is not None)),
-                num_steps=Param(steps, _source(num_steps is not None)),
-                tv_bound=Param(tv, "user", "declared by the caller"),
-            )
-            extra = {}
+        params = dict(temp.params)
+        params["method"] = Param(route.name, source(route.name != DEFAULT_METHOD))
+        params["convex"] = Param(bool(convex), source(bool(convex)))
+        params["tv_fraction"] = Param(frac, source(frac != TV_FRACTION))
+        context = RouteContext(
+            request, temp, target, report, *report.tightest(request.target_delta)
+        )
+        planned = route.schedule(context)
+        params.update(planned.params)
+        notes = list(planned.notes)
+        privacy, tv, steps = planned.privacy, planned.tv_slack, planned.num_steps
 
         claimed = privacy.epsilon(dlt)
         if not claimed <= target_eps * (1.0 + 1e-9):
             reason = (
-                f"the {method} route's guarantee is epsilon={claimed:.6g} at "
+                f"the {route.name} route's guarantee is epsilon={claimed:.6g} at "
                 f"delta={dlt:g}, above the target {target_eps:g}"
             )
             if beta is None:  # pragma: no cover - calibrated beta meet the target
@@ -564,42 +319,24 @@ class Gibbs(PrivateAlgorithm):
             raise PlanRefusal(
                 reason,
                 search=Search("beta", beta_v / 2.0, direction="down"),
-                alternatives=_given_beta_alternatives(),
+                alternatives=given_beta_alternatives(),
             )
-        params["bound"] = Param(bound_name, "derived", "the bound behind the guarantee")
-        if rests_on is not None:
-            notes.append(f"the guarantee rests on {rests_on}")
-        cost = Cost(
-            loss_evaluations=kernel.loss_evaluations(int(steps)),
-            gradient_evaluations=kernel.gradient_evaluations(int(steps), spec.n),
-            steps=int(steps),
+        params["bound"] = Param(
+            planned.bound, "derived", "the bound behind the guarantee"
         )
-        cap = budget.max_evaluations
-        if cap is not None and method != "langevin" and cost.evaluations > cap:
-            # The proximal schedule is fixed by its TV target (fewer steps would
-            # void the TV slack the guarantee carries) and MALA's declared tv_bound
-            # is for the steps asked: neither can be shrunk, so the plan refuses.
-            raise PlanRefusal(
-                f"the {method} route at beta = {beta_v:.3g} needs "
-                f"{cost.evaluations:,} per-example evaluations ({int(steps):,} "
-                f"steps), more than max_evaluations={cap:,}; its schedule cannot be "
-                "shrunk without changing its TV bound",
-                search=(
-                    Search("beta", beta_v / 2.0, direction="down")
-                    if method == "proximal"
-                    else None
-                ),
-                why="" if method == "proximal" else "lower beta",
-                alternatives=(
-                    ({}, f"raise max_evaluations to {cost.evaluations:,}"),
-                    (
-                        {"method": "langevin"},
-                        "its steps are capped by the budget; no warm-start bound psi",
-                    ),
-                ),
-            )
+        if planned.rests_on is not None:
+            notes.append(f"the guarantee rests on {planned.rests_on}")
+        kernel = planned.kernel
+        cost = Cost(
+            loss_evaluations=kernel.loss_evaluations(steps),
+            gradient_evaluations=kernel.gradient_evaluations(steps, spec.n),
+            steps=steps,
+        )
+        route.check_cost(request, temp, cost)
+
+        # ---- the warm-start bound, where the output's law is near the target ------
         warm = None
-        if method != "langevin" and spec.lipschitz is not None:
+        if route.warm_start and spec.lipschitz is not None:
             if zeta is None:
                 zeta = bounds.default_failure_prob(spec.dim, target_eps, spec.n)
                 zeta_param = Param(zeta, "default", "sqrt(d)/(eps n)")
@@ -626,15 +363,16 @@ class Gibbs(PrivateAlgorithm):
                     "no warm-start bound: the failure probability (default "
                     "sqrt(d)/(eps n)) plus the TV slack is >= 1 (pass failure_prob=)"
                 )
-        elif method != "langevin":
+        elif route.warm_start:
             notes.append("no warm-start bound: the Lipschitz constant is not declared")
-        params["minimizer_gap"] = Param(gap, _source(gap > 0))
+        params["minimizer_gap"] = Param(gap, source(gap > 0))
         internal = {
+            "route": route,
             "kernel": kernel,
-            "binding": binding,
-            "preset": preset if beta is None and lcal is None else None,
-            "extra": extra,
-            "rests_on": rests_on,
+            "binding": temp.binding,
+            "preset": temp.preset,
+            "extra": planned.info,
+            "rests_on": planned.rests_on,
         }
         return Plan(
             algorithm=self.name,
@@ -650,20 +388,14 @@ class Gibbs(PrivateAlgorithm):
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
         target = GibbsTarget.create(problem, beta=plan["beta"], mu=plan["mu"])
-        kernel: KernelSpec = plan.internal["kernel"]
-        init_key, run_key = jax.random.split(rng_key)
-        x0 = initial_point(init_key, target)
-        init_fn, _ = kernel.build()
-        state = init_fn(x0, target)
-        final = run_chain(
-            run_key,
+        route: Route = plan.internal["route"]
+        value = route.run(
+            rng_key,
             target,
-            state,
-            spec=kernel,
+            plan.internal["kernel"],
             step_size=plan["step_size"],
             num_steps=plan["num_steps"],
         )
-        value = jnp.asarray(final.position, jnp.float64)
         info = GibbsInfo(
             method=plan["method"],
             beta=plan["beta"],
@@ -693,7 +425,7 @@ def gibbs(
     *,
     epsilon: float,
     delta: float,
-    method: str = "proximal",
+    method: str = DEFAULT_METHOD,
     convex: bool = False,
     preset: str = "tightest",
     c_gen: float | str | None = C_GEN_ROUTE_DEFAULT,
@@ -756,7 +488,8 @@ def gibbs(
         problem: the :class:`~dpsample.problem.Problem` (Ball domain).
         epsilon: target epsilon, > 0.
         delta: target delta, in (0, 1).
-        method: ``"proximal"``, ``"langevin"`` or ``"mala"``.
+        method: ``"proximal"``, ``"langevin"``, ``"mala"`` or another route
+            registered in :data:`dpsample.samplers.routes.ROUTES`.
         convex: public declaration that the losses are convex.
         preset: calibration preset (:func:`calibrate_gibbs`).
         c_gen: the cap ``beta G D <= c_gen log n`` on a calibrated ``beta``: a
@@ -839,123 +572,6 @@ def gibbs(
         max_proximal_steps=max_proximal_steps,
         **proximal_options,
     )
-
-
-def _route_c_gen(c_gen: float | str | None, method: str) -> tuple[float | None, Param]:
-    """``c_gen`` as the route applies it, and its plan entry (value, source, note)."""
-    if isinstance(c_gen, str):
-        if c_gen != C_GEN_ROUTE_DEFAULT:
-            raise ValueError(
-                f"Expected c_gen > 0, None or {C_GEN_ROUTE_DEFAULT!r}, got {c_gen!r}"
-            )
-        if method == "langevin":
-            return None, Param(
-                None,
-                "default",
-                "off on the Langevin route: its trajectory bound does not rest on the "
-                "target's LSI constant, so beta spends the budget (pass c_gen= to cap "
-                "beta G D <= c_gen log n)",
-            )
-        return C_GEN, Param(
-            C_GEN,
-            "default",
-            f"the {method} route's guarantee rests on the cap beta G D <= c_gen log n "
-            + (
-                "(its TV slack comes from a schedule of about beta^2 G^2 C_LSI "
-                "steps, C_LSI up to e^{beta G D} D^2/d)"
-                if method == "proximal"
-                else "(the declared tv_bound is for the chain at the capped beta)"
-            ),
-        )
-    if c_gen is None:
-        return None, Param(None, "user", "no cap: beta meets the privacy target only")
-    value = validation.positive("c_gen", c_gen)
-    return value, Param(value, "user", "cap beta G D <= c_gen log n")
-
-
-def _langevin_steps(
-    spec: ProblemSpec, budget: Budget, num_steps: int | None, max_steps: int
-) -> int:
-    """The Langevin steps ``beta`` is calibrated for: public, before any data."""
-    cap = budget.max_evaluations
-    if num_steps is not None:
-        steps = validation.positive_int("num_steps", num_steps)
-        if cap is not None and steps * spec.n > cap:
-            raise PlanRefusal(
-                f"{steps} Langevin steps need {steps * spec.n:,} per-example "
-                f"gradients (n={spec.n} a step), over max_evaluations={cap:,}",
-                fix=(
-                    ("num_steps", cap // spec.n, f"{cap - cap % spec.n:,} gradients")
-                    if cap >= spec.n
-                    else None
-                ),
-                none_works=cap < spec.n,
-                search=None if cap >= spec.n else Search("num_steps", 1.0),
-                why="" if cap >= spec.n else "one step needs n gradients",
-            )
-        return steps
-    if cap is None:
-        return max_steps
-    if cap < spec.n:
-        raise PlanRefusal(
-            f"max_evaluations={cap:,} is below one Langevin step (n={spec.n:,} "
-            "per-example gradients)",
-            why=f"raise max_evaluations to at least {spec.n:,}",
-        )
-    return min(max_steps, cap // spec.n)
-
-
-def _given_beta_alternatives() -> tuple[tuple[dict[str, Any], str], ...]:
-    """The remedy beside a lower ``beta`` when the caller gave one."""
-    return (({}, "drop beta= (it is then calibrated to the budget)"),)
-
-
-def _langevin_beta_note(cal: LangevinCalibration, spec: ProblemSpec) -> str:
-    """What limits a calibrated Langevin ``beta`` (the plan's note)."""
-    if cal.binding == "privacy":
-        return (
-            f"largest beta whose trajectory bound over T = {cal.num_steps:,} steps "
-            "meets (eps, delta) (privacy binds; no cap on this route)"
-        )
-    if cal.binding == "cap":
-        return (
-            f"capped at c_gen log n/(G D) = {cal.beta:.4g} (the cap binds; the budget "
-            "allows more)"
-        )
-    return (
-        "the non-smooth step rule 0.03/(beta G)^2 makes the trajectory's privacy the "
-        f"same for every large beta, so beta is the cap c_gen log n/(G D) (c_gen = "
-        f"{C_GEN:g} unless given) and the budget is not spent; about "
-        f"num_steps={cal.steps_to_spend:,} (x n = {spec.n:,} gradients each) or a "
-        "larger step_size would spend it"
-    )
-
-
-def _proximal_alternatives(
-    convex: bool, steps: int | None
-) -> tuple[tuple[dict[str, Any], str], ...]:
-    """Other remedies of a refused proximal schedule, as the caller names them."""
-    out: list[tuple[dict[str, Any], str]] = []
-    if steps is not None:
-        out.append(({"max_proximal_steps": steps}, ""))
-    if not convex:
-        out.append(({"convex": True}, "if every loss is convex: a better LSI constant"))
-    out.append(
-        (
-            {
-                "c_step": Code("proximal.C_STEP_PRACTICAL"),
-                "allow_unproven_schedule": True,
-            },
-            "the guarantee is then conditional on a nominal TV bound",
-        )
-    )
-    out.append(
-        (
-            {"method": "langevin"},
-            "its guarantee is the trajectory's; no warm-start bound psi",
-        )
-    )
-    return tuple(out)
 
 
 precision.scope_public(globals())
