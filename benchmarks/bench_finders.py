@@ -88,7 +88,7 @@ from dpsample._src import precision  # noqa: E402
 from dpsample.domains import Unconstrained  # noqa: E402
 from dpsample.finders import batches, oracles, trust_region  # noqa: E402
 from dpsample.finders.dp_sgd import _sgd_scan  # noqa: E402
-from dpsample.finders.dp_spider import _spider_iterates  # noqa: E402
+from dpsample.finders.spider_loop import spider_iterates  # noqa: E402
 from dpsample.finders.spider_sosp import plan_spider, stochastic_spider  # noqa: E402
 from dpsample.losses import sigmoid  # noqa: E402
 from dpsample.models import MLP  # noqa: E402
@@ -265,7 +265,7 @@ def bench_spider(prob, theta0, steps):
         prob, noise_multiplier=1.0, sampling="poisson", batch_size=BATCH
     )
     run = jax.jit(
-        lambda key, w: _spider_iterates(
+        lambda key, w: spider_iterates(
             key, o1, o2, w, num_steps=steps, phase_length=10, learning_rate=LR
         )[-1]
     )

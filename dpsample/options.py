@@ -56,6 +56,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
+from dpsample._src import precision
 from dpsample.plan import Param
 
 __all__ = [
@@ -373,3 +374,6 @@ def expand_option_tables(markdown: str) -> str:
         return f"{match.group(0)}\n\n{option_table(obj)}\n"
 
     return _MARKER.sub(table, markdown)
+
+
+precision.scope_public(globals())

@@ -15,7 +15,7 @@ The tests (``tests/test_*audit*.py``, ``tests/test_mechanisms.py``, ``tests/find
 on the results; ``experiments/audit_suite.py`` runs every case and tabulates it, on this
 code and on an older checkout (the "before" column of docs/privacy.md's audit table).
 Builders therefore use dpsample's public functions and a few private loops that the
-finders themselves run (``_sgd_iterates``, ``_spider_iterates``, ``_noisy_step``),
+finders themselves run (``_sgd_iterates``, ``spider_iterates``, ``_noisy_step``),
 each checked against the public call by the case's ``check``.
 
 Nothing here is imported by dpsample; importing this module computes nothing (every
@@ -1029,7 +1029,7 @@ def _spider_case() -> Audit:
     calibrates for epsilon 1; the anchors alone are worth 0.80 of the claim's 1.0
     (the variations, charged too, carry nothing here), and 1.72 at half the noise."""
     from dpsample.finders import dp_spider, oracles
-    from dpsample.finders.dp_spider import _spider_iterates
+    from dpsample.finders.spider_loop import spider_iterates
 
     d_plus, d_minus = spider_problem(1.0), spider_problem(-1.0)
     res = dp_spider(
@@ -1055,7 +1055,7 @@ def _spider_case() -> Audit:
             o2 = oracles.second_kind(
                 prob, noise_multiplier=z2 * scale, enforce_sensitivity=False
             )
-            return _spider_iterates(key, o1, o2, jnp.zeros(1), **SPIDER_KW)
+            return spider_iterates(key, o1, o2, jnp.zeros(1), **SPIDER_KW)
 
         return run
 

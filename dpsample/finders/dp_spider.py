@@ -100,7 +100,7 @@ import jax.numpy as jnp
 from dpsample import bounds, progress
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
-from dpsample.domains import Ball, project_with, projection_operands
+from dpsample.domains import Ball, projection_operands
 from dpsample.finders import accounting
 from dpsample.finders.oracles import (
     FirstKindOracle,
@@ -112,6 +112,7 @@ from dpsample.finders.oracles import (
 from dpsample.finders.outputs import release
 from dpsample.finders.planning import start_param
 from dpsample.finders.presets import label_schedule, output_param
+from dpsample.finders.spider_loop import spider_params, spider_scan
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -175,98 +176,6 @@ def spider_theorem_parameters(
         "abar": abar,
         "n_condition_holds": bool(cond),
     }
-
-
-def _spider_scan_body(
-    rng_key: PRNGKey,
-    w0: Array,
-    params: dict[str, Array],
-    ball: dict[str, Any] | None,
-    o1_ops: dict[str, Any],
-    o2_ops: dict[str, Any],
-    *,
-    o1_fn: Any,
-    o2_fn: Any,
-    num_steps: int,
-    show_progress: bool = False,
-) -> Array:
-    """Iterates ``w_1..w_T``; ``o*_fn, o*_ops = oracle.functional()``.
-
-    ``params = {"learning_rate": eta, "phase_length": q}`` (traced).
-    ``show_progress``: a progress bar (:mod:`dpsample.progress`); same iterates.
-    """
-    eta, q = params["learning_rate"], params["phase_length"]
-
-    def step(carry, inp):
-        w, w_prev, est = carry
-        t, key = inp
-        k1, k2 = jax.random.split(key)
-        est = jax.lax.cond(
-            t % q == 0,
-            lambda: o1_fn(o1_ops, k1, w),
-            lambda: est + o2_fn(o2_ops, k2, w, w_prev),
-        )
-        w_new = project_with(w - eta * est, ball)
-        return (w_new, w, est), w_new
-
-    keys = jax.random.split(rng_key, num_steps)
-    init = (w0, w0, jnp.zeros_like(w0))
-    _, ws = progress.scan(
-        step,
-        init,
-        (jnp.arange(num_steps), keys),
-        label="dp_spider",
-        show=show_progress,
-    )
-    return ws
-
-
-# The compiled core: keyed on the two oracles' static structures, T and whether a
-# progress bar is drawn only; the data, the noise parameters, eta, q and the ball are
-# traced operands, so another key, other data of the same shape or another epsilon
-# (same T) reuse the compilation.
-_spider_scan = jax.jit(
-    _spider_scan_body,
-    static_argnames=("o1_fn", "o2_fn", "num_steps", "show_progress"),
-)
-
-
-def _spider_params(learning_rate: float, phase_length: int) -> dict[str, Array]:
-    return {
-        "learning_rate": jnp.float64(learning_rate),
-        "phase_length": jnp.int64(phase_length),
-    }
-
-
-def _spider_iterates(
-    rng_key: PRNGKey,
-    o1: FirstKindOracle,
-    o2: SecondKindOracle,
-    w0: Array,
-    *,
-    num_steps: int,
-    phase_length: int,
-    learning_rate: float,
-    project: bool = True,
-) -> Array:
-    """Iterates ``w_1..w_T`` of DP-SPIDER driven by the two oracles (no accounting).
-
-    Not jitted (callers may ``jit``/``vmap`` it); :func:`dp_spider` runs the same
-    computation through the module-level compiled core.
-    """
-    o1_fn, o1_ops = o1.functional()
-    o2_fn, o2_ops = o2.functional()
-    return _spider_scan_body(
-        rng_key,
-        w0,
-        _spider_params(learning_rate, phase_length),
-        projection_operands(o1.spec.domain, project),
-        o1_ops,
-        o2_ops,
-        o1_fn=o1_fn,
-        o2_fn=o2_fn,
-        num_steps=num_steps,
-    )
 
 
 def dp_spider(
@@ -813,10 +722,10 @@ class DPSpider(PrivateAlgorithm):
         k_run, k_out = jax.random.split(rng_key)
         o1_fn, o1_ops = o1.functional()
         o2_fn, o2_ops = o2.functional()
-        ws = _spider_scan(
+        ws = spider_scan(
             k_run,
             jnp.asarray(plan["x0"], jnp.float64),
-            _spider_params(plan["learning_rate"], plan["phase_length"]),
+            spider_params(plan["learning_rate"], plan["phase_length"]),
             projection_operands(problem.domain, plan["project"]),
             o1_ops,
             o2_ops,

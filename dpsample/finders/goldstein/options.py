@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from dpsample._src import precision
 from dpsample.options import Options, fixed, option
 from dpsample.types import ArrayLike
 
@@ -153,3 +154,6 @@ class GoldsteinFirstOrderOptions(GoldsteinOptions):
     estimator: str = fixed("first_order", "The first-order oracle.")
     beta: float | None = fixed(None, "Multi pass only.")
     c_t: float = fixed(1.0, "Multi pass only.", shown=False)
+
+
+precision.scope_public(globals())
