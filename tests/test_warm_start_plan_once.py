@@ -1,4 +1,4 @@
-"""A warm-start plan is computed once (issue 29 item 4).
+"""A warm-start plan is computed once (issue 29 item 4; issue 28's module name).
 
 One default :func:`~dpsample.pipelines.warm_start` call used to run
 ``check_privacy`` 4 times, ``positive("epsilon")`` 39 times, build 17 ``Budget``s and
@@ -21,7 +21,9 @@ sites are in the failure message.
 from __future__ import annotations
 
 import collections
+import inspect
 import sys
+import types
 
 import jax
 import jax.numpy as jnp
@@ -155,6 +157,30 @@ def test_one_default_warm_start_counts(monkeypatch):
     # the warm start accounts a composition once: the fallback's and the step's
     assert counts["epsilon_accounted"]["pipelines/warm_start_plan.py:stage_b_finder"]
     assert counts["epsilon_accounted"]["privacy/ledger.py:charge"] == 1  # the net
+
+
+def test_the_module_is_reachable_under_its_name(monkeypatch):
+    """Issue 28: ``import dpsample.pipelines.warm_start as ws`` is the module."""
+    import dpsample.pipelines.warm_start as ws
+
+    assert isinstance(ws, types.ModuleType)
+    assert ws.__name__ == "dpsample.pipelines.warm_start"
+    assert ws.WarmStart is dpsample.pipelines.WarmStart
+    from dpsample.pipelines import warm_start
+
+    assert warm_start is ws is dpsample.pipelines.warm_start
+    assert dpsample.warm_start is ws.warm_start  # the function
+    assert inspect.isfunction(inspect.unwrap(dpsample.warm_start))
+    # calls still work: the module calls its function with the same arguments
+    seen = []
+    monkeypatch.setattr(ws, "warm_start", lambda *a, **k: seen.append((a, k)) or 7)
+    assert warm_start(1, 2, epsilon=3.0) == 7
+    assert dpsample.pipelines.warm_start("key", delta=1e-5) == 7
+    assert seen == [((1, 2), {"epsilon": 3.0}), (("key",), {"delta": 1e-5})]
+    monkeypatch.undo()
+    assert inspect.signature(warm_start) == inspect.signature(ws.warm_start)
+    with pytest.raises(TypeError, match="PRNG key"):
+        warm_start("not a key", _problem(), epsilon=1.0, delta=1e-5)
 
 
 def test_the_budget_is_checked_once_in_the_plan():

@@ -39,6 +39,9 @@ References:
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import sys
+import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -822,3 +825,22 @@ def _diagnostics(
 
 
 precision.scope_public(globals())
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as its function :func:`warm_start` (issue 28).
+
+    The package :mod:`dpsample.pipelines` has both this module and the function
+    under the name ``warm_start``. The package's attribute is the module (so
+    ``import dpsample.pipelines.warm_start as ws`` gives the module), and calling
+    it calls the function, so ``dpsample.pipelines.warm_start(key, problem, ...)``
+    and ``from dpsample.pipelines import warm_start; warm_start(...)`` work as
+    documented. ``dpsample.warm_start`` is the function itself.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> PrivateResult:
+        return warm_start(*args, **kwargs)
+
+
+__signature__ = inspect.signature(warm_start)  # what inspect and IDEs show for a call
+sys.modules[__name__].__class__ = _CallableModule
