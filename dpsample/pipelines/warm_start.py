@@ -265,8 +265,9 @@ class WarmStart(PrivateAlgorithm):
       their sum. The run draws ``(key_split, key_A, key_B)``, runs stage A, then
       stage B from ``x_0`` (the finder plan's ``x0`` replaced, source ``pipeline``).
 
-    Options are those of :func:`warm_start` but ``ledger`` and the net's own
-    options (passed in ``sampler_options``).
+    Options are those of :func:`warm_start` but ``ledger`` (an argument of
+    :meth:`solve`, which :func:`warm_start` calls) and the net's own options
+    (passed in ``sampler_options``).
 
     Examples:
         >>> import jax, jax.numpy as jnp, dpsample
