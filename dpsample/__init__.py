@@ -72,7 +72,7 @@ _NAMES = {
     "ProblemSpec": "dpsample.problem",
     "Unconstrained": "dpsample.domains",
     "should_warm_start": "dpsample.pipelines",
-    "warm_start": "dpsample.pipelines",
+    "warm_start": "dpsample.pipelines.warm_start",  # the function (issue 28)
 }
 
 __all__ = [

@@ -96,7 +96,10 @@ def test_lazy_names_are_the_eager_ones():
     from dpsample import Problem, finders, warm_start
 
     assert Problem is dpsample.problem.Problem
-    assert warm_start is pipelines.warm_start and callable(warm_start)
+    # dpsample.warm_start is the function; pipelines.warm_start the module (issue
+    # 28), callable as that function
+    assert warm_start is pipelines.warm_start.warm_start and callable(warm_start)
+    assert callable(pipelines.warm_start)
     assert finders.__name__ == "dpsample.finders"
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         dpsample.nope  # noqa: B018

@@ -18,14 +18,17 @@ from dpsample.base import PrivateAlgorithm
 from dpsample.bounds import default_failure_prob
 from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import PrivacyGuarantee
+from dpsample.privacy.calibration import canonical_guarantee
 from dpsample.problem import ProblemSpec
 
 __all__ = [
     "DEFAULT_SPLIT",
     "SPEND_RTOL",
     "SPEND_RULES",
+    "finder_budget",
     "finder_for_the_rest",
     "resolve_failure_prob",
+    "sampler_budget",
     "stage_budgets",
 ]
 
@@ -97,7 +100,8 @@ def stage_budgets(
 
     The fixed shares of the two stages (a public rule): ``eps_A = split eps`` and
     ``delta_A = delta_fraction delta``; a compute cap ``max_evaluations`` is split
-    like epsilon (each share at least 1).
+    like epsilon (each share at least 1). :func:`sampler_budget` and
+    :func:`finder_budget` build one of the two.
 
     Examples:
         >>> from dpsample import Budget
@@ -106,14 +110,51 @@ def stage_budgets(
         >>> (a.epsilon, a.delta, a.max_evaluations), (b.epsilon, b.max_evaluations)
         ((1.0, 0.0, 50), (1.0, 50))
     """
-    eps_a, delta_a = split * budget.epsilon, delta_fraction * budget.delta
-    caps: tuple[int | None, int | None] = (None, None)
-    if budget.max_evaluations is not None:
-        first = max(1, int(budget.max_evaluations * split))
-        caps = (first, max(1, budget.max_evaluations - first))
     return (
-        Budget(eps_a, delta_a, caps[0]),
-        Budget(budget.epsilon - eps_a, budget.delta - delta_a, caps[1]),
+        sampler_budget(budget, split, delta_fraction),
+        finder_budget(budget, split, delta_fraction),
+    )
+
+
+def _caps(budget: Budget, split: float) -> tuple[int | None, int | None]:
+    """The compute cap split like epsilon (each share at least 1), or no caps."""
+    if budget.max_evaluations is None:
+        return None, None
+    first = max(1, int(budget.max_evaluations * split))
+    return first, max(1, budget.max_evaluations - first)
+
+
+def sampler_budget(
+    budget: Budget,
+    split: float,
+    delta_fraction: float,
+    *,
+    max_evaluations: int | None = None,
+) -> Budget:
+    """Stage A's share of :func:`stage_budgets` (or with its own compute cap).
+
+    Examples:
+        >>> from dpsample import Budget
+        >>> from dpsample.pipelines.budget import sampler_budget
+        >>> sampler_budget(Budget(2.0, 1e-5), 0.25, 0.0, max_evaluations=10)
+        Budget(epsilon=0.5, delta=0.0, max_evaluations=10)
+    """
+    cap = _caps(budget, split)[0] if max_evaluations is None else max_evaluations
+    return Budget(split * budget.epsilon, delta_fraction * budget.delta, cap)
+
+
+def finder_budget(budget: Budget, split: float, delta_fraction: float) -> Budget:
+    """Stage B's share of :func:`stage_budgets`: what stage A's leaves.
+
+    Examples:
+        >>> from dpsample import Budget
+        >>> from dpsample.pipelines.budget import finder_budget
+        >>> finder_budget(Budget(2.0, 1e-5, 100), 0.25, 0.5)
+        Budget(epsilon=1.5, delta=5e-06, max_evaluations=75)
+    """
+    eps_a, delta_a = split * budget.epsilon, delta_fraction * budget.delta
+    return Budget(
+        budget.epsilon - eps_a, budget.delta - delta_a, _caps(budget, split)[1]
     )
 
 
@@ -127,8 +168,8 @@ def finder_for_the_rest(
     initial_gap: float,
     options: Mapping[str, Any],
     fallback: Plan,
-    fallback_epsilon: float,
-) -> Plan:
+    fallback_guarantee: PrivacyGuarantee,
+) -> tuple[Plan, PrivacyGuarantee]:
     """The finder's plan for the largest target meeting ``total`` after the sampler.
 
     A search on the finder's own target epsilon ``t`` (at its delta share): each
@@ -142,13 +183,18 @@ def finder_for_the_rest(
     composition meets the budget are kept, so the result never overspends; a
     target the finder refuses to plan counts as failing. ``fallback`` (the plan
     at the fixed share, which meets the budget) is returned when nothing better
-    is found; ``fallback_epsilon`` is its composition's epsilon at the total delta,
-    which the caller has already computed. Everything here is public (plans, no
-    data).
+    is found; ``fallback_guarantee`` is its composition with the sampler's, which
+    the caller has already read at the total delta. Everything here is public
+    (plans, no data).
+
+    Returns:
+        The plan kept and its composition with ``sampler_guarantee`` (the
+        pipeline's guarantee, read at the total delta already).
     """
     target, dlt = total.epsilon, total.delta
     best, best_t = fallback, share.epsilon
-    best_eps = fallback_epsilon
+    best_g = fallback_guarantee
+    best_eps = fallback_guarantee.epsilon(dlt)
     fail_t, fail_eps = math.inf, math.inf
     aim = target * (1.0 - SPEND_RTOL / 2.0)
     for _ in range(_SPEND_STEPS):
@@ -167,14 +213,15 @@ def finder_for_the_rest(
                 initial_gap=initial_gap,
                 **options,
             )
-            eps = sampler_guarantee.compose(plan.guarantee).epsilon(dlt)
+            composed = canonical_guarantee(sampler_guarantee.compose(plan.guarantee))
+            eps = composed.epsilon(dlt)
         except (ValueError, ArithmeticError):  # refused: a failing target
             plan, eps = None, math.inf
         if plan is not None and eps <= target:
-            best, best_t, best_eps = plan, t, eps
+            best, best_t, best_eps, best_g = plan, t, eps, composed
         else:
             fail_t, fail_eps = t, min(eps, 2.0 * target)
-    return best
+    return best, best_g
 
 
 precision.scope_public(globals())

@@ -23,7 +23,7 @@ from dpsample.bounds import (
     stationarity_abar,
     theorem_3_2_stationarity_bound,
 )
-from dpsample.pipelines.budget import DEFAULT_SPLIT, stage_budgets
+from dpsample.pipelines.budget import DEFAULT_SPLIT, sampler_budget
 from dpsample.plan import Budget
 from dpsample.problem import ProblemSpec
 
@@ -273,7 +273,7 @@ def cold_start_reason(
             "bound psi needs"
         )
     split = validation.positive("split", split)
-    eps_a = split * validation.positive("epsilon", budget.epsilon)
+    eps_a = split * budget.epsilon  # a Budget: validated when built
     if not eps_a * spec.n > spec.dim:
         return "cold: eps n <= d", (
             f"cold start: eps_A n = {eps_a * spec.n:.6g} <= d = {spec.dim}, no "
@@ -323,9 +323,7 @@ def choose(
         last = ""
         for s in splits:
             cap = DEFAULT_MAX_EVALUATIONS if total is None else max(1, int(total * s))
-            stage_budget = dataclasses.replace(
-                stage_budgets(budget, s, delta_a)[0], max_evaluations=cap
-            )
+            stage_budget = sampler_budget(budget, s, delta_a, max_evaluations=cap)
             quick = getattr(candidate, "evaluations_bound", None)
             if quick is not None and ceiling is not None and spec.lipschitz:
                 # the coarsest net worth running has covering radius psi-ceiling /

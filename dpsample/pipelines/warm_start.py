@@ -39,6 +39,9 @@ References:
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import sys
+import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,6 +76,7 @@ from dpsample.pipelines.choice import (
 )
 from dpsample.pipelines.data_split import VARIANTS, DataSplit, HalfDeviations
 from dpsample.pipelines.warm_start_plan import (
+    check_budget,
     check_public,
     cold_start_plan,
     default_sampler,
@@ -88,6 +92,7 @@ from dpsample.pipelines.warm_start_plan import (
 )
 from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import BudgetLedger, PrivacyGuarantee, PrivateResult
+from dpsample.privacy.report import ledger_name
 from dpsample.problem import Problem, ProblemSpec, check_problem
 from dpsample.types import PRNGKey
 
@@ -260,8 +265,9 @@ class WarmStart(PrivateAlgorithm):
       their sum. The run draws ``(key_split, key_A, key_B)``, runs stage A, then
       stage B from ``x_0`` (the finder plan's ``x0`` replaced, source ``pipeline``).
 
-    Options are those of :func:`warm_start` but ``ledger`` and the net's own
-    options (passed in ``sampler_options``).
+    Options are those of :func:`warm_start` but ``ledger`` (an argument of
+    :meth:`solve`, which :func:`warm_start` calls) and the net's own options
+    (passed in ``sampler_options``).
 
     Examples:
         >>> import jax, jax.numpy as jnp, dpsample
@@ -322,6 +328,7 @@ class WarmStart(PrivateAlgorithm):
         spend: str = "all",
         diagnostics: bool = False,
     ) -> Plan:
+        budget = check_budget(budget)  # once: the steps read its typed values
         finder_given, split_given = finder is not None, split is not None
         finder = DEFAULT_FINDER if finder is None else finder
         split = DEFAULT_SPLIT if split is None else split
@@ -406,6 +413,65 @@ class WarmStart(PrivateAlgorithm):
             )
             | {"default_rule": None if sampler is not None else choice.rule},
         )
+
+    def solve(  # type: ignore[override]
+        self,
+        rng_key: PRNGKey,
+        problem: Problem,
+        *,
+        epsilon: float,
+        delta: float,
+        max_evaluations: int | None = None,
+        ledger: BudgetLedger | None = None,
+        **options: Any,
+    ) -> PrivateResult:
+        """``plan``, charge a ledger with both stages, then ``run`` (one call).
+
+        What :func:`warm_start` does: the budget is validated once (the
+        :class:`~dpsample.plan.Budget`), both stages' planned guarantees are
+        charged to ``ledger`` (default: a fresh ``BudgetLedger(epsilon, delta)``)
+        before either stage reads the data, and ``info.ledger_stages`` lists the
+        ledger's stages.
+
+        Args:
+            rng_key: A JAX PRNG key.
+            problem: A :class:`~dpsample.problem.Problem` (its spec is planned,
+                its data run).
+            epsilon: Target epsilon.
+            delta: Target delta in ``(0, 1)``.
+            max_evaluations: Optional compute cap (see
+                :class:`~dpsample.plan.Budget`).
+            ledger: A :class:`~dpsample.privacy.BudgetLedger` to charge.
+            **options: Options of the plan (see :func:`warm_start`).
+
+        Returns:
+            The :class:`~dpsample.privacy.PrivateResult`.
+
+        Raises:
+            dpsample.errors.BudgetExceededError: The ledger cannot afford the
+                stages (nothing was charged or computed).
+        """
+        if ledger is not None and not isinstance(ledger, BudgetLedger):
+            raise TypeError(f"Expected a BudgetLedger, got {type(ledger).__name__}")
+        rng_key = validation.check_key(rng_key)
+        problem = check_problem(problem)
+        plan = self.plan(
+            problem.spec, Budget(epsilon, delta, max_evaluations), **options
+        )
+        if ledger is None:
+            ledger = BudgetLedger(
+                epsilon=plan.budget.epsilon,
+                delta=plan.budget.delta,
+                relation=problem.relation,
+            )
+        _charge(ledger, plan)
+        with precision.float64():
+            res = self._run(rng_key, plan, problem)
+        assert isinstance(res.info, WarmStartInfo)
+        info = dataclasses.replace(
+            res.info, ledger_stages=[name for name, _ in ledger.stages]
+        )
+        return PrivateResult(res.value, res.privacy, info)
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
         internal = plan.internal
@@ -610,28 +676,19 @@ def warm_start(
         >>> res.info["psi"] < prob.loss_range, res.privacy.epsilon(1e-5) <= 2.0
         (True, True)
     """
-    rng_key = validation.check_key(rng_key)
-    problem = check_problem(problem)
-    epsilon, delta = validation.check_privacy(epsilon, delta)
-    if ledger is not None and not isinstance(ledger, BudgetLedger):
-        raise TypeError(f"Expected a BudgetLedger, got {type(ledger).__name__}")
-    net_options = {"spacing": spacing, "net": net, "chunk_size": chunk_size}
-    net_options = {k: v for k, v in net_options.items() if v is not None}
-    if max_points != _MAX_POINTS:
-        net_options["max_points"] = validation.positive_int("max_points", max_points)
-    if sampler is None and net_options:
-        sampler = "net"
-    if sampler is not None and stage_algorithm(sampler, "sampler").name == "net":
-        net_options.setdefault("max_points", _MAX_POINTS)
-        sampler_options = {**net_options, **(sampler_options or {})}
-    elif net_options:
-        raise ValueError(
-            "spacing, net, max_points and chunk_size are the net's options"
-        )
-    algorithm = WarmStart(sampler, finder)
-    plan = algorithm.plan(
-        problem.spec,
-        Budget(epsilon, delta, max_evaluations),
+    sampler, sampler_options = _net_options(
+        sampler,
+        sampler_options,
+        {"spacing": spacing, "net": net, "chunk_size": chunk_size},
+        max_points,
+    )
+    return WarmStart(sampler, finder).solve(
+        rng_key,
+        problem,
+        epsilon=epsilon,
+        delta=delta,
+        max_evaluations=max_evaluations,
+        ledger=ledger,
         split=split,
         variant=variant,
         delta_split=delta_split,
@@ -645,14 +702,42 @@ def warm_start(
         spend=spend,
         diagnostics=diagnostics,
     )
-    if ledger is None:
-        ledger = BudgetLedger(epsilon=epsilon, delta=delta, relation=problem.relation)
-    stages = [
-        (f"warm_start/{name}:{p.algorithm}", p.guarantee) for name, p in plan.stages
-    ]
-    both = PrivacyGuarantee.none(relation=problem.relation)
-    for _, guarantee in stages:
-        both = both.compose(guarantee)
+
+
+def _net_options(
+    sampler: PrivateAlgorithm | str | None,
+    sampler_options: Mapping[str, Any] | None,
+    given: dict[str, Any],
+    max_points: int,
+) -> tuple[PrivateAlgorithm | str | None, Mapping[str, Any] | None]:
+    """The convenience's net options (``spacing``, ...) folded into the sampler's.
+
+    Any of them chooses the net when no sampler is given; with the net they join
+    its ``sampler_options`` (with the convenience's ``max_points`` cap); with
+    another sampler they are refused. Returns ``(sampler, sampler_options)``.
+    """
+    net_options = {k: v for k, v in given.items() if v is not None}
+    if max_points != _MAX_POINTS:
+        net_options["max_points"] = validation.positive_int("max_points", max_points)
+    if sampler is None and net_options:
+        sampler = "net"
+    if sampler is not None and stage_algorithm(sampler, "sampler").name == "net":
+        net_options.setdefault("max_points", _MAX_POINTS)
+        return sampler, {**net_options, **(sampler_options or {})}
+    if net_options:
+        raise ValueError(
+            "spacing, net, max_points and chunk_size are the net's options"
+        )
+    return sampler, sampler_options
+
+
+def _charge(ledger: BudgetLedger, plan: Plan) -> None:
+    """Charge the plan's stages to ``ledger``, or refuse before charging any.
+
+    The stages' composition is the plan's guarantee (the same components, so the
+    same epsilon at any delta).
+    """
+    both = plan.guarantee
     if ledger.would_exceed(both):
         raise BudgetExceededError(
             f"warm_start ({', '.join(p.algorithm for _, p in plan.stages)}: "
@@ -662,13 +747,8 @@ def warm_start(
             f"delta={ledger.delta:g}, over its budget epsilon={ledger.epsilon:g}; "
             "nothing was charged or computed"
         )
-    for name, guarantee in stages:
-        ledger.charge(name, guarantee)
-    with precision.float64():
-        res = algorithm._run(rng_key, plan, problem)
-    assert isinstance(res.info, WarmStartInfo)
-    info = dataclasses.replace(res.info, ledger_stages=[n for n, _ in ledger.stages])
-    return PrivateResult(res.value, res.privacy, info)
+    for name, p in plan.stages:
+        ledger.charge(ledger_name("warm_start", name, p.algorithm), p.guarantee)
 
 
 def _run_cold(rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
@@ -746,3 +826,22 @@ def _diagnostics(
 
 
 precision.scope_public(globals())
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as its function :func:`warm_start` (issue 28).
+
+    The package :mod:`dpsample.pipelines` has both this module and the function
+    under the name ``warm_start``. The package's attribute is the module (so
+    ``import dpsample.pipelines.warm_start as ws`` gives the module), and calling
+    it calls the function, so ``dpsample.pipelines.warm_start(key, problem, ...)``
+    and ``from dpsample.pipelines import warm_start; warm_start(...)`` work as
+    documented. ``dpsample.warm_start`` is the function itself.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> PrivateResult:
+        return warm_start(*args, **kwargs)
+
+
+__signature__ = inspect.signature(warm_start)  # what inspect and IDEs show for a call
+sys.modules[__name__].__class__ = _CallableModule

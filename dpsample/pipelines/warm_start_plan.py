@@ -24,6 +24,7 @@ from dpsample.errors import PlanRefusal
 from dpsample.pipelines.budget import (
     SPEND_RTOL,
     SPEND_RULES,
+    finder_budget,
     finder_for_the_rest,
     resolve_failure_prob,
     stage_budgets,
@@ -36,6 +37,7 @@ from dpsample.pipelines.choice import (
 from dpsample.pipelines.data_split import VARIANTS, DataSplit, HalfDeviations
 from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import PrivacyGuarantee
+from dpsample.privacy.calibration import canonical_guarantee
 from dpsample.problem import ProblemSpec
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "FinderStage",
     "PsiBound",
     "SamplerStage",
+    "check_budget",
     "check_public",
     "cold_start_plan",
     "cold_start_rate",
@@ -143,8 +146,14 @@ def _sampler_ball(spec: ProblemSpec, sampler_domain: Ball | None) -> Ball:
 
 @dataclasses.dataclass(frozen=True)
 class CheckedInputs:
-    """What the public checks return: validated public inputs every step reads."""
+    """What the public checks return: validated public inputs every step reads.
 
+    ``budget`` is the pipeline's (a :class:`~dpsample.plan.Budget`, validated when
+    it was built, with ``delta > 0``: :func:`check_budget`); ``epsilon`` and
+    ``delta`` are its values.
+    """
+
+    budget: Budget
     epsilon: float
     delta: float
     data_split: DataSplit
@@ -195,6 +204,29 @@ class FinderStage:
     target: float
 
 
+def check_budget(budget: Budget) -> Budget:
+    """The pipeline's budget: a :class:`~dpsample.plan.Budget` with ``delta > 0``.
+
+    A ``Budget`` is validated when it is built (epsilon positive and finite, delta
+    in ``[0, 1)``, the compute cap a positive integer); the warm start also needs
+    ``delta > 0`` (its finders are approximate-DP). The one check of the budget:
+    every step after it reads the typed values.
+
+    Examples:
+        >>> from dpsample import Budget
+        >>> from dpsample.pipelines.warm_start_plan import check_budget
+        >>> check_budget(Budget(1.0, 0.0))
+        Traceback (most recent call last):
+        ...
+        ValueError: Expected delta=0.0 in the open interval (0, 1)
+    """
+    if not isinstance(budget, Budget):
+        raise TypeError(f"Expected a Budget, got {type(budget).__name__}")
+    if not budget.delta > 0.0:
+        raise ValueError(f"Expected delta={budget.delta!r} in the open interval (0, 1)")
+    return budget
+
+
 def _data_split(variant: str | DataSplit) -> tuple[DataSplit, str]:
     """The data split object and its name (``ValueError`` for an unknown name)."""
     if isinstance(variant, DataSplit):
@@ -238,8 +270,11 @@ def check_public(
     sampler_domain: Ball | None,
     spend: str,
 ) -> CheckedInputs:
-    """The public checks, before any private computation (in the plan's order)."""
-    epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
+    """The public checks, before any private computation (in the plan's order).
+
+    ``budget`` is typed and checked already (:func:`check_budget`).
+    """
+    epsilon, delta = budget.epsilon, budget.delta
     data_split, variant_name = _data_split(variant)
     if spend not in SPEND_RULES:
         raise ValueError(f"Expected spend in {SPEND_RULES}, got {spend!r}")
@@ -263,6 +298,7 @@ def check_public(
     ).value
     spec_a, spec_b = data_split.specs(spec, ball)
     return CheckedInputs(
+        budget=budget,
         epsilon=epsilon,
         delta=delta,
         data_split=data_split,
@@ -307,9 +343,7 @@ def stage_a_chosen(
         raise ValueError(
             f"delta_split does not apply to the pure {choice.sampler.name}"
         )
-    budget_b = stage_budgets(budget, c.split, 0.0 if pure else (c.delta_split or 0.5))[
-        1
-    ]
+    budget_b = finder_budget(budget, c.split, 0.0 if pure else (c.delta_split or 0.5))
     return c, SamplerStage(
         choice.sampler, choice.reason, pure, choice.plan.budget, budget_b, choice.plan
     )
@@ -330,9 +364,10 @@ def cold_start_plan(
 
     Planned exactly as the finder alone would be (its own default start and
     initial gap), so the pipeline releases what the finder releases; the plan's
-    ``sampler`` is ``"none"`` and its ``default_rule`` says why.
+    ``sampler`` is ``"none"`` and its ``default_rule`` says why. ``budget`` is
+    typed and checked already (:func:`check_budget`).
     """
-    epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
+    epsilon, delta = budget.epsilon, budget.delta
     finder_obj, f_options = _finder_stage(finder, finder_options, "erm")
     try:
         plan_b = finder_obj.plan(spec, budget, **f_options)
@@ -476,23 +511,22 @@ def stage_b_finder(c: CheckedInputs, a: SamplerStage, finder_gap: float) -> Find
         )
     except PlanRefusal as refusal:
         raise refusal.within("finder_options") from None
-    guarantee = a.plan.guarantee.compose(plan_b.guarantee)
+    guarantee = canonical_guarantee(a.plan.guarantee.compose(plan_b.guarantee))
     spent = guarantee.epsilon(c.delta)
     _check_spent(spent, c)
     if c.spend == "all" and spent < (1.0 - SPEND_RTOL) * c.epsilon:
-        plan_b = finder_for_the_rest(
+        plan_b, guarantee = finder_for_the_rest(
             finder_obj,
             c.spec_b,
             budget_b,
             a.plan.guarantee,
-            Budget(c.epsilon, c.delta),
+            c.budget,
             initial_gap=finder_gap,
             options=c.finder_options,
             fallback=plan_b,
-            fallback_epsilon=spent,
+            fallback_guarantee=guarantee,
         )
-        guarantee = a.plan.guarantee.compose(plan_b.guarantee)
-    _check_spent(guarantee.epsilon(c.delta), c)
+        _check_spent(guarantee.epsilon(c.delta), c)  # read by the search already
     target = plan_b.budget.epsilon
     if "initial_gap" in plan_b.params:  # set by this pipeline, not by the user
         plan_b = plan_b.with_params(

@@ -558,7 +558,9 @@ class PrivacyGuarantee:
 
         ``PrivateAlgorithm.plan`` calls it; nothing in the accounting changes, and
         the report (:meth:`report`, ``print``) reads the guarantee at the
-        context's budget and lists its stages.
+        context's budget and lists its stages. The copy shares this guarantee's
+        accounting memo (its PLD, RDP curve and every epsilon already read): the
+        context enters no number, so a plan's guarantee is not accounted again.
 
         Args:
             context: A :class:`~dpsample.privacy.report.ReportContext`.
@@ -571,7 +573,12 @@ class PrivacyGuarantee:
         if not isinstance(context, ReportContext):
             raise TypeError(f"Expected a ReportContext, got {context!r}")
         return PrivacyGuarantee(
-            self.components, self.relation, self.tv_slack, self.assumptions, context
+            self.components,
+            self.relation,
+            self.tv_slack,
+            self.assumptions,
+            context,
+            self._cache,
         )
 
     # ----------------------------------------------------------------- accounting

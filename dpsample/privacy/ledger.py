@@ -6,6 +6,7 @@ from typing import Any
 
 from dpsample._src import precision, validation
 from dpsample.errors import BudgetExceededError
+from dpsample.privacy.calibration import canonical_guarantee
 from dpsample.privacy.guarantee import REPLACE_ONE, PrivacyGuarantee
 
 __all__ = ["BudgetLedger"]
@@ -105,7 +106,16 @@ class BudgetLedger:
 
     def would_exceed(self, guarantee: PrivacyGuarantee) -> bool:
         """Whether charging ``guarantee`` would exceed the budget."""
-        return self._total.compose(guarantee).epsilon(self.delta) > self.epsilon
+        return self._with(guarantee).epsilon(self.delta) > self.epsilon
+
+    def _with(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
+        """The total composed with ``guarantee``: the shared instance of that record.
+
+        :func:`~dpsample.privacy.calibration.canonical_guarantee`: a composition
+        that was accounted already (a pipeline's planned guarantee, checked here
+        before its stages are charged one by one) is not accounted again.
+        """
+        return canonical_guarantee(self._total.compose(guarantee))
 
     def charge(self, name: str, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
         """Record a stage, or raise before it runs if it would exceed the budget.
@@ -117,7 +127,7 @@ class BudgetLedger:
             BudgetExceededError: the composed epsilon at ``delta`` would exceed the
                 budget; nothing is recorded.
         """
-        total = self._total.compose(guarantee)
+        total = self._with(guarantee)
         eps = total.epsilon(self.delta)
         if eps > self.epsilon:
             raise BudgetExceededError(
