@@ -4,4 +4,5 @@ import sys
 
 from dpsample.cli.entry import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing the module (pkgutil walks) runs nothing
+    sys.exit(main())
