@@ -28,7 +28,7 @@ from dpsample.types import Array
 
 __all__ = [
     "CLIP_NOTES",
-    "ROUTES",
+    "SENSITIVITY_ROUTES",
     "ConeClippedLoss",
     "RangeClippedLoss",
     "cone_clip_data",
@@ -184,7 +184,7 @@ def sensitivity_route(
 
 
 #: The bound each clip enforces (``"none"``: the tightest declared, assumed).
-ROUTES = {"cone": "2 G D", "range": "2 B", "none": "declared, not enforced"}
+SENSITIVITY_ROUTES = {"cone": "2 G D", "range": "2 B", "none": "declared, not enforced"}
 
 #: What the plan's ``enforce_sensitivity`` note says of each clip.
 CLIP_NOTES = {

@@ -108,7 +108,7 @@ from dpsample.errors import PlanRefusal, Search
 from dpsample.nets.ball import ball_center, problem_ball, theorem_radius
 from dpsample.nets.clipped import (
     CLIP_NOTES,
-    ROUTES,
+    SENSITIVITY_ROUTES,
     ConeClippedLoss,
     RangeClippedLoss,
     cone_clip_data,
@@ -442,7 +442,9 @@ class NetExponentialMechanism(PrivateAlgorithm):
                 else "k = eps n/osc, osc = min(2GD, 2B, oscillation) (E28)",
             ),
             "sensitivity_oscillation": Param(
-                sensitivity, "derived", f"osc/n, osc = {osc:.6g} ({ROUTES[clip]})"
+                sensitivity,
+                "derived",
+                f"osc/n, osc = {osc:.6g} ({SENSITIVITY_ROUTES[clip]})",
             ),
             "chunk_size": Param(
                 chunk,
