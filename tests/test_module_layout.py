@@ -14,20 +14,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[1] / "dpsample"
 MAX_LINES = 800
-
-#: Modules over the limit when this test was written (other branches of issue 29
-#: split them); the lead removes the xfail mark once every branch is merged.
-_OVER_AT_WRITING = (
-    "finders/dp_sgd.py, finders/dp_spider.py, finders/goldstein/schedule.py, "
-    "finders/oracles.py, finders/spider_sosp/finder.py, "
-    "finders/trust_region/algorithms.py, nets/mechanism.py, pipelines/jl.py, "
-    "pipelines/kl_spider.py, privacy/guarantee.py, problem.py, samplers/gibbs.py"
-)
-
 
 def _modules(root: Path) -> dict[str, Path]:
     """``{dotted name: file}`` of every module under the package folder ``root``."""
@@ -163,9 +151,6 @@ def test_the_checks_find_what_is_planted(tmp_path):
     assert counts["sub/d.py"] == MAX_LINES + 1 and counts["a.py"] == 1
 
 
-@pytest.mark.xfail(
-    strict=False, reason=f"still over {MAX_LINES} lines: {_OVER_AT_WRITING}"
-)
 def test_no_module_is_over_800_lines():
     over = {f: n for f, n in _line_counts(PACKAGE).items() if n > MAX_LINES}
     assert not over, f"modules over {MAX_LINES} lines: {over}"

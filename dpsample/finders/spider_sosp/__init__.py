@@ -43,12 +43,8 @@ unchanged; a loss that is not finite somewhere breaks the declared constants the
 oracles' sensitivities rest on, so the iterates may carry the NaN.
 """
 
-from dpsample.finders.spider_sosp.finder import (
-    SpiderSOSP,
-    plan_spider,
-    spider_sosp,
-    stochastic_spider,
-)
+from dpsample.finders.spider_sosp.blocks import plan_spider, stochastic_spider
+from dpsample.finders.spider_sosp.finder import SpiderSOSP, spider_sosp
 from dpsample.finders.spider_sosp.info import (
     BranchCounts,
     SpiderSOSPInfo,
