@@ -79,8 +79,14 @@ measured on the data):
 
 * ``learning_rate`` ``eta = 1 / (2 M)`` (Lemma B.2 needs ``eta < 1/M``; Sec. 3.2's
   ``min(1, alpha^2/sigma~^2)/(2L)`` with the first branch);
-* ``batch_size`` ``b = ceil(sqrt(d log(1/delta) / epsilon))`` clipped to ``[1, n]``
-  (Abadi's lot-size condition as corrected in spec 003 A8);
+* ``batch_size`` ``b = max(ceil(sqrt(d log(1/delta) / epsilon)), ceil(n sqrt(epsilon /
+  T)))`` clipped to ``[1, n]``: Abadi et al.'s lot-size condition ``epsilon < q^2 T``
+  (``q = b / n``, their Theorem 1 with ``c1 = 1``) at the schedule's own ``T``, and
+  never below spec 003 A8's lot (the same condition at the quasar schedule's ``T``).
+  ``preset="theorem"`` keeps A8's lot alone (the default before issue 24's
+  benchmark: ``preset="theorem", output="tail_average"``). Below the condition the
+  noise multiplier falls under about 1, where subsampling amplifies little and the
+  noise std on the mean gradient, ``z C / b``, grows (``docs/finders.md``);
 * ``num_steps`` ``T = ceil(64 f_max / (eta alpha^2))`` (Theorem 3.4) at the
   privacy-limited target ``alpha^2 = 8 C sqrt((2d+1) M f_max log(1/delta)) / (n
   epsilon)`` (spec 002 §4.3 with the unspecified ``c_2 = c_eta = 1``), capped at
@@ -250,6 +256,7 @@ def _theorem_defaults(
     learning_rate: float | None,
     initial_gap: float | None,
     sampling: str,
+    preset: str,
 ) -> tuple[int, int | None, float, dict[str, str]]:
     sources: dict[str, str] = {}
     n, d = spec.n, spec.dim
@@ -268,13 +275,6 @@ def _theorem_defaults(
     else:
         learning_rate = validation.positive("learning_rate", learning_rate)
         sources["learning_rate"] = "user"
-    batch_size, sources["batch_size"] = _batch(
-        spec,
-        batch_size,
-        sampling,
-        max(1, min(n, math.ceil(math.sqrt(d * math.log(1.0 / delta) / epsilon)))),
-        "Abadi lot size sqrt(d log(1/delta)/epsilon) (spec 003 A8)",
-    )
     if num_steps is None:
         m = validation.require_constant(
             "smoothness",
@@ -301,7 +301,40 @@ def _theorem_defaults(
     else:
         num_steps = validation.positive_int("num_steps", num_steps)
         sources["num_steps"] = "user"
+    lot, why = _default_lot(n, d, epsilon, delta, num_steps, preset)
+    batch_size, sources["batch_size"] = _batch(spec, batch_size, sampling, lot, why)
     return num_steps, batch_size, learning_rate, sources
+
+
+_A8_WHY = "Abadi lot size sqrt(d log(1/delta)/epsilon) (spec 003 A8)"
+
+
+def _default_lot(
+    n: int, d: int, epsilon: float, delta: float, num_steps: int, preset: str
+) -> tuple[int, str]:
+    """The default expected batch (lot) of the smooth schedule, and why.
+
+    ``preset="theorem"``: ``ceil(sqrt(d log(1/delta) / epsilon))``, spec 003 A8's
+    reading of Abadi et al.'s lot-size condition ``epsilon < c1 q^2 T`` (``q = b /
+    n``, ``c1 = 1``), which it derives at the quasar schedule's ``T = epsilon^2 n^2 /
+    (d log(1/delta))``. ``preset="practical"`` (the default): the larger of that and
+    the same condition at the schedule's own ``T``, ``ceil(n sqrt(epsilon / T))``
+    (Abadi et al. 2016, Theorem 1: the regime where the noise multiplier scales as
+    ``q sqrt(T log(1/delta)) / epsilon``, i.e. a larger lot costs no extra noise in
+    the mean gradient; below it the subsampling amplifies less and the noise per
+    step grows). Both are clipped to ``[1, n]``; public inputs only.
+    """
+    a8 = math.ceil(math.sqrt(d * math.log(1.0 / delta) / epsilon))
+    if preset == "theorem":
+        return max(1, min(n, a8)), _A8_WHY
+    at_t = math.ceil(n * math.sqrt(epsilon / num_steps))
+    if at_t <= a8:
+        return max(1, min(n, a8)), _A8_WHY + f" >= n sqrt(epsilon/T) = {at_t}"
+    return max(1, min(n, at_t)), (
+        "Abadi et al. 2016 Thm 1's lot-size condition epsilon < q^2 T at the "
+        f"schedule's T: n sqrt(epsilon/T) (> spec 003 A8's sqrt(d log(1/delta)/"
+        f"epsilon) = {a8})"
+    )
 
 
 def dp_sgd(
@@ -342,7 +375,8 @@ def dp_sgd(
         delta: Target delta in ``(0, 1)`` (the whole release, event term included).
         x0: Public starting point in the domain ``K``, shape ``(d,)``.
         num_steps: ``T`` (default: Theorem 3.4, see the module docstring).
-        batch_size: ``b`` (expected size for Poisson; default Abadi's lot size).
+        batch_size: ``b`` (expected size for Poisson; default Abadi's lot-size
+            condition at the schedule's ``T``, see the module docstring).
         learning_rate: ``eta`` (default ``1/(2M)``).
         clip_norm: Per-example clipping norm ``c`` (Abadi); ``C = min(c, G)``.
             Default: the declared ``lipschitz`` ``G`` (clipping enforces it, so the
@@ -630,6 +664,7 @@ class DPSGD(PrivateAlgorithm):
             learning_rate,
             initial_gap,
             sampling,
+            preset,
         )
         delta_acc = delta - (1.0 + math.exp(min(epsilon, 700.0))) * delta_e
         if delta_acc <= 0:

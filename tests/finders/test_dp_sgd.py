@@ -18,7 +18,7 @@ from dpsample import Budget
 from dpsample.errors import MissingConstantError
 from dpsample.finders import dp_sgd, dp_sgd_guarantee, dp_sgd_transform, oracles
 from dpsample.finders import stationarity as st
-from dpsample.finders.dp_sgd import DPSGD
+from dpsample.finders.dp_sgd import _A8_WHY, DPSGD, _default_lot
 
 REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
 DELTA = 1e-5
@@ -207,6 +207,47 @@ def test_nonsmooth_defaults_are_the_projected_subgradient_method():
     )  # the caller's batch sets the epochs' steps; the step uses the clip norm
     assert small["num_steps"] == 40
     assert small["learning_rate"] == pytest.approx(4.0 / 40**0.5)
+
+
+def _lot_problem():
+    n, d = 400, 3
+    data = jnp.linspace(-1.0, 1.0, n)[:, None] * jnp.ones((1, d))
+    return dpsample.Problem(
+        lambda x, z: 0.5 * jnp.sum((x - z) ** 2), data, dpsample.Ball(2.0, dim=d),
+        lipschitz=4.0, smoothness=1.0, loss_range=8.0,
+    )  # fmt: skip
+
+
+def test_default_lot_meets_abadis_condition_at_the_schedules_steps():
+    """The default lot: max(spec 003 A8's, n sqrt(eps / T)); the theorem preset A8's.
+
+    Abadi et al. 2016 Thm 1 needs ``epsilon < q^2 T`` (``q = b / n``); A8's lot
+    ``sqrt(d log(1/delta) / epsilon)`` is that condition at another ``T``.
+    """
+    problem = _lot_problem()
+    n, d = problem.spec.n, problem.spec.dim
+    a8 = math.ceil(math.sqrt(d * math.log(1.0 / DELTA) / 1.0))
+    plan = DPSGD().plan(problem.spec, Budget(1.0, DELTA))
+    t = plan["num_steps"]
+    assert plan["batch_size"] == math.ceil(n * math.sqrt(1.0 / t)) > a8 == 6
+    assert "Thm 1" in plan.params["batch_size"].note
+    assert _default_lot(n, d, 1.0, DELTA, t, "theorem") == (a8, _A8_WHY)
+    # a long schedule meets the condition at A8's lot already (n sqrt(eps/T) <= a8)
+    lot, why = _default_lot(n, d, 1.0, DELTA, 10 * n * n, "practical")
+    assert lot == a8 and why.startswith(_A8_WHY)
+    assert _default_lot(10, d, 1.0, DELTA, 1, "practical")[0] == 10  # at most n
+
+
+@pytest.mark.slow
+def test_default_lot_lowers_the_noise_on_the_mean_where_a8s_lot_is_small():
+    """At epsilon = 4 A8's lot is 3 (noise multiplier 0.85, below the regime of
+    Abadi's Thm 1); the default's lot 18 (z = 4.4) puts less noise on the mean
+    gradient (``z C / b``) at the same ``T``; the theorem preset keeps A8's lot."""
+    problem = _lot_problem()
+    new = DPSGD().plan(problem.spec, Budget(4.0, DELTA))
+    old = DPSGD().plan(problem.spec, Budget(4.0, DELTA), preset="theorem")
+    assert old["num_steps"] == new["num_steps"] and old["batch_size"] == 3
+    assert new["batch_size"] > 3 and new["noise_std"] < 0.9 * old["noise_std"]
 
 
 @pytest.mark.slow

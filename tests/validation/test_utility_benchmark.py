@@ -285,3 +285,18 @@ def test_utility_smoke(tmp_path):
     assert set(comp.baseline) == set(ua.BASELINES)
     assert (out / "comparisons.md").exists()
     assert (out / "figures" / "excess_by_entry.png").exists()
+
+
+@pytest.mark.slow  # about 20 s: the analysis of the merged benchmark, twice
+def test_lot_goal_tables_are_what_the_script_writes(tmp_path):
+    """experiments/results/utility_lot/goal*.md come from its cells (utility_lot.py)."""
+    import shutil
+
+    from experiments import utility_lot
+
+    src = REPO / "experiments" / "results" / "utility_lot"
+    shutil.copy(src / "cells.tar.xz", tmp_path / "cells.tar.xz")
+    assert utility_lot.main([str(tmp_path)]) == 0
+    assert utility_lot.main([str(tmp_path), "--before"]) == 0
+    for name in ("goal.md", "goal_before.md"):
+        assert (tmp_path / name).read_text() == (src / name).read_text()
