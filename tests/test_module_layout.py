@@ -17,6 +17,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "dpsample"
 MAX_LINES = 800
 
+
 def _modules(root: Path) -> dict[str, Path]:
     """``{dotted name: file}`` of every module under the package folder ``root``."""
     out = {}
