@@ -90,6 +90,22 @@ def merge(lot: Path, work: Path, before: bool = False) -> tuple[Path, Path]:
         cold = copy.deepcopy(twin)
         cold["config"], cold["key"] = rec["config"], rec["key"]
         f.write_text(json.dumps(cold))
+    floor = runs / "default_floor"
+    if not before and floor.is_dir():
+        # The default warm start on the two bumps, run whole (net and DP-SGD) on the
+        # merged code with the spec's configuration, which declares loss_floor: it
+        # replaces the replays there (run on configurations without the floor).
+        fresh = {}
+        for f in sorted(floor.glob("*.json")):
+            rec = json.loads(f.read_text())
+            fresh[(_point(rec), rec["config"]["job"]["seed"])] = f
+        for f in sorted((rule / "cells").glob("*.json")):
+            rec = json.loads(f.read_text())
+            point = (_point(rec), rec["config"]["job"]["seed"])
+            if rec["config"]["job"]["name"] == "warm_start" and point in fresh:
+                f.unlink()
+                src = fresh[point]
+                (rule / "cells" / src.name).write_text(src.read_text())
     return bench, rule
 
 
