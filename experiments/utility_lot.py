@@ -28,6 +28,12 @@ keys, 8 seeds; ``python experiments/utility_lot.py --help``):
   the committed default cells were run before the enforced net route changed the
   net's psi, so they do not reproduce on either.
 
+* ``default_floor/``: the default warm start on the two bumps run whole (the net,
+  then DP-SGD with the new lot) on the merged code of issue 29, with the benchmark
+  spec's configuration, which declares ``loss_floor`` (``basins_default_lot.toml``
+  beside the tarball: the two-bump grids of ``utility_default.toml``); these replace
+  the replays there.
+
 At the cold-start points the default is DP-SGD alone, releasing bit for bit what
 ``dp_sgd`` releases (``_run_cold``: the same key and plan; checked on the saddle,
 ``n = 1,000``, seed 0): the merge takes the ``default`` cells there from ``new/``,
