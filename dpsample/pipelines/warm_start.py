@@ -184,7 +184,7 @@ class WarmStart(PrivateAlgorithm):
         >>> res.privacy is plan.guarantee, res.info.sampler, res.info.epsilon_split[0]
         (True, 'net', 1.0)
         >>> # spend="all": the finder's target takes what the composition leaves
-        >>> res.info.epsilon_split[1] > 1.0, 0.98 * 2.0 <= plan.spent_epsilon() <= 2.0
+        >>> res.info.epsilon_split[1] >= 1.0, 0.98 * 2.0 <= plan.spent_epsilon() <= 2.0
         (True, True)
     """
 
