@@ -40,6 +40,8 @@ from dpsample.types import Array
 
 __all__ = [
     "GhostClippedLoss",
+    "CLIPPING_PATHS",
+    "GHOST_ABOVE_VALUES",
     "GRADIENT_DTYPES",
     "MIN_CLIP_FLOAT32",
     "MAX_CLIP_FLOAT32",
@@ -54,6 +56,7 @@ __all__ = [
     "clipped_sum",
     "clipped_mean",
     "difference_margin",
+    "resolve_clipping",
 ]
 
 #: Dtypes of the first-kind oracle's per-example gradient computation.
@@ -393,3 +396,70 @@ class GhostClippedLoss(abc.ABC):
         self, theta: Any, batch: Any, weights: Any, bound: Any, gradient_dtype: str
     ) -> Array:
         """``sum_i w_i min(1, bound / ||g_i||) g_i`` (float64), rows of ``batch``."""
+
+
+#: The first-kind oracle's ways to compute a clipped gradient sum (``clipping=``).
+CLIPPING_PATHS = ("auto", "ghost", "per_example")
+
+
+#: On an accelerator, ``clipping="auto"`` forms per-example gradients while a batch's
+#: ``(m, d)`` matrix holds at most this many values (32 MiB in float64), and takes
+#: the ghost path above it (``benchmarks/bench_gpu.py``; docs/gpu.md).
+GHOST_ABOVE_VALUES = 1 << 22
+
+
+def resolve_clipping(
+    loss_fn: Any,
+    clipping: str,
+    rows: int = 0,
+    dim: int = 0,
+    backend: str | None = None,
+) -> str:
+    """The clipped-sum path of the first-kind oracle: ``"ghost"`` or ``"per_example"``.
+
+    ``"per_example"`` forms the ``(m, d)`` per-example gradients (any loss);
+    ``"ghost"`` asks a :class:`GhostClippedLoss` (e.g. :class:`dpsample.models.MLP`)
+    for its own clipped sum, from activations and backpropagated output gradients.
+    ``"auto"`` (the default) is ``"per_example"`` for any other loss. For a
+    :class:`GhostClippedLoss` it is ``"ghost"`` on the CPU; on an accelerator it is
+    ``"per_example"`` while the batch's ``rows x dim`` per-example gradients number
+    at most :data:`GHOST_ABOVE_VALUES` (there a few large batched kernels beat the
+    ghost path's per-layer kernels, 1.4x on the digits MLP) and ``"ghost"`` above
+    it (18x on a 1.9M-parameter MLP at batch 1,024), as measured by
+    ``benchmarks/bench_gpu.py`` (docs/gpu.md). The choice reads public values only
+    (the loss's type, the batch size, the dimension, the backend) and changes no
+    guarantee: both paths clip every row at the same bound, each with its own
+    rounding margin.
+
+    Raises:
+        ValueError: An unknown path, or ``"ghost"`` for a loss that has no ghost path.
+
+    Examples:
+        >>> from dpsample._src.clipping import resolve_clipping
+        >>> from dpsample.models import MLP
+        >>> resolve_clipping(lambda x, z: x, "auto")
+        'per_example'
+        >>> net = MLP((64, 64, 10))
+        >>> [resolve_clipping(net, "auto", 256, net.dim, b) for b in ("cpu", "gpu")]
+        ['ghost', 'per_example']
+        >>> resolve_clipping(net, "auto", 4096, net.dim, "gpu")  # 20M values
+        'ghost'
+    """
+    if clipping not in CLIPPING_PATHS:
+        raise ValueError(f"Expected clipping in {CLIPPING_PATHS}, got {clipping!r}")
+    ghost = isinstance(loss_fn, GhostClippedLoss)
+    if clipping == "ghost" and not ghost:
+        raise ValueError(
+            "clipping='ghost' needs a loss that computes its own clipped sum (a "
+            "GhostClippedLoss such as dpsample.models.MLP); this loss has none: use "
+            "clipping='per_example' or 'auto'"
+        )
+    if clipping != "auto":
+        return clipping
+    if not ghost:
+        return "per_example"
+    if backend is None:
+        backend = jax.default_backend()
+    if backend == "cpu" or rows * dim > GHOST_ABOVE_VALUES:
+        return "ghost"
+    return "per_example"

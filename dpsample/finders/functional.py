@@ -66,7 +66,13 @@ def cast_floating(tree: Any, dtype: str) -> Any:
 
 
 def clipped_gradient_sum(
-    loss_fn: Any, x: Array, batch: Any, w: Array, bound: Array, dtype: str
+    loss_fn: Any,
+    x: Array,
+    batch: Any,
+    w: Array,
+    bound: Array,
+    dtype: str,
+    ghost: bool | None = None,
 ) -> Array:
     r"""``sum_i w_i clip_bound(grad f(x, z_i))`` (float64), gradients in ``dtype``.
 
@@ -77,11 +83,14 @@ def clipped_gradient_sum(
     infinite or NaN gradient) contribute zero, so the output never exceeds the bound
     per row and a NaN example cannot poison (or reveal itself in) the release
     (:func:`~dpsample._src.clipping.clipped_sum`). ``bound`` already includes
-    the margin of :func:`~dpsample._src.clipping.clip_margin`.
+    the margin of :func:`~dpsample._src.clipping.clip_margin`. ``ghost`` (default:
+    whether the loss is a :class:`~dpsample._src.clipping.GhostClippedLoss`) asks
+    the loss for its own clipped sum (no ``(m, d)`` per-example gradients); the
+    oracle sets it from :func:`~dpsample._src.clipping.resolve_clipping`.
     """
-    if isinstance(
-        loss_fn, GhostClippedLoss
-    ):  # layered model: no (m, d) per-example gradients
+    if ghost is None:
+        ghost = isinstance(loss_fn, GhostClippedLoss)
+    if ghost:  # layered model: no (m, d) per-example gradients
         return loss_fn.clipped_gradient_sum(x, batch, w, bound, dtype)
     ft = jnp.dtype(dtype)
     g = per_example_gradients(loss_fn, x.astype(ft), cast_floating(batch, dtype))
@@ -117,6 +126,7 @@ class FirstKindFn:
     max_batch_size: int
     clipped: bool
     gradient_dtype: str = "float64"
+    ghost: bool = False
 
     def mean(
         self, operands: dict[str, Any], rng_key: PRNGKey, x: Array, indices: Any
@@ -133,6 +143,7 @@ class FirstKindFn:
                 w,
                 jnp.asarray(operands["clip_bound"]),
                 self.gradient_dtype,
+                self.ghost,
             )
         return total / self.batch_size
 

@@ -96,15 +96,21 @@ def event_and_guarantee(
     return ev, PrivacyGuarantee.from_event(ev, relation=REPLACE_ONE), "sequential"
 
 
-def margin_of(problem: Problem | ProblemSpec, gradient_dtype: str, rows: int) -> float:
+def margin_of(
+    problem: Problem | ProblemSpec,
+    gradient_dtype: str,
+    rows: int,
+    clipping: str = "ghost",
+) -> float:
     """Rounding margin of the clipped sum the oracle will run for ``problem``.
 
-    A :class:`~dpsample._src.clipping.GhostClippedLoss` (e.g.
-    :class:`dpsample.models.MLP`, whose clipped sum skips per-example gradients)
-    states its own margin (``gradient_margin``); the per-example path's is
+    On the ghost path (``clipping="ghost"`` and a
+    :class:`~dpsample._src.clipping.GhostClippedLoss`, e.g.
+    :class:`dpsample.models.MLP`, whose clipped sum skips per-example gradients) the
+    loss states its own margin (``gradient_margin``); the per-example path's is
     :func:`clip_margin`.
     """
-    if isinstance(problem.loss_fn, GhostClippedLoss):
+    if clipping == "ghost" and isinstance(problem.loss_fn, GhostClippedLoss):
         return float(problem.loss_fn.gradient_margin(gradient_dtype, rows))
     return clip_margin(gradient_dtype, rows, problem.dim)
 

@@ -158,6 +158,7 @@ from dpsample._src.clipping import (
     check_gradient_dtype,
     clip_margin,
     difference_margin,
+    resolve_clipping,
 )
 from dpsample.errors import MissingConstantError
 from dpsample.finders import accounting
@@ -219,9 +220,13 @@ class FirstKindOracle(OracleBase):
         max_batch_size: int | None = None,
         gradient_dtype: str = "float64",
         enforce_sensitivity: bool = True,
+        clipping: str = "auto",
     ) -> None:
         self._setup(problem, noise_multiplier, sampling, batch_size, max_batch_size)
         self.enforce_sensitivity = check_enforce(enforce_sensitivity)
+        self.clipping = resolve_clipping(
+            problem.loss_fn, clipping, self.max_batch_size, problem.dim
+        )
         if not self.enforce_sensitivity and clip_norm is not None:
             raise ValueError(
                 "clip_norm clips, enforce_sensitivity=False asks not to: pass one "
@@ -260,7 +265,9 @@ class FirstKindOracle(OracleBase):
             None
             if self.clip_norm is None
             else self.contribution_bound
-            / margin_of(problem, self.gradient_dtype, self.max_batch_size)
+            / margin_of(
+                problem, self.gradient_dtype, self.max_batch_size, self.clipping
+            )
         )
         if self.clip_norm is None:  # the sensitivity rests on the declaration
             self.guarantee = self.guarantee.assuming(
@@ -302,6 +309,7 @@ class FirstKindOracle(OracleBase):
             max_batch_size=self.max_batch_size,
             clipped=self.clip_norm is not None,
             gradient_dtype=self.gradient_dtype,
+            ghost=self.clipping == "ghost",
         )
         data = problem.data if isinstance(problem, Problem) else None
         self._operands: dict[str, Any] = {
@@ -504,6 +512,7 @@ def first_kind(
     max_batch_size: int | None = None,
     gradient_dtype: str = "float64",
     enforce_sensitivity: bool = True,
+    clipping: str = "auto",
 ) -> FirstKindOracle:
     r"""Build the first-kind oracle ``O1`` (noisy mean gradient).
 
@@ -536,6 +545,13 @@ def first_kind(
         enforce_sensitivity: Clip at ``C`` (default). ``False`` opts out: no
             clipping, ``C = G`` trusted, and the guarantee is conditional on it
             (listed in its ``assumptions``).
+        clipping: How the clipped sum is computed
+            (:func:`~dpsample._src.clipping.resolve_clipping`): ``"auto"``
+            (default: a layered model's ghost path on the CPU, per-example
+            gradients on an accelerator or for any other loss), ``"ghost"`` or
+            ``"per_example"``. Speed only: the bound, sensitivity and guarantee are
+            the same; the release differs in rounding. The oracle's ``clipping``
+            attribute says which ran.
 
     Returns:
         A :class:`FirstKindOracle`.
@@ -599,6 +615,7 @@ def first_kind(
         max_batch_size=max_batch_size,
         gradient_dtype=gradient_dtype,
         enforce_sensitivity=enforce_sensitivity,
+        clipping=clipping,
     )
 
 

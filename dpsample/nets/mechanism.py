@@ -122,7 +122,12 @@ from dpsample.nets.grid import (
 )
 from dpsample.nets.points import PointNet
 from dpsample.nets.resolve import resolve_net
-from dpsample.nets.stream import jit_net, resolve_chunk_size, stream_argmax
+from dpsample.nets.stream import (
+    chunk_rule,
+    jit_net,
+    resolve_chunk_size,
+    stream_argmax,
+)
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -449,7 +454,7 @@ class NetExponentialMechanism(PrivateAlgorithm):
             "chunk_size": Param(
                 chunk,
                 "user" if chunk_size is not None else "default",
-                "" if chunk_size is not None else "<= 65536, chunk x n <= 4M values",
+                "" if chunk_size is not None else chunk_rule(),
             ),
             "num_chunks": Param(num_chunks, "derived", "ceil(net_size/chunk_size)"),
             "max_points": Param(
@@ -596,7 +601,9 @@ def exponential_mechanism(
             ``K``; all must be data-independent. Exclusive with ``spacing``.
         chunk_size: Candidates per chunk, a positive multiple of
             :data:`~dpsample.nets.stream.NOISE_BLOCK`; default: at most 65536,
-            reduced so a chunk's ``(chunk, n)`` loss matrix stays within 32 MiB. It
+            reduced so a chunk's ``(chunk, n)`` loss matrix stays within 32 MiB
+            (on an accelerator: ``2^20`` and 2 GiB,
+            :func:`~dpsample.nets.stream.auto_chunk_size`). It
             affects speed and memory only, not the output.
         max_points: Refuse nets with more than this many points.
         enforce_sensitivity: Clip every per-example loss so that the bound the

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from dpsample._src import precision, validation
@@ -18,7 +20,7 @@ from dpsample.domains import Ball
 from dpsample.nets.ball import ball_center, theorem_radius
 from dpsample.nets.grid import GridNet, grid_net
 from dpsample.nets.points import PointNet
-from dpsample.types import ArrayLike
+from dpsample.types import Array, ArrayLike
 
 __all__ = ["check_net_in_ball", "default_net", "resolve_net"]
 
@@ -50,12 +52,28 @@ def check_net_in_ball(net: GridNet | PointNet, ball: Ball) -> None:
         )
         if not (same_center and net.radius <= ball.radius):
             raise ValueError("the GridNet covers a different ball than the domain")
+    elif isinstance(net.points, jax.Array):
+        # on the points' own device: two scalars come back, not the (N, d) array
+        finite, far = _device_extent(net.points, jnp.asarray(ball_center(ball)))
+        if not bool(finite):
+            raise ValueError(
+                "Expected net points to be finite, found NaN or inf values"
+            )
+        if not float(far) <= ball.radius * (1.0 + 1e-12) + 1e-12:
+            raise ValueError("every net point must lie in the domain K")
     else:
         points = np.asarray(net.points, np.float64)
         validation.finite_tree("net points", points)
         dist = np.linalg.norm(points - ball_center(ball), axis=-1)
         if not bool(np.all(dist <= ball.radius * (1.0 + 1e-12) + 1e-12)):
             raise ValueError("every net point must lie in the domain K")
+
+
+@jax.jit
+def _device_extent(points: jax.Array, center: jax.Array) -> tuple[Array, Array]:
+    """Whether every point is finite, and the largest distance to ``center`` (f64)."""
+    p = points.astype(jnp.float64)
+    return jnp.all(jnp.isfinite(p)), jnp.max(jnp.linalg.norm(p - center, axis=-1))
 
 
 def default_net(ball: Ball, epsilon: float, n: int) -> GridNet:

@@ -26,9 +26,12 @@ from dpsample.nets.points import PointNet
 from dpsample.types import Array, PRNGKey
 
 __all__ = [
+    "CHUNK_LIMITS",
     "NOISE_BLOCK",
     "auto_chunk_size",
     "block_gumbel",
+    "chunk_limits",
+    "chunk_rule",
     "jit_net",
     "net_point",
     "resolve_chunk_size",
@@ -45,8 +48,11 @@ depends only on its flat index: the output for a given key does not depend on th
 chunk size, which must be a multiple of this block.
 """
 
-_MAX_CHUNK = 65536
-_AUTO_CHUNK_ELEMENTS = 1 << 22  # chunk * n <= 4M float64 (32 MiB) per loss matrix
+#: ``{backend: (largest chunk, largest chunk x n)}`` of the default chunk size. On
+#: the CPU a chunk's ``(chunk, n)`` float64 loss matrix stays within 32 MiB (the
+#: caches); an accelerator is fed much larger chunks (2 GiB of loss values), or its
+#: many cores idle between small kernels (``benchmarks/bench_gpu.py``, docs/gpu.md).
+CHUNK_LIMITS = {"cpu": (65536, 1 << 22), "accelerator": (1 << 20, 1 << 28)}
 
 
 def block_gumbel(rng_key: PRNGKey, start: Array, chunk_size: int) -> Array:
@@ -158,20 +164,49 @@ def stream_min(
     return net_point(net, best), best_risk, best
 
 
-def auto_chunk_size(n: int, num_candidates: int) -> int:
-    """The default chunk size: at most 65536 rows, ``chunk n <= 4M`` loss values.
+def chunk_limits(backend: str | None = None) -> tuple[int, int]:
+    """``(largest chunk, largest chunk x n)`` of the default chunk on ``backend``.
 
-    Halved (down to :data:`NOISE_BLOCK`) while the chunk's ``(chunk, n)`` loss
-    matrix exceeds ``2^22`` float64 values (32 MiB), then while half a chunk still
-    holds every candidate.
+    ``backend`` defaults to JAX's default backend (public: it is where the
+    mechanism runs, not anything about the data); every backend but the CPU gets
+    :data:`CHUNK_LIMITS`'s accelerator row.
+    """
+    if backend is None:
+        backend = jax.default_backend()
+    return CHUNK_LIMITS["cpu" if backend == "cpu" else "accelerator"]
+
+
+def chunk_rule(backend: str | None = None) -> str:
+    """The default chunk's rule in words, as a plan's parameter table states it.
+
+    Examples:
+        >>> from dpsample.nets.stream import chunk_rule
+        >>> chunk_rule("cpu"), chunk_rule("gpu")
+        ('<= 65536, chunk x n <= 4M values', '<= 1048576, chunk x n <= 256M values')
+    """
+    size, elements = chunk_limits(backend)
+    return f"<= {size}, chunk x n <= {elements >> 20}M values"
+
+
+def auto_chunk_size(n: int, num_candidates: int, backend: str | None = None) -> int:
+    """The default chunk size, from the backend's :func:`chunk_limits`.
+
+    On the CPU: at most 65536 rows, halved (down to :data:`NOISE_BLOCK`) while the
+    chunk's ``(chunk, n)`` float64 loss matrix exceeds ``2^22`` values (32 MiB); on
+    an accelerator at most ``2^20`` rows and ``2^28`` values (2 GiB). Then halved
+    while half a chunk still holds every candidate. The chunk changes speed and
+    memory only: the noise of a candidate depends on its index alone
+    (:data:`NOISE_BLOCK`), so the release is the same.
 
     Examples:
         >>> from dpsample.nets.stream import auto_chunk_size
-        >>> auto_chunk_size(100, 10**6), auto_chunk_size(100, 300)
+        >>> auto_chunk_size(100, 10**6, "cpu"), auto_chunk_size(100, 300, "cpu")
         (32768, 512)
+        >>> auto_chunk_size(569, 10**7, "gpu")
+        262144
     """
-    size = _MAX_CHUNK
-    while size > NOISE_BLOCK and size * n > _AUTO_CHUNK_ELEMENTS:
+    size, elements = chunk_limits(backend)
+    while size > NOISE_BLOCK and size * n > elements:
         size //= 2
     while size > NOISE_BLOCK and size // 2 >= num_candidates:
         size //= 2
