@@ -7,6 +7,7 @@ released sampler above a bound the exact target meets; and the released sampler'
 measurements of ``experiments/problems/gibbs_exact.py`` against the quadrature.
 """
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -17,6 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+
+from test_experiments_seed000 import _smoke  # noqa: E402
 
 from dpsample.validation.spec import load_spec  # noqa: E402
 from dpsample.validation.tables import fit_slopes, summarize  # noqa: E402
@@ -223,3 +226,40 @@ def test_released_values_at_known_laws():
     stuck = cell.released_values(at_max)["gibbs_excess_regularised_released"]
     assert stuck == pytest.approx(float(ftilde.max() - ftilde.min()))
     assert stuck > exact["gibbs_excess_regularised"]  # max F~ > E_pi F~
+
+
+# ------------------------------------------------------------- the specs' smoke sizes
+@pytest.mark.slow  # about 35 s: DP-TR's 163 Theorem-15 steps at n = 4,375
+def test_trust_region_001_rates_smoke(tmp_path):
+    summary = _smoke("trust_region_001_rates", tmp_path)
+    assert "R1_dp_tr_alpha_vs_n_A" in set(summary["prediction"])
+    (cell,) = [
+        json.loads(p.read_text())
+        for p in (tmp_path / "trust_region_001_rates" / "cells").glob("*.json")
+    ]
+    values = cell["measurements"]["values"]
+    assert values["alpha"] == cell["config"]["options"]["alpha"] == 0.040382
+    assert values["alpha_1_5"] == pytest.approx(1.5 * values["alpha"])
+    rho = 1.0 / (6.0 * math.sqrt(3.0)) + 4.6686e-3  # problem A's whole-objective rho
+    assert values["alpha_hat"] == pytest.approx(
+        max(values["grad_norm"], values["negative_curvature"] ** 2 / rho)
+    )
+
+
+@pytest.mark.slow  # about 45 s: two cells of 200 released runs each
+def test_gibbs_released_smoke(tmp_path):
+    summary = _smoke("gibbs_released", tmp_path)
+    names = set(summary["prediction"])
+    for claim in ("G1_regularised_excess_vs_beta", "G3_generalization_vs_n"):
+        assert {f"{claim}_exact", f"{claim}_released"} <= names
+    ks = summary[summary["prediction"] == "KS_released_sampler_vs_quadrature"]
+    assert np.allclose(ks["bound"], 1.358 / np.sqrt(200))
+    cells = [
+        json.loads(p.read_text())
+        for p in (tmp_path / "gibbs_released" / "cells").glob("*.json")
+    ]
+    for cell in cells:
+        v = cell["measurements"]["values"]
+        for name in ("gibbs_excess_regularised", "population_excess_risk"):
+            assert v[name] > 0 and v[f"{name}_released"] > 0
+            assert v[f"{name}_released_mcse"] > 0
