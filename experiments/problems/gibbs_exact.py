@@ -76,7 +76,14 @@ from dpsample.samplers import proximal
 from dpsample.samplers.gibbs_privacy import target_privacy
 from dpsample.samplers.target import GibbsTarget
 
-__all__ = ["Quadrature", "loss", "make", "measure", "population_1d"]
+__all__ = [
+    "Quadrature",
+    "loss",
+    "make",
+    "measure",
+    "measure_sampler",
+    "population_1d",
+]
 
 #: Quadrature points per axis (d = 1: trapezoid nodes; d = 2: cell centres).
 QUAD_POINTS = {1: 4001, 2: 241}
@@ -338,44 +345,172 @@ def _released_draws(execution: Any, problem: Any, num: int, seed: int) -> np.nda
     return np.asarray(positions[:, -1])
 
 
+class _Cell:
+    """A cell's parameters and its exact target's tables on the quadrature grid."""
+
+    def __init__(self, execution: Any) -> None:
+        cfg, problem = execution.config, execution.problem
+        info = execution.report["info"]
+        params = cfg["data"].get("params", {})
+        self.center = float(params.get("center", 0.3))
+        self.tau = float(params.get("tau", 0.5))
+        self.freq = float(params.get("freq", 2.0))
+        self.step_c = float(params.get("step_c", 0.03))
+        self.chains = int(params.get("chains", 1000))
+        self.chain_steps = int(params.get("chain_steps", 20))
+        if float(cfg["loss"].get("params", {}).get("freq", 2.0)) != self.freq:
+            raise ValueError("[data] params.freq must equal [loss] params.freq")
+        self.z = np.asarray(problem.data["x"], np.float64)
+        d = self.z.shape[1]
+        self.radius = float(cfg["domain"]["radius"])
+        self.beta, self.mu = float(info["beta"]), float(info["mu"])
+        self.seed = int(cfg["job"].get("seed", 0))
+        sq = math.sqrt(d)
+        quad = Quadrature(d, self.radius, QUAD_POINTS[d])
+        self.quad = quad
+        self.fd = _separable_sum(quad, _axis_table(quad.axis, self.z, self.freq)) / sq
+        fp_axis = population_1d(
+            quad.axis, center=self.center, tau=self.tau, freq=self.freq
+        )
+        self.fp = _separable_sum(quad, np.stack([fp_axis] * d)) / sq
+        self.reg = 0.5 * self.mu * np.sum(quad.nodes**2, axis=1)
+        self.p = quad.gibbs(self.beta * (self.fd + self.reg))
+        self.pp = quad.gibbs(self.beta * (self.fp + self.reg))
+
+    def at(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``F_D``, ``F_P`` and ``F~ = F_D + mu/2 ||x||^2`` at the points ``x``."""
+        d = self.z.shape[1]
+        fd = sum(
+            _axis_table(x[:, j], self.z[:, j : j + 1], self.freq)[0] for j in range(d)
+        ) / math.sqrt(d)
+        fp = sum(
+            population_1d(x[:, j], center=self.center, tau=self.tau, freq=self.freq)
+            for j in range(d)
+        ) / math.sqrt(d)
+        return fd, fp, fd + 0.5 * self.mu * np.sum(x**2, axis=1)
+
+    def released_values(self, released: np.ndarray) -> dict[str, float]:
+        """G1, G2, G3 and G7's measurements for the released sampler's draws.
+
+        The exact target's expectations ``E_pi`` are replaced by means over the
+        ``released`` draws (independent runs of the cell's job); the minima and G3's
+        control variate are the exact target's, so each ``*_released`` value differs
+        from its exact counterpart only through the sampler's law (and Monte Carlo
+        error, ``*_released_mcse``).
+        """
+        fd, fp, ftilde = self.at(released)
+        m = len(released)
+        control = float(self.pp @ (self.fp - self.fd))
+        out = {}
+        for name, values, shift in (
+            ("gibbs_excess_regularised", ftilde, float((self.fd + self.reg).min())),
+            ("gibbs_excess_empirical", fd, float(self.fd.min())),
+            ("generalization_gap", fp - fd, control),
+            ("population_excess_risk", fp, float(self.fp.min())),
+        ):
+            out[f"{name}_released"] = float(values.mean()) - shift
+            out[f"{name}_released_mcse"] = float(values.std(ddof=1) / math.sqrt(m))
+        return out
+
+    def exact_values(self, problem: Any) -> dict[str, float]:
+        """G1, G2, G3 and G7's exact (quadrature) values and their explicit bounds."""
+        n, d = self.z.shape
+        diam, g = 2.0 * self.radius, float(problem.lipschitz)
+        beta, mu = self.beta, self.mu
+        fd, fp, reg, p, pp = self.fd, self.fp, self.reg, self.p, self.pp
+        # G1, G2
+        ftilde = fd + reg
+        g_tilde = g + mu * self.radius
+        lemma_5_3 = (d / beta) * (
+            1.0 + math.log(beta * g_tilde * diam / d)
+        ) + 1.0 / beta
+        lemma_5_3 = lemma_5_3 if beta * g_tilde * diam >= d else math.nan
+        # G3
+        gap_raw = float(p @ (fp - fd))
+        privacy = target_privacy(GibbsTarget.create(problem, beta=beta, mu=mu))
+        c_lsi = privacy.lsi_constant[1] if privacy.lsi_constant else math.nan
+        return {
+            "beta_GD": beta * g * diam,
+            "gibbs_excess_regularised": float(p @ ftilde - ftilde.min()),
+            "lemma_5_3_bound": lemma_5_3,
+            "gibbs_excess_empirical": float(p @ fd - fd.min()),
+            "lemma_5_3_empirical_bound": lemma_5_3 + 0.5 * mu * self.radius**2,
+            "generalization_gap": gap_raw - float(pp @ (fp - fd)),
+            "generalization_gap_raw": gap_raw,
+            "lemma_5_5_bound": 2.0 * c_lsi * beta * g**2 / n,
+            "lemma_5_5_printed_bound": 2.0
+            * g**2
+            * math.exp(beta * g * diam)
+            / (n * mu),
+            "population_excess_risk": float(p @ fp - fp.min()),
+        }
+
+
+def _draw_seeds(cell: _Cell) -> tuple[np.ndarray, int, int]:
+    """The KS chains' exact starting draws, their seed and the released runs' seed.
+
+    One generator per cell (the job seed + 7919), drawn in this order by
+    :func:`measure` and :func:`measure_released` alike.
+    """
+    rng = np.random.default_rng(cell.seed + 7919)
+    x0 = _exact_draws(rng, cell.quad, cell.p, cell.chains)
+    return x0, int(rng.integers(2**31)), int(rng.integers(2**31))
+
+
+def _released_part(execution: Any, cell: _Cell, seed: int) -> dict[str, float]:
+    """The released sampler itself (the cell's job: its kernel, step size and step
+    count, from ``pi_0``): ``chains`` independent runs against the same quadrature
+    (KS, mean bias) and in G1, G2, G3 and G7's measurements."""
+    released = _released_draws(execution, execution.problem, cell.chains, seed=seed)
+    edges, cdf = _marginal_cdf(cell.quad, cell.p)
+    released_z = (
+        float(released[:, 0].mean()) - float(cell.p @ cell.quad.nodes[:, 0])
+    ) / (float(np.std(released[:, 0])) / math.sqrt(cell.chains))
+    return {
+        "ks_released": _ks(released[:, 0], edges, cdf),
+        "released_mean_bias_z": released_z,
+        "released_abs_mean_bias_z": abs(released_z),
+        **cell.released_values(released),
+    }
+
+
+def measure_sampler(execution: Any) -> dict[str, float]:
+    """G1, G2, G3 and G7 for the exact target and for the released sampler.
+
+    The hook of ``experiments/gibbs_released.toml`` (issue 26 item 4): the exact
+    values and bounds of :func:`measure` (quadrature), the same measurements over
+    ``chains`` independent runs of the cell's released job (``*_released``), and the
+    released draws' KS distance to the quadrature marginal. It leaves out
+    :func:`measure`'s G4 neighbour search, G7 optimum search and kernel chains (the
+    exact target's own properties, unchanged by the sampler); the released draws use
+    the generator and order of :func:`measure`, so both hooks give the same
+    ``*_released`` values for the same cell.
+    """
+    cell = _Cell(execution)
+    return {
+        **cell.exact_values(execution.problem),
+        **_released_part(execution, cell, _draw_seeds(cell)[2]),
+        "ks_critical": 1.358 / math.sqrt(cell.chains),
+    }
+
+
 def measure(execution: Any) -> dict[str, float]:
     """The exact-target quantities of G1-G4, G6, G7 and the sampler's KS check."""
-    cfg, problem, info = execution.config, execution.problem, execution.report["info"]
-    params = cfg["data"].get("params", {})
-    center = float(params.get("center", 0.3))
-    tau = float(params.get("tau", 0.5))
-    freq = float(params.get("freq", 2.0))
-    step_c = float(params.get("step_c", 0.03))
-    chains = int(params.get("chains", 1000))
-    chain_steps = int(params.get("chain_steps", 20))
-    if float(cfg["loss"].get("params", {}).get("freq", 2.0)) != freq:
-        raise ValueError("[data] params.freq must equal [loss] params.freq")
-    z = np.asarray(problem.data["x"], np.float64)
+    cfg, problem = execution.config, execution.problem
+    cell = _Cell(execution)
+    freq = cell.freq
+    step_c, chains, chain_steps = cell.step_c, cell.chains, cell.chain_steps
+    z = cell.z
     n, d = z.shape
-    radius = float(cfg["domain"]["radius"])
+    radius = cell.radius
     diam, g = 2.0 * radius, float(problem.lipschitz)
-    beta, mu = float(info["beta"]), float(info["mu"])
+    beta, mu = cell.beta, cell.mu
     delta = float(cfg["privacy"]["delta"])
     sq = math.sqrt(d)
+    quad, fd, fp, p = cell.quad, cell.fd, cell.fp, cell.p
 
-    quad = Quadrature(d, radius, QUAD_POINTS[d])
-    fd = _separable_sum(quad, _axis_table(quad.axis, z, freq)) / sq
-    fp_axis = population_1d(quad.axis, center=center, tau=tau, freq=freq)
-    fp = _separable_sum(quad, np.stack([fp_axis] * d)) / sq
-    reg = 0.5 * mu * np.sum(quad.nodes**2, axis=1)
-    p = quad.gibbs(beta * (fd + reg))
-    pp = quad.gibbs(beta * (fp + reg))
-
-    # G1, G2
-    ftilde = fd + reg
-    g_tilde = g + mu * radius
-    lemma_5_3 = (d / beta) * (1.0 + math.log(beta * g_tilde * diam / d)) + 1.0 / beta
-    lemma_5_3 = lemma_5_3 if beta * g_tilde * diam >= d else math.nan
-    # G3
-    gap_raw = float(p @ (fp - fd))
-    gap = gap_raw - float(pp @ (fp - fd))
+    exact = cell.exact_values(problem)
     privacy = target_privacy(GibbsTarget.create(problem, beta=beta, mu=mu))
-    c_lsi = privacy.lsi_constant[1] if privacy.lsi_constant else math.nan
     eps = privacy.epsilons(delta)
     # G7: the population risk over beta on this data set
     opt = []
@@ -391,49 +526,27 @@ def measure(execution: Any) -> dict[str, float]:
     p4 = q4.gibbs(beta * (fd4 + 0.5 * mu * np.sum(q4.nodes**2, axis=1)))
     loss_exact = _worst_case_loss(q4, z, p4, beta=beta, freq=freq)
     # G6 / KS: the library's proximal kernel from exact draws of pi_D
-    rng = np.random.default_rng(int(cfg["job"].get("seed", 0)) + 7919)
-    x0 = _exact_draws(rng, quad, p, chains)
+    x0, chain_seed, released_seed = _draw_seeds(cell)
     target = GibbsTarget.create(problem, beta=beta, mu=mu)
     step = step_c / (beta * g) ** 2
-    xs = _chains(
-        target, x0, step=step, steps=chain_steps, seed=int(rng.integers(2**31))
-    )
+    xs = _chains(target, x0, step=step, steps=chain_steps, seed=chain_seed)
     edges, cdf = _marginal_cdf(quad, p)
     bias_z = (float(xs[:, 0].mean()) - float(p @ quad.nodes[:, 0])) / (
         float(np.std(xs[:, 0])) / math.sqrt(chains)
     )
-    # The released sampler itself (the cell's job: its kernel, step size and step
-    # count, from pi_0): `chains` independent runs against the same quadrature.
-    released = _released_draws(
-        execution, problem, chains, seed=int(rng.integers(2**31))
-    )
-    released_z = (float(released[:, 0].mean()) - float(p @ quad.nodes[:, 0])) / (
-        float(np.std(released[:, 0])) / math.sqrt(chains)
-    )
     return {
-        "beta_GD": beta * g * diam,
-        "gibbs_excess_regularised": float(p @ ftilde - ftilde.min()),
-        "lemma_5_3_bound": lemma_5_3,
-        "gibbs_excess_empirical": float(p @ fd - fd.min()),
-        "lemma_5_3_empirical_bound": lemma_5_3 + 0.5 * mu * radius**2,
-        "generalization_gap": gap,
-        "generalization_gap_raw": gap_raw,
-        "lemma_5_5_bound": 2.0 * c_lsi * beta * g**2 / n,
-        "lemma_5_5_printed_bound": 2.0 * g**2 * math.exp(beta * g * diam) / (n * mu),
+        **exact,
         "exact_privacy_loss": loss_exact,
         "pure_bound_2bGD_over_n": 2.0 * beta * g * diam / n,
         "pure_epsilon": float(eps.get("pure", math.nan)),
         "lsi_epsilon": float(eps.get("lsi_zcdp", math.nan)),
         "minami_epsilon": float(privacy.minami_epsilon(delta)),
-        "population_excess_risk": float(p @ fp - fp.min()),
         "optimal_beta_GD": best,
         "optimal_beta_GD_over_log_n": best / math.log(n),
         "optimum_at_grid_edge": float(best == OPTIMUM_GRID[d][-1]),
         "ks_distance": _ks(xs[:, 0], edges, cdf),
         "ks_critical": 1.358 / math.sqrt(chains),
-        "ks_released": _ks(released[:, 0], edges, cdf),
-        "released_mean_bias_z": released_z,
-        "released_abs_mean_bias_z": abs(released_z),
+        **_released_part(execution, cell, released_seed),
         "mean_bias_z": bias_z,
         "abs_mean_bias_z": abs(bias_z),
         "z_critical": 1.96,
