@@ -14,25 +14,16 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import import_graph
+
 PACKAGE = Path(__file__).resolve().parents[1] / "dpsample"
 MAX_LINES = 800
-
-
-def _modules(root: Path) -> dict[str, Path]:
-    """``{dotted name: file}`` of every module under the package folder ``root``."""
-    out = {}
-    for path in sorted(root.rglob("*.py")):
-        parts = list(path.relative_to(root.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = path
-    return out
 
 
 def _line_counts(root: Path) -> dict[str, int]:
     return {
         str(path.relative_to(root)): len(path.read_text(encoding="utf-8").splitlines())
-        for path in _modules(root).values()
+        for path in import_graph.modules(root).values()
     }
 
 
@@ -59,7 +50,7 @@ def _top_level_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom
 
 def _import_graph(root: Path) -> dict[str, set[str]]:
     """``{module: modules of the package it imports at module level}``."""
-    modules = _modules(root)
+    modules = import_graph.modules(root)
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -78,41 +69,6 @@ def _import_graph(root: Path) -> dict[str, set[str]]:
                 ]
             graph[name] |= {t for t in targets if t in modules and t != name}
     return graph
-
-
-def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components with more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return sorted(found)
 
 
 def _planted(tmp_path: Path) -> Path:
@@ -147,7 +103,7 @@ def test_the_checks_find_what_is_planted(tmp_path):
         "pkg.sub.c": set(),  # a lazy import is no arrow
         "pkg.sub.d": set(),  # nor one under TYPE_CHECKING
     }
-    assert _circles(graph) == [["pkg.a", "pkg.b"]]
+    assert import_graph.circles(graph) == [{"pkg.a", "pkg.b"}]
     counts = _line_counts(root)
     assert counts["sub/d.py"] == MAX_LINES + 1 and counts["a.py"] == 1
 
@@ -160,4 +116,4 @@ def test_no_module_is_over_800_lines():
 def test_no_import_circle_among_the_modules():
     graph = _import_graph(PACKAGE)
     assert len(graph) > 100 and graph["dpsample.validation.spec"]  # power: it reads
-    assert not _circles(graph), _circles(graph)
+    assert not import_graph.circles(graph), import_graph.circles(graph)
