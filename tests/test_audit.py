@@ -1,8 +1,6 @@
 """Tests for dpsample.privacy.audit: valid lower bounds, and power against bugs."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -12,6 +10,7 @@ from audit_cases import GAUSSIAN_DELTA, GAUSSIAN_NOISE
 from audit_cases import gaussian_mechanism as _gaussian_mech
 from audit_cases import laplace_mechanism as _laplace_mech
 from scipy import stats
+from scripts import ROOT, load_script
 
 from dpsample.mechanisms import laplace
 from dpsample.privacy import PrivacyGuarantee
@@ -191,10 +190,7 @@ def test_audit_bad_input(kwargs):
 def test_audit_suite_script_runs_and_tabulates(tmp_path):
     """experiments/audit_suite.py on two cases, with this checkout as "before" too
     (the subprocess path that audits an older checkout)."""
-    path = Path(__file__).resolve().parents[1] / "experiments" / "audit_suite.py"
-    spec = importlib.util.spec_from_file_location("audit_suite", path)
-    suite = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(suite)
+    suite = load_script("experiments/audit_suite.py")
     out = tmp_path / "suite.json"
     names = ["laplace", "from_event_laplace"]
     argv = [
@@ -204,7 +200,7 @@ def test_audit_suite_script_runs_and_tabulates(tmp_path):
         "--out",
         str(out),
         "--before",
-        str(path.parents[1]),
+        str(ROOT),
     ]
     assert suite.main(argv) == 0
     result = json.loads(out.read_text())

@@ -15,12 +15,11 @@ The transcript audits (``spider_sosp_transcript``, ``quasar_sgd_transcript``,
 see docs/privacy.md ("Transcript audits").
 """
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 from audit_cases import CASES
+from scripts import load_script
 
 
 def _honest(name: str, num_samples: int | None = None):
@@ -73,11 +72,7 @@ def test_gibbs_proximal_audit_stays_below_the_claim():
 
 
 def _suite():
-    path = Path(__file__).resolve().parents[1] / "experiments" / "audit_suite.py"
-    spec = importlib.util.spec_from_file_location("audit_suite", path)
-    suite = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(suite)
-    return suite
+    return load_script("experiments/audit_suite.py")
 
 
 def test_suite_merge_replaces_one_row_and_keeps_the_others(tmp_path):

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
+from scripts import load_script
 
-_PATH = Path(__file__).resolve().parents[1] / "tools" / "behaviour_snapshot.py"
-_spec = importlib.util.spec_from_file_location("behaviour_snapshot", _PATH)
-snap = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(snap)
+snap = load_script("tools/behaviour_snapshot.py")
 
 
 def test_compare_names_each_changed_field_and_missing_entry():

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
+from scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location(
-    "evidence", ROOT / "experiments" / "evidence.py"
-)
-evidence = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(evidence)
+evidence = load_script("experiments/evidence.py")
 
 
 def _write(folder: Path, name: str, rows: list[dict]) -> None:
