@@ -44,7 +44,9 @@ from dpsample.errors import PlanRefusal, Search
 from dpsample.options import Options
 from dpsample.plan import Budget, Plan
 from dpsample.privacy.calibration import MAX_EPSILON
+from dpsample.privacy.report import ReportContext, StageRecord
 from dpsample.privacy.result import NON_PRIVATE_KEY, PrivateResult
+from dpsample.problem import CONSTANTS, Problem, ProblemSpec, check_problem
 
 __all__ = [
     "KINDS",
@@ -254,8 +256,6 @@ class AlgorithmInfo(Mapping[str, Any]):
 
 def _data_of(data: Any, plan: Plan) -> Any:
     """The data to run on: ``data`` itself, or a planned problem's data."""
-    from dpsample.problem import CONSTANTS, Problem
-
     if not isinstance(data, Problem):
         return data
     spec = plan.spec
@@ -280,8 +280,6 @@ def _with_report_context(plan: Plan) -> Plan:
     its stage's own (the JL method's inner algorithm) keeps that stage's, and
     the plan keeps the very guarantee object it was given.
     """
-    from dpsample.privacy.report import ReportContext, StageRecord
-
     g = plan.guarantee
     if getattr(g, "context", "absent") is not None:
         return plan
@@ -384,8 +382,6 @@ class PrivateAlgorithm(abc.ABC):
             TypeError, ValueError, MissingConstantError: On bad input, before any
                 private computation.
         """
-        from dpsample.problem import Problem, ProblemSpec
-
         if isinstance(spec, Problem):
             spec = spec.spec
         if not isinstance(spec, ProblemSpec):
@@ -472,7 +468,6 @@ class PrivateAlgorithm(abc.ABC):
             The :class:`~dpsample.privacy.PrivateResult`.
         """
         validation.check_key(rng_key)
-        from dpsample.problem import check_problem
 
         problem = check_problem(problem)
         plan = self.plan(
