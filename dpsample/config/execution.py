@@ -21,21 +21,30 @@ from __future__ import annotations
 import datetime
 import json
 import platform
+import secrets
 import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+import jax
+import numpy as np
+
+import dpsample
 from dpsample._src import precision
 from dpsample.config import problem as problem_module
 from dpsample.config.jobs import Job, resolve_job
 from dpsample.config.report import (
     build_report,
     guarantee_report,
+    jsonable,
     non_private_diagnostics,
     plan_report,
     stage_reports,
 )
 from dpsample.config.schema import INFO_SECTION
+from dpsample.plan import Budget, Param
+from dpsample.privacy import BudgetLedger
+from dpsample.privacy.report import ledger_name
 
 __all__ = [
     "SEED_ASSUMPTION",
@@ -68,11 +77,6 @@ def fresh_key() -> Any:
         >>> bool((jax.random.key_data(a) != jax.random.key_data(b)).any())
         True
     """
-    import secrets
-
-    import jax
-    import numpy as np
-
     shape = jax.random.key_data(jax.random.key(0)).shape
     words = [secrets.randbits(32) for _ in range(int(np.prod(shape)))]
     return jax.random.wrap_key_data(
@@ -142,7 +146,6 @@ def plan_config(cfg: Mapping[str, Any]) -> PlannedJob:
 def _plan(
     job: Job, cfg: Mapping[str, Any], spec: Any, facts: dict[str, Any]
 ) -> PlannedJob:
-    from dpsample.plan import Budget, Param
 
     privacy = cfg["privacy"]
     budget = Budget(
@@ -202,7 +205,6 @@ def dry_run(cfg: Mapping[str, Any]) -> DryRun:
         | {"stages": stage_reports(plan)},
         "plan": plan_report(plan, estimate=True),
     }
-    from dpsample.config.report import jsonable
 
     return DryRun(plan, jsonable(report, delta=privacy["delta"]))
 
@@ -232,9 +234,6 @@ class Execution(NamedTuple):
 
 def _stage_ledger(name: str, plan: Any) -> Any:
     """A ledger of the plan's budget charged with each stage's planned guarantee."""
-    from dpsample.privacy import BudgetLedger
-    from dpsample.privacy.report import ledger_name
-
     budget = plan.budget
     ledger = BudgetLedger(
         epsilon=budget.epsilon, delta=budget.delta, relation=plan.spec.relation
@@ -275,9 +274,6 @@ def execute(cfg: Mapping[str, Any], *, diagnostics: bool | None = None) -> Execu
 
 
 def _execute(cfg: dict[str, Any], diagnostics: bool | None) -> Execution:
-    import jax
-    import numpy as np
-
     job = resolve_job(cfg["job"]["kind"], cfg["job"]["name"])
     seed = cfg["job"].get("seed")
     extra = (SEED_ASSUMPTION,) if seed is not None else ()
@@ -341,8 +337,6 @@ def _execute(cfg: dict[str, Any], diagnostics: bool | None) -> Execution:
 
 
 def _version() -> str:
-    import dpsample
-
     return str(getattr(dpsample, "__version__", "unknown"))
 
 

@@ -13,11 +13,18 @@ data that no guarantee covers is moved into one labelled section
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import jax.numpy as jnp
+import numpy as np
+
+import dpsample
 from dpsample._src import precision
+from dpsample.models import MLP
+from dpsample.privacy import NON_PRIVATE_KEY, PrivacyGuarantee
 from dpsample.privacy.report import budget_verdict
 from dpsample.privacy.report import within_budget as _within
 
@@ -128,11 +135,9 @@ def non_private_diagnostics(problem: Any, x: Any) -> dict[str, float]:
         arg-max class (``cross_entropy``) or of the sign (``logistic``), else
         ``training_rmse``.
     """
-    import jax.numpy as jnp
-    import numpy as np
-
+    # deferred: the finders package loads every finder, and only a run that reports
+    # its non-private diagnostics needs it (`dpsample run --dry-run` never does)
     from dpsample.finders import stationarity
-    from dpsample.models import MLP
 
     out = {
         "empirical_risk": float(problem.empirical_risk(x)),
@@ -180,8 +185,6 @@ def pop_non_private(info: dict[str, Any]) -> dict[str, Any]:
         >>> pop_non_private(info), info
         ({'b': 2, 'stage': {'c': 3}}, {'a': 1, 'stage': {}})
     """
-    from dpsample.privacy import NON_PRIVATE_KEY
-
     found: dict[tuple[str, ...], Any] = {}
 
     def walk(node: Any, path: tuple[str, ...]) -> None:
@@ -256,11 +259,6 @@ def build_report(
         ``info``, ``seconds``, ``dpsample_version`` and,
         with ``diagnostics``, the labelled non-private section.
     """
-    import numpy as np
-
-    import dpsample
-    from dpsample.privacy import NON_PRIVATE_KEY
-
     delta = cfg["privacy"]["delta"]
     info = result.info.to_report()
     report: dict[str, Any] = {
@@ -328,11 +326,6 @@ def jsonable(obj: Any, *, delta: float | None = None) -> Any:
         >>> jsonable({"a": np.arange(2.0), "b": (1, math.inf), 3: None})
         {'a': [0.0, 1.0], 'b': [1, 'inf'], '3': None}
     """
-    import dataclasses
-
-    import numpy as np
-
-    from dpsample.privacy import PrivacyGuarantee
 
     def go(o: Any) -> Any:
         if o is None or isinstance(o, bool | str):
