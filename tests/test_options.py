@@ -17,6 +17,7 @@ import pytest
 
 from dpsample import registry
 from dpsample.config import ConfigError, dry_run, load_config, resolve_config
+from dpsample.finders.dp_sgd import dp_sgd
 from dpsample.finders.dp_spider import dp_spider
 from dpsample.finders.goldstein import (
     GoldsteinZeroOrder,
@@ -44,6 +45,7 @@ CONVENIENCE = {
     "goldstein_zero_order": (goldstein_zero_order, ("epsilon", "delta"), ("x0",)),
     "goldstein_first_order": (goldstein_first_order, ("epsilon", "delta"), ("x0",)),
     "dp_spider": (dp_spider, ("epsilon", "delta"), ()),
+    "dp_sgd": (dp_sgd, ("epsilon", "delta"), ()),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -51,6 +53,7 @@ DOCS_PAGE = {
     "goldstein_zero_order": "goldstein.md",
     "goldstein_first_order": "goldstein.md",
     "dp_spider": "finders.md",
+    "dp_sgd": "finders.md",
 }
 
 

@@ -472,6 +472,7 @@ class DPSpider(PrivateAlgorithm):
         x0_param = start_param(spec, opts.x0, "the centre of the domain")
         clip = check_enforce(opts.enforce_sensitivity)
         project = spec.check_projection(opts.project, clipped=clip, name="dp_spider")
+        opts = dataclasses.replace(opts, project=project)  # a [user] row if it differs
         if sampling not in ("poisson", "without_replacement"):
             raise ValueError(
                 "Expected sampling in ('poisson', 'without_replacement'), got "
