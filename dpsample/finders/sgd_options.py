@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from dpsample._src import precision
+from dpsample.finders.planning import finder_option
 from dpsample.options import Options, option
 from dpsample.types import ArrayLike
 
@@ -43,9 +44,7 @@ class DPSGDOptions(Options):
 
     algorithm = "dp_sgd"
 
-    x0: ArrayLike | None = option(
-        None, "Public start in the domain `K`.", rule="the centre of the domain"
-    )
+    x0: ArrayLike | None = finder_option("x0")
     num_steps: int | None = option(
         None,
         "Steps `T`.",
@@ -89,34 +88,16 @@ class DPSGDOptions(Options):
         "`delta_E`: the probability that a per-example gradient exceeds `C` "
         "(`enforce_sensitivity=False` only).",
     )
-    preset: str = option(
-        "practical",
-        "`'practical'` or `'theorem'` (`dpsample.finders.presets`): the rule "
-        "behind every value left at `None`.",
-    )
-    output: str | None = option(
-        None,
-        "The released point: `'tail_average'`, `'random'` (Theorem 3.4's) or "
-        "`'last'` (`dpsample.finders.outputs`).",
-        rule="the preset's",
-    )
-    project: bool = option(
-        True,
-        "Project onto a ball domain after each step (`False` on a ball needs "
-        "clipping).",
-    )
+    preset: str = finder_option("preset")
+    output: str | None = finder_option("output")
+    project: bool = finder_option("project")
     gradient_dtype: str = option(
         "float64",
         "`'float64'` or `'float32'` (clipped mode only): dtype of the per-example "
         "gradients and their clipped sum.",
     )
-    return_iterates: bool = option(False, "Put all iterates in `info['iterates']`.")
-    initial_gap: float | None = option(
-        None,
-        "Public `f_max >= F(x0) - F*` of the theorem's `T`.",
-        source="derived",
-        rule="the declared loss_range",
-    )
+    return_iterates: bool = finder_option("return_iterates")
+    initial_gap: float | None = finder_option("initial_gap")
 
 
 precision.scope_public(globals())

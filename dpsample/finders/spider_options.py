@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 
 from dpsample._src import precision
+from dpsample.finders.planning import finder_option
 from dpsample.options import Options, option
 from dpsample.types import ArrayLike
 
@@ -41,9 +42,7 @@ class DPSpiderOptions(Options):
 
     algorithm = "dp_spider"
 
-    x0: ArrayLike | None = option(
-        None, "Public start `w_0` in the domain `K`.", rule="the centre of the domain"
-    )
+    x0: ArrayLike | None = finder_option("x0")
     num_steps: int | None = option(
         None, "Steps `T`.", source=_THEOREM, rule=SPIDER_THEOREM
     )
@@ -77,29 +76,11 @@ class DPSpiderOptions(Options):
         "unclipped recursion, conditional on the declared constants.",
         rule="clipping enforces the declared G and M",
     )
-    preset: str = option(
-        "practical",
-        "`'practical'` or `'theorem'` (`dpsample.finders.presets`): the rule "
-        "behind every value left at `None`.",
-    )
-    output: str | None = option(
-        None,
-        "The released point: `'tail_average'`, `'random'` (the theorem's) or "
-        "`'last'` (`dpsample.finders.outputs`).",
-        rule="the preset's",
-    )
-    project: bool = option(
-        True,
-        "Project onto a ball domain after each step (`False` on a ball needs "
-        "clipping).",
-    )
-    return_iterates: bool = option(False, "Put all iterates in `info['iterates']`.")
-    initial_gap: float | None = option(
-        None,
-        "Public `F_0 >= F(w_0) - F*` of the theorem's defaults.",
-        source="derived",
-        rule="the declared loss_range",
-    )
+    preset: str = finder_option("preset")
+    output: str | None = finder_option("output")
+    project: bool = finder_option("project")
+    return_iterates: bool = finder_option("return_iterates")
+    initial_gap: float | None = finder_option("initial_gap")
 
 
 precision.scope_public(globals())
