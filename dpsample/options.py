@@ -62,6 +62,7 @@ from dpsample.plan import Param
 __all__ = [
     "OPTION_SOURCES",
     "Options",
+    "call_options",
     "expand_option_tables",
     "fixed",
     "option",
@@ -263,6 +264,27 @@ class Options:
 
 
 # ------------------------------------------------------------------- checks, docs
+#: A convenience function's arguments that are not options of its algorithm.
+_NOT_OPTIONS = ("rng_key", "problem", "epsilon", "delta")
+
+
+def call_options(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A convenience function's options: its ``locals()`` less key, problem, budget.
+
+    What a function with an explicit keyword signature passes on to
+    ``Algorithm().solve(rng_key, problem, epsilon=..., delta=..., **options)``, so
+    its options are not written a second time in the call.
+
+    Examples:
+        >>> from dpsample.options import call_options
+        >>> def fn(rng_key, problem, *, epsilon, delta, steps=3):
+        ...     return call_options(locals())
+        >>> fn(0, None, epsilon=1.0, delta=1e-5)
+        {'steps': 3}
+    """
+    return {k: v for k, v in arguments.items() if k not in _NOT_OPTIONS}
+
+
 def signature_mismatches(
     fn: Callable[..., Any],
     declaration: type[Options],

@@ -17,15 +17,15 @@ import pytest
 
 from dpsample import registry
 from dpsample.config import ConfigError, dry_run, load_config, resolve_config
+from dpsample.finders.dp_sgd import dp_sgd
+from dpsample.finders.dp_spider import dp_spider
 from dpsample.finders.goldstein import (
-    GoldsteinFirstOrder,
     GoldsteinZeroOrder,
     goldstein_first_order,
     goldstein_theorem_parameters,
     goldstein_zero_order,
 )
 from dpsample.finders.goldstein.options import (
-    GoldsteinFirstOrderOptions,
     GoldsteinZeroOrderOptions,
 )
 from dpsample.options import (
@@ -44,6 +44,16 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 CONVENIENCE = {
     "goldstein_zero_order": (goldstein_zero_order, ("epsilon", "delta"), ("x0",)),
     "goldstein_first_order": (goldstein_first_order, ("epsilon", "delta"), ("x0",)),
+    "dp_spider": (dp_spider, ("epsilon", "delta"), ()),
+    "dp_sgd": (dp_sgd, ("epsilon", "delta"), ()),
+}
+
+#: The docs page that shows each declared algorithm's option table.
+DOCS_PAGE = {
+    "goldstein_zero_order": "goldstein.md",
+    "goldstein_first_order": "goldstein.md",
+    "dp_spider": "finders.md",
+    "dp_sgd": "finders.md",
 }
 
 
@@ -95,9 +105,9 @@ def test_convenience_signatures_match_their_declarations(name):
     assert signature_mismatches(fn, declaration, extra=extra, required=required) == []
 
 
-def test_every_declared_algorithm_has_its_signature_checked():
+def test_every_declared_algorithm_has_its_signature_and_docs_checked():
     declared = {e.name for e in registry.entries() if e.cls.options_type is not None}
-    assert declared == set(CONVENIENCE)
+    assert declared == set(CONVENIENCE) == set(DOCS_PAGE)
 
 
 def test_a_drifted_signature_is_reported():
@@ -118,11 +128,16 @@ def test_a_drifted_signature_is_reported():
     ]
 
 
-def test_registry_reads_the_declarations():
-    for cls in (GoldsteinZeroOrder, GoldsteinFirstOrder):
-        entry = registry.get(cls.name)
-        assert cls.options_type is not None
-        assert [o.name for o in entry.options()] == list(cls.options_type.parameters())
+@pytest.mark.parametrize("name", sorted(CONVENIENCE))
+def test_registry_reads_the_declarations(name):
+    entry = registry.get(name)
+    declaration = entry.cls.options_type
+    assert declaration is not None and declaration.algorithm == name
+    assert [o.name for o in entry.options()] == list(declaration.parameters())
+    assert entry.cls.option_parameters() == declaration.parameters()
+
+
+def test_goldstein_first_order_fixes_what_it_does_not_offer():
     fo = {o.name for o in registry.get("goldstein_first_order").options()}
     assert not fo & {"passes", "beta", "c_t", "estimator"}
 
@@ -135,11 +150,15 @@ def test_the_schedule_takes_schedule_options_only():
         goldstein_theorem_parameters(alpha=0.1, bogus=1, **kw)
 
 
-def test_the_docs_show_the_goldstein_tables():
-    page = (ROOT / "docs" / "goldstein.md").read_text(encoding="utf-8")
-    expanded = expand_option_tables(page)
-    for declaration in (GoldsteinZeroOrderOptions, GoldsteinFirstOrderOptions):
-        assert option_table(declaration) in expanded
+@pytest.mark.parametrize("name", sorted(DOCS_PAGE))
+def test_the_docs_show_each_declared_table(name):
+    page = (ROOT / "docs" / DOCS_PAGE[name]).read_text(encoding="utf-8")
+    declaration = registry.get(name).cls.options_type
+    assert declaration is not None
+    assert option_table(declaration) in expand_option_tables(page)
+
+
+def test_a_marker_must_name_a_declaration():
     with pytest.raises(TypeError, match="names no Options declaration"):
         expand_option_tables("<!-- options: dpsample.options:option_table -->")
 

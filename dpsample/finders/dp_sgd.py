@@ -120,6 +120,7 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -144,6 +145,8 @@ from dpsample.finders.oracles import (
 from dpsample.finders.outputs import OUTPUT_RULES
 from dpsample.finders.planning import start_param
 from dpsample.finders.presets import label_schedule, output_param
+from dpsample.finders.sgd_options import DPSGDOptions
+from dpsample.options import call_options
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -346,18 +349,18 @@ def dp_sgd(
     x0: ArrayLike | None = None,
     num_steps: int | None = None,
     batch_size: int | None = None,
+    max_batch_size: int | None = None,
     learning_rate: float | None = None,
     clip_norm: float | None = None,
+    enforce_sensitivity: bool = True,
     sampling: str = "poisson",
-    max_batch_size: int | None = None,
-    initial_gap: float | None = None,
     gradient_bound_failure: float = 0.0,
+    preset: str = "practical",
     output: str | None = None,
     project: bool = True,
-    return_iterates: bool = False,
     gradient_dtype: str = "float64",
-    enforce_sensitivity: bool = True,
-    preset: str = "practical",
+    return_iterates: bool = False,
+    initial_gap: float | None = None,
 ) -> PrivateResult:
     r"""Differentially private (projected) SGD, noise calibrated to (epsilon, delta).
 
@@ -377,19 +380,28 @@ def dp_sgd(
         num_steps: ``T`` (default: Theorem 3.4, see the module docstring).
         batch_size: ``b`` (expected size for Poisson; default Abadi's lot-size
             condition at the schedule's ``T``, see the module docstring).
+        max_batch_size: Poisson padded size (default: overflow probability
+            ``<= 1e-12``; truncation is accounted in every case).
         learning_rate: ``eta`` (default ``1/(2M)``).
         clip_norm: Per-example clipping norm ``c`` (Abadi); ``C = min(c, G)``.
             Default: the declared ``lipschitz`` ``G`` (clipping enforces it, so the
             guarantee holds whatever the data); without a declared ``G`` it must
             be given.
+        enforce_sensitivity: Clip per-example gradients at ``C`` (default).
+            ``False`` opts into seed 002's unclipped Algorithm 2 (``C = G``
+            trusted, no per-example gradients): the guarantee is then
+            *conditional* on the declared ``G`` (listed in its ``assumptions``);
+            ``clip_norm`` must then be omitted.
         sampling: ``"poisson"`` (default), ``"without_replacement"`` or
             ``"full_batch"``.
-        max_batch_size: Poisson padded size (default: overflow probability
-            ``<= 1e-12``; truncation is accounted in every case).
-        initial_gap: Public bound ``f_max >= F(x0) - F*`` (default ``loss_range``).
         gradient_bound_failure: ``delta_E``, the probability that some per-example
             gradient along the run exceeds ``C`` (``enforce_sensitivity=False``
             only).
+        preset: ``"practical"`` (default) or ``"theorem"``
+            (:mod:`dpsample.finders.presets`): the rule behind every parameter
+            left at ``None``. Both take Theorem 3.4's schedule (``T``, ``b``,
+            ``eta`` above); ``"theorem"`` also releases its uniform random
+            iterate, ``"practical"`` the tail average.
         output: Which point of the trajectory is released (every rule is
             post-processing of the released noisy iterates, so each has the same
             guarantee). ``"tail_average"`` (default, non-paper): the mean of the
@@ -408,8 +420,6 @@ def dp_sgd(
         project: Project onto a ball domain after each step. ``False`` on a ball
             needs clipping (``enforce_sensitivity=True``, the default: without
             clipping the sensitivity rests on the constants declared on ``K``).
-        return_iterates: Put all iterates in ``info["iterates"]`` (covered by the same
-            guarantee: every iterate is post-processing of the noisy gradients).
         gradient_dtype: ``"float64"`` (default) or ``"float32"`` (clipped mode
             only): dtype of the per-example gradients, their norms and their
             clipped sum. The iterates, the noise and its addition, and the
@@ -418,16 +428,9 @@ def dp_sgd(
             (``F - 1 ~ 2 m^2 2^-24`` in float32, 0.8 % at ``m = 256``; about
             ``1e-11`` in float64), so the sensitivity ``2C/b`` holds for the
             computed statistic and the guarantee is the same in both dtypes.
-        enforce_sensitivity: Clip per-example gradients at ``C`` (default).
-            ``False`` opts into seed 002's unclipped Algorithm 2 (``C = G``
-            trusted, no per-example gradients): the guarantee is then
-            *conditional* on the declared ``G`` (listed in its ``assumptions``);
-            ``clip_norm`` must then be omitted.
-        preset: ``"practical"`` (default) or ``"theorem"``
-            (:mod:`dpsample.finders.presets`): the rule behind every parameter
-            left at ``None``. Both take Theorem 3.4's schedule (``T``, ``b``,
-            ``eta`` above); ``"theorem"`` also releases its uniform random
-            iterate, ``"practical"`` the tail average.
+        return_iterates: Put all iterates in ``info["iterates"]`` (covered by the same
+            guarantee: every iterate is post-processing of the noisy gradients).
+        initial_gap: Public bound ``f_max >= F(x0) - F*`` (default ``loss_range``).
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with the released point, its
@@ -494,25 +497,7 @@ def dp_sgd(
         Abadi et al., CCS 2016; Avdiukhin et al. 2024 (seed 002), Theorems 3.3-3.5.
     """
     return DPSGD().solve(
-        rng_key,
-        problem,
-        epsilon=epsilon,
-        delta=delta,
-        x0=x0,
-        num_steps=num_steps,
-        batch_size=batch_size,
-        learning_rate=learning_rate,
-        clip_norm=clip_norm,
-        sampling=sampling,
-        max_batch_size=max_batch_size,
-        initial_gap=initial_gap,
-        gradient_bound_failure=gradient_bound_failure,
-        output=output,
-        project=project,
-        return_iterates=return_iterates,
-        gradient_dtype=gradient_dtype,
-        enforce_sensitivity=enforce_sensitivity,
-        preset=preset,
+        rng_key, problem, epsilon=epsilon, delta=delta, **call_options(locals())
     )
 
 
@@ -531,6 +516,10 @@ _SOURCE_OF = {
     "full batch": ("derived", "the full batch: b = n"),
     "declared loss_range": ("derived", "the declared loss_range"),
 }
+
+
+_OVERFLOW = "overflow probability <= 1e-12"
+_OPTED_OUT = "opted out: the guarantee is conditional on the declared G"
 
 
 def _param(value: Any, source: str) -> Param:
@@ -580,39 +569,24 @@ class DPSGD(PrivateAlgorithm):
     )
     summary = "DP-SGD with or without per-example clipping"
 
-    def _plan(
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        x0: ArrayLike | None = None,
-        num_steps: int | None = None,
-        batch_size: int | None = None,
-        learning_rate: float | None = None,
-        clip_norm: float | None = None,
-        sampling: str = "poisson",
-        max_batch_size: int | None = None,
-        initial_gap: float | None = None,
-        gradient_bound_failure: float = 0.0,
-        output: str | None = None,
-        project: bool = True,
-        return_iterates: bool = False,
-        gradient_dtype: str = "float64",
-        enforce_sensitivity: bool = True,
-        preset: str = "practical",
-    ) -> Plan:
+    options_type = DPSGDOptions
+
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = DPSGDOptions.from_options(options)
+        sampling, preset, clip_norm = opts.sampling, opts.preset, opts.clip_norm
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
-        x0_param = start_param(spec, x0, "the centre of the domain")
-        enforce = check_enforce(enforce_sensitivity)
-        project = spec.check_projection(project, clipped=enforce, name="dp_sgd")
+        x0_param = start_param(spec, opts.x0, "the centre of the domain")
+        enforce = check_enforce(opts.enforce_sensitivity)
+        project = spec.check_projection(opts.project, clipped=enforce, name="dp_sgd")
+        opts = dataclasses.replace(opts, project=project)  # a [user] row if it differs
         if sampling not in ("poisson", "without_replacement", "full_batch"):
             raise ValueError(
                 "Expected sampling in ('poisson', 'without_replacement', "
                 f"'full_batch'), got {sampling!r}"
             )
-        output_p = output_param(output, preset, **_OUTPUT_RULES)
+        output_p = output_param(opts.output, preset, **_OUTPUT_RULES)
         delta_e = validation.probability(
-            "gradient_bound_failure", gradient_bound_failure
+            "gradient_bound_failure", opts.gradient_bound_failure
         )
         clip_param = Param(clip_norm, "user")
         if not enforce:
@@ -659,10 +633,10 @@ class DPSGD(PrivateAlgorithm):
             epsilon,
             delta,
             contribution,
-            num_steps,
-            batch_size,
-            learning_rate,
-            initial_gap,
+            opts.num_steps,
+            opts.batch_size,
+            opts.learning_rate,
+            opts.initial_gap,
             sampling,
             preset,
         )
@@ -680,8 +654,8 @@ class DPSGD(PrivateAlgorithm):
                 sampling=sampling,
                 batch_size=None if sampling == "full_batch" else batch_size,
                 clip_norm=clip_norm,
-                max_batch_size=max_batch_size,
-                gradient_dtype=gradient_dtype,
+                max_batch_size=opts.max_batch_size,
+                gradient_dtype=opts.gradient_dtype,
                 enforce_sensitivity=enforce,
             )
 
@@ -732,25 +706,44 @@ class DPSGD(PrivateAlgorithm):
             ),
         )
         oracle = make_oracle(z)
-        params = {
-            "x0": x0_param,
-            "num_steps": _param(num_steps, sources["num_steps"]),
-            "batch_size": _param(probe.batch_size, sources["batch_size"]),
-            "max_batch_size": Param(
-                m,
-                "user" if max_batch_size is not None else "derived",
-                "" if sampling != "poisson" else "overflow probability <= 1e-12",
-            ),
-            "learning_rate": _param(learning_rate, sources["learning_rate"]),
-            "clip_norm": clip_param,
-            "enforce_sensitivity": Param(
-                enforce,
-                "default" if enforce else "user",
-                "clipping enforces the sensitivity"
-                if enforce
-                else "opted out: the guarantee is conditional on the declared G",
-            ),
-            "sampling": Param(sampling, "user" if sampling != "poisson" else "default"),
+        # the options' rows (the declaration's order, sources and rules); the plan
+        # makes the rows whose source its schedule names, and the noise rows follow
+        # ``sampling``
+        gap = "initial_gap" in sources
+        rows = list(
+            opts.rows(
+                resolved={
+                    "max_batch_size": m,
+                    "enforce_sensitivity": enforce,
+                    "gradient_bound_failure": delta_e,
+                    "project": project,
+                    "initial_gap": None,
+                },
+                notes={"max_batch_size": "" if sampling != "poisson" else _OVERFLOW}
+                | ({} if enforce else {"enforce_sensitivity": _OPTED_OUT}),
+                params={
+                    "x0": x0_param,
+                    "num_steps": _param(num_steps, sources["num_steps"]),
+                    "batch_size": _param(probe.batch_size, sources["batch_size"]),
+                    "learning_rate": _param(learning_rate, sources["learning_rate"]),
+                    "clip_norm": clip_param,
+                    "output": output_p,
+                    "gradient_dtype": Param(oracle.gradient_dtype, "default"),
+                    "return_iterates": Param(bool(opts.return_iterates), "default"),
+                }
+                | (
+                    {
+                        "initial_gap": _param(
+                            spec.initial_gap(opts.initial_gap, needed_for="DP-SGD")[0],
+                            sources["initial_gap"],
+                        )
+                    }
+                    if gap
+                    else {}
+                ),
+            ).items()
+        )
+        noise = {
             "noise_multiplier": Param(
                 z, "calibrated", "smallest z the accountant certifies (PLD/RDP)"
             ),
@@ -759,18 +752,9 @@ class DPSGD(PrivateAlgorithm):
                 "derived",
                 "z C / b" if enforce else "z C F / b",
             ),
-            "gradient_bound_failure": Param(delta_e, "user" if delta_e else "default"),
-            "preset": Param(preset, "user" if preset != "practical" else "default"),
-            "output": output_p,
-            "project": Param(project, "default" if project else "user"),
-            "gradient_dtype": Param(oracle.gradient_dtype, "default"),
-            "return_iterates": Param(bool(return_iterates), "default"),
         }
-        if "initial_gap" in sources:
-            params["initial_gap"] = _param(
-                spec.initial_gap(initial_gap, needed_for="DP-SGD")[0],
-                sources["initial_gap"],
-            )
+        cut = [k for k, _ in rows].index("sampling") + 1
+        params = dict(rows[:cut]) | noise | dict(rows[cut:])
         internal = {
             "oracle": oracle,
             "mode": mode,

@@ -113,6 +113,8 @@ from dpsample.finders.outputs import release
 from dpsample.finders.planning import start_param
 from dpsample.finders.presets import label_schedule, output_param
 from dpsample.finders.spider_loop import spider_params, spider_scan
+from dpsample.finders.spider_options import SPIDER_THEOREM, DPSpiderOptions
+from dpsample.options import call_options
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -191,12 +193,12 @@ def dp_spider(
     anchor_batch_size: int | None = None,
     variation_batch_size: int | None = None,
     sampling: str = "poisson",
-    initial_gap: float | None = None,
+    enforce_sensitivity: bool = True,
+    preset: str = "practical",
     output: str | None = None,
     project: bool = True,
     return_iterates: bool = False,
-    enforce_sensitivity: bool = True,
-    preset: str = "practical",
+    initial_gap: float | None = None,
 ) -> PrivateResult:
     r"""DP-SPIDER with noise calibrated by an accountant to ``(epsilon, delta)``.
 
@@ -225,7 +227,15 @@ def dp_spider(
         sampling: Scheme of the sub-``n`` batches: ``"poisson"`` (default; truncated
             padded Poisson, PLD) or ``"without_replacement"`` (RDP). A batch of size
             ``n`` is always the full batch.
-        initial_gap: Public ``F_0`` (default the declared ``loss_range``).
+        enforce_sensitivity: Clip per-example terms at the declared bounds
+            (default: unconditional privacy even for examples violating them;
+            spec 003 A6). ``False`` opts out (Arora et al.'s unclipped
+            recursion): the guarantee is then *conditional* on the declared
+            constants.
+        preset: ``"practical"`` (default) or ``"theorem"``
+            (:mod:`dpsample.finders.presets`): the rule behind every parameter
+            left at ``None``. ``"theorem"`` is Thm B.3's schedule and its uniform
+            random iterate; ``"practical"`` releases the tail average.
         output: Which point of the trajectory is released, one of DP-SGD's rules
             (:mod:`dpsample.finders.outputs`, post-processing: the same
             guarantee): ``"tail_average"`` (the mean of the last ``ceil(T/2)``
@@ -237,15 +247,7 @@ def dp_spider(
             needs clipping (``enforce_sensitivity=True``, the default: without
             clipping the sensitivities rest on the constants declared on ``K``).
         return_iterates: Put all iterates in ``info["iterates"]``.
-        enforce_sensitivity: Clip per-example terms at the declared bounds
-            (default: unconditional privacy even for examples violating them;
-            spec 003 A6). ``False`` opts out (Arora et al.'s unclipped
-            recursion): the guarantee is then *conditional* on the declared
-            constants.
-        preset: ``"practical"`` (default) or ``"theorem"``
-            (:mod:`dpsample.finders.presets`): the rule behind every parameter
-            left at ``None``. ``"theorem"`` is Thm B.3's schedule and its uniform
-            random iterate; ``"practical"`` releases the tail average.
+        initial_gap: Public ``F_0`` (default the declared ``loss_range``).
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult`; ``info`` has the schedule, both
@@ -286,23 +288,7 @@ def dp_spider(
         (True, False)
     """
     return DPSpider().solve(
-        rng_key,
-        problem,
-        epsilon=epsilon,
-        delta=delta,
-        x0=x0,
-        num_steps=num_steps,
-        phase_length=phase_length,
-        learning_rate=learning_rate,
-        anchor_batch_size=anchor_batch_size,
-        variation_batch_size=variation_batch_size,
-        sampling=sampling,
-        initial_gap=initial_gap,
-        output=output,
-        project=project,
-        return_iterates=return_iterates,
-        enforce_sensitivity=enforce_sensitivity,
-        preset=preset,
+        rng_key, problem, epsilon=epsilon, delta=delta, **call_options(locals())
     )
 
 
@@ -316,17 +302,20 @@ _OUTPUT_RULES = {
     "theorem": ("random", "Thm B.3's uniform iterate of w_1..w_T"),
 }
 
-#: Source text of a parameter set by Arora et al.'s Thm B.3 (proof form).
-_THEOREM = "Arora et al. Thm B.3 (proof form)"
+_OPTED_OUT = "opted out: the guarantee is conditional on the declared constants"
 
 
-def _param(value: Any, source: str) -> Param:
-    """A :class:`~dpsample.plan.Param` from an ``info["parameter_sources"]`` text."""
-    if source == "user":
-        return Param(value, "user")
-    if source == "declared loss_range":
-        return Param(value, "derived", "the declared loss_range")
-    return Param(value, "theorem", source)
+def _notes(sources: dict[str, str], clip: bool) -> dict[str, str]:
+    """The plan's notes that replace the declared ones.
+
+    A capped ``T`` (and the ``q`` re-derived there), and the opt-out of clipping.
+    """
+    notes = {
+        k: sources[k]
+        for k in ("num_steps", "phase_length")
+        if sources[k] not in ("user", SPIDER_THEOREM)
+    }
+    return notes if clip else notes | {"enforce_sensitivity": _OPTED_OUT}
 
 
 def _schedule_cost(
@@ -474,44 +463,36 @@ class DPSpider(PrivateAlgorithm):
     #: reports as its stationarity bound).
     stationarity_rate = staticmethod(bounds.theorem_3_2_stationarity_bound)
 
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        x0: ArrayLike | None = None,
-        num_steps: int | None = None,
-        phase_length: int | None = None,
-        learning_rate: float | None = None,
-        anchor_batch_size: int | None = None,
-        variation_batch_size: int | None = None,
-        sampling: str = "poisson",
-        initial_gap: float | None = None,
-        output: str | None = None,
-        project: bool = True,
-        return_iterates: bool = False,
-        enforce_sensitivity: bool = True,
-        preset: str = "practical",
-    ) -> Plan:
+    options_type = DPSpiderOptions
+
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = DPSpiderOptions.from_options(options)
+        sampling = opts.sampling
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
-        x0_param = start_param(spec, x0, "the centre of the domain")
-        clip = check_enforce(enforce_sensitivity)
-        project = spec.check_projection(project, clipped=clip, name="dp_spider")
+        x0_param = start_param(spec, opts.x0, "the centre of the domain")
+        clip = check_enforce(opts.enforce_sensitivity)
+        project = spec.check_projection(opts.project, clipped=clip, name="dp_spider")
+        opts = dataclasses.replace(opts, project=project)  # a [user] row if it differs
         if sampling not in ("poisson", "without_replacement"):
             raise ValueError(
                 "Expected sampling in ('poisson', 'without_replacement'), got "
                 f"{sampling!r}"
             )
-        output_p = output_param(output, preset, **_OUTPUT_RULES)
+        output_p = output_param(opts.output, opts.preset, **_OUTPUT_RULES)
         big_l = validation.require_constant(
             "lipschitz", spec.lipschitz, needed_for="DP-SPIDER (anchor sensitivity)"
         )
         n, d = spec.n, spec.dim
         sources: dict[str, str] = {}
-        user_steps, user_phase = num_steps, phase_length
+        user_steps, user_phase = opts.num_steps, opts.phase_length
         need_defaults = any(
             v is None
-            for v in (num_steps, phase_length, learning_rate, variation_batch_size)
+            for v in (
+                opts.num_steps,
+                opts.phase_length,
+                opts.learning_rate,
+                opts.variation_batch_size,
+            )
         )
         theorem: dict[str, Any] = {}
         f0 = None
@@ -522,7 +503,7 @@ class DPSpider(PrivateAlgorithm):
                 needed_for="DP-SPIDER's default parameters",
             )
             f0, sources["initial_gap"] = spec.initial_gap(
-                initial_gap, needed_for="DP-SPIDER's default parameters"
+                opts.initial_gap, needed_for="DP-SPIDER's default parameters"
             )
             theorem = spider_theorem_parameters(
                 n=n,
@@ -536,27 +517,27 @@ class DPSpider(PrivateAlgorithm):
 
         def pick(name: str, value: Any, check: Any) -> Any:
             if value is None:
-                sources[name] = _THEOREM
+                sources[name] = SPIDER_THEOREM
                 return theorem[name]
             sources[name] = "user"
             return check(name, value)
 
-        num_steps = pick("num_steps", num_steps, validation.positive_int)
-        phase_length = pick("phase_length", phase_length, validation.positive_int)
+        num_steps = pick("num_steps", opts.num_steps, validation.positive_int)
+        phase_length = pick("phase_length", opts.phase_length, validation.positive_int)
         if phase_length > num_steps:
             raise ValueError(f"Expected phase_length={phase_length} <= T={num_steps}")
-        learning_rate = pick("learning_rate", learning_rate, validation.positive)
+        learning_rate = pick("learning_rate", opts.learning_rate, validation.positive)
         b1 = (
             n
-            if anchor_batch_size is None
-            else spec.check_batch_size(anchor_batch_size, "anchor_batch_size")
+            if opts.anchor_batch_size is None
+            else spec.check_batch_size(opts.anchor_batch_size, "anchor_batch_size")
         )
         sources["anchor_batch_size"] = (
-            "Thm B.3: b1 = n" if anchor_batch_size is None else "user"
+            "Thm B.3: b1 = n" if opts.anchor_batch_size is None else "user"
         )
         b2 = pick(
             "variation_batch_size",
-            variation_batch_size,
+            opts.variation_batch_size,
             lambda name, v: spec.check_batch_size(v, name),
         )
         samp1 = "full_batch" if b1 == n else sampling
@@ -648,14 +629,29 @@ class DPSpider(PrivateAlgorithm):
             coarse, make_guarantee, epsilon=epsilon, delta=delta
         )
         o1, o2 = oracles(c, shape1, shape2)
-        params: dict[str, Param] = {
-            "x0": x0_param,
-            "num_steps": _param(num_steps, sources["num_steps"]),
-            "phase_length": _param(phase_length, sources["phase_length"]),
-            "learning_rate": _param(learning_rate, sources["learning_rate"]),
-            "anchor_batch_size": _param(b1, sources["anchor_batch_size"]),
-            "variation_batch_size": _param(b2, sources["variation_batch_size"]),
-            "sampling": Param(sampling, "user" if sampling != "poisson" else "default"),
+        # the options' rows (the declaration's order, sources and rules), with the
+        # oracles' derived rows after ``sampling``
+        rows = list(
+            opts.rows(
+                resolved={
+                    "num_steps": num_steps,
+                    "phase_length": phase_length,
+                    "learning_rate": learning_rate,
+                    "anchor_batch_size": b1,
+                    "variation_batch_size": b2,
+                    "enforce_sensitivity": clip,
+                    "project": project,
+                    "initial_gap": f0,
+                },
+                notes=_notes(sources, clip),
+                params={
+                    "x0": x0_param,
+                    "output": output_p,
+                    "return_iterates": Param(bool(opts.return_iterates), "default"),
+                },
+            ).items()
+        )
+        derived: dict[str, Param] = {
             "anchor_sampling": Param(samp1, "derived", "full batch when b1 = n"),
             "variation_sampling": Param(samp2, "derived", "full batch when b2 = n"),
             "noise_constant": Param(
@@ -680,26 +676,14 @@ class DPSpider(PrivateAlgorithm):
             "sigma2_hat": Param(
                 o2.noise_multiplier * 2.0 * big_l / b2, "derived", "z2 2G / b2"
             ),
-            "enforce_sensitivity": Param(
-                clip,
-                "default" if clip else "user",
-                "clipping enforces the declared G and M"
-                if clip
-                else "opted out: the guarantee is conditional on the declared "
-                "constants",
-            ),
-            "preset": Param(preset, "user" if preset != "practical" else "default"),
-            "output": output_p,
-            "project": Param(project, "default" if project else "user"),
-            "return_iterates": Param(bool(return_iterates), "default"),
         }
-        if f0 is not None:
-            params["initial_gap"] = _param(f0, sources["initial_gap"])
+        cut = [k for k, _ in rows].index("sampling") + 1
+        params = dict(rows[:cut]) | derived | dict(rows[cut:])
         return Plan(
             algorithm=self.name,
             spec=spec,
             budget=budget,
-            params=label_schedule(params, preset),
+            params=label_schedule(params, opts.preset),
             guarantee=guarantee,
             cost=Cost(
                 gradient_evaluations=_schedule_cost(num_steps, phase_length, m1, m2),

@@ -1,7 +1,9 @@
 """What the plans of the finders and pipelines share: public parameters with sources.
 
 Functions of public inputs only (the spec and the caller's options), called by the
-``_plan`` methods before any private computation.
+``_plan`` methods before any private computation; and the options the first-order
+finders share (:func:`finder_option`), declared once for their
+:mod:`dpsample.options` declarations.
 """
 
 from __future__ import annotations
@@ -9,10 +11,75 @@ from __future__ import annotations
 from typing import Any
 
 from dpsample._src import precision
+from dpsample.options import option
 from dpsample.plan import Param
 from dpsample.problem import ProblemSpec
 
-__all__ = ["start_param"]
+__all__ = ["finder_option", "start_param"]
+
+#: The options the first-order finders share: ``(default, doc, source, rule)``.
+_FINDER_OPTIONS: dict[str, tuple[Any, str, str, str]] = {
+    "x0": (
+        None,
+        "Public start in the domain `K`.",
+        "default",
+        "the centre of the domain",
+    ),
+    "preset": (
+        "practical",
+        "`'practical'` or `'theorem'` (`dpsample.finders.presets`): the rule behind "
+        "every value left at `None`.",
+        "default",
+        "",
+    ),
+    "output": (
+        None,
+        "The released point: `'tail_average'`, `'random'` (the theorem's) or "
+        "`'last'` (`dpsample.finders.outputs`).",
+        "default",
+        "the preset's",
+    ),
+    "project": (
+        True,
+        "Project onto a ball domain after each step (`False` on a ball needs "
+        "clipping).",
+        "default",
+        "",
+    ),
+    "return_iterates": (
+        False,
+        "Put all iterates in `info['iterates']`.",
+        "default",
+        "",
+    ),
+    "initial_gap": (
+        None,
+        "Public bound on `F(x0) - inf F` for the theorem's defaults.",
+        "derived",
+        "the declared loss_range",
+    ),
+}
+
+
+def finder_option(name: str) -> Any:
+    """The declared field of an option the first-order finders share.
+
+    One of ``x0``, ``preset``, ``output``, ``project``, ``return_iterates`` and
+    ``initial_gap``: the same default, doc, source and rule in every declaration
+    that uses it (DP-SGD's, DP-SPIDER's).
+
+    Examples:
+        >>> import dataclasses
+        >>> from dpsample.finders.planning import finder_option
+        >>> from dpsample.options import Options
+        >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+        ... class Opts(Options):
+        ...     preset: str = finder_option("preset")
+        >>> Opts().preset
+        'practical'
+    """
+    default, doc, source, rule = _FINDER_OPTIONS[name]
+    return option(default, doc, source=source, rule=rule)
 
 
 def start_param(spec: ProblemSpec, x0: Any, default_note: str) -> Param:

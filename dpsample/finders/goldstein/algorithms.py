@@ -36,6 +36,7 @@ from dpsample.finders.goldstein.schedule import (
     goldstein_theorem_parameters,
 )
 from dpsample.finders.planning import start_param
+from dpsample.options import call_options
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -322,15 +323,6 @@ class GoldsteinFirstOrder(_GoldsteinFinder):
 
 
 # ------------------------------------------------------------------ functions
-def _given_options(arguments: dict[str, Any]) -> dict[str, Any]:
-    """A convenience function's options: its arguments less the key, problem, budget."""
-    return {
-        k: v
-        for k, v in arguments.items()
-        if k not in ("rng_key", "problem", "epsilon", "delta")
-    }
-
-
 def goldstein_zero_order(
     rng_key: PRNGKey,
     problem: Problem,
@@ -448,7 +440,7 @@ def goldstein_zero_order(
         Kornowski, Liu, Talwar, ICML 2025 (seed 004), Theorems 3.1 and 4.1.
     """
     return GoldsteinZeroOrder().solve(
-        rng_key, problem, epsilon=epsilon, delta=delta, **_given_options(locals())
+        rng_key, problem, epsilon=epsilon, delta=delta, **call_options(locals())
     )
 
 
@@ -548,7 +540,7 @@ def goldstein_first_order(
         Kornowski, Liu, Talwar, ICML 2025 (seed 004), Appendix C, Theorem C.4.
     """
     return GoldsteinFirstOrder().solve(
-        rng_key, problem, epsilon=epsilon, delta=delta, **_given_options(locals())
+        rng_key, problem, epsilon=epsilon, delta=delta, **call_options(locals())
     )
 
 
