@@ -417,8 +417,8 @@ def constant_assumptions(
         if proximal and lip is not None:
             out.append(
                 f"the clipped loss: {lip}, as the proximal sampler's rejection step "
-                "(RGO) and its TV schedule use (the clip enforces the target's "
-                "privacy; no clip of values enforces a Lipschitz bound)"
+                "(RGO) and its TV schedule use (not enforced: the clip of values "
+                "enforces the target's privacy, not a Lipschitz bound)"
             )
         if proximal and convex:
             out.append(
