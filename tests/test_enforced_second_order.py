@@ -35,7 +35,7 @@ from dpsample.finders.goldstein import GoldsteinZeroOrder, goldstein_theorem_par
 from dpsample.finders.trust_region import DPStochasticTrustRegion, DPTrustRegion
 from dpsample.finders.trust_region.step import noisy_model
 from dpsample.nets import NetExponentialMechanism
-from dpsample.nets.mechanism import ConeClippedLoss, cone_clip_data
+from dpsample.nets.clipped import ConeClippedLoss, cone_clip_data
 from dpsample.nets.stream import net_point, risk_batch
 from dpsample.samplers import langevin
 from dpsample.samplers.gibbs import Gibbs

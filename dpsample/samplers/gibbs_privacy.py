@@ -276,7 +276,7 @@ def target_privacy(
         True
         >>> e = target_privacy(GibbsTarget.create(p, beta=2.0, mu=0.25),
         ...                    enforced_oscillation=4.0)
-        >>> sorted(e.bounds), e.epsilon(1e-6)  # beta * 4 / n
+        >>> sorted(e.bounds), e.bounds["pure"].epsilon(0.0)  # beta * 4 / n
         (['pure'], 0.08)
     """
     if not isinstance(target, GibbsTarget):
