@@ -16,6 +16,10 @@ on a ball ``K``, for a ``G``-Lipschitz, possibly non-convex and non-smooth loss.
 and runs the chain under one compiled ``lax.scan``
 (:mod:`dpsample.samplers.chains`). :func:`gibbs` is plan then run in one call.
 
+By default (``enforce_sensitivity=True``) the constant each route's guarantee rests on
+is enforced: loss values clipped for the routes through the exact target (which then
+targets the clipped ``F_D``), per-example gradients for projected Langevin.
+
 The privacy bounds of the exact target are :mod:`dpsample.samplers.gibbs_privacy`,
 the calibration :mod:`dpsample.samplers.gibbs_calibration`; both are re-exported here.
 """
@@ -212,6 +216,14 @@ class Gibbs(PrivateAlgorithm):
     options it takes, the cap on ``beta``, the calibration, the schedule, the
     guarantee and the refusals, and the run for its kernel. A new route is one
     registered object (:mod:`dpsample.samplers.routes`).
+
+    Enforced constants (``enforce_sensitivity``, default ``True``; see :func:`gibbs`,
+    Privacy): the proximal and MALA routes clip every loss value (the net's cone or
+    located range, :func:`dpsample.nets.clipped.sensitivity_route`), so they sample
+    the target of the *clipped* ``F_D`` and its pure bound holds whatever the data;
+    Langevin clips per-example gradients at ``G``. The plan's
+    ``enforce_sensitivity`` and ``sensitivity_oscillation`` entries say which
+    constant is enforced and how; ``False`` is the conditional opt-in.
 
     Compute budget: the proximal and MALA routes refuse a plan whose cost exceeds
     ``Budget(max_evaluations=E)`` (their schedules are tied to a TV bound, so none is
