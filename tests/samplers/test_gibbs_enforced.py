@@ -164,3 +164,4 @@ def test_langevin_clips_gradients_and_its_opt_in_is_conditional():
     on_q = G.gibbs(jax.random.key(1), q, **kw)
     off_q = G.gibbs(jax.random.key(1), q, enforce_sensitivity=False, **kw)
     assert not np.array_equal(np.asarray(on_q.value), np.asarray(off_q.value))
+    assert not on_q.privacy.conditional and off_q.privacy.conditional
