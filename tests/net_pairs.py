@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpsample import Ball, Problem
-from dpsample.nets.mechanism import ConeClippedLoss, cone_clip_data
+from dpsample.nets.clipped import ConeClippedLoss, cone_clip_data
 from dpsample.nets.stream import net_point, risk_batch
 
 N = 50

@@ -35,7 +35,7 @@ from dpsample.finders.goldstein import GoldsteinZeroOrder, goldstein_theorem_par
 from dpsample.finders.trust_region import DPStochasticTrustRegion, DPTrustRegion
 from dpsample.finders.trust_region.step import noisy_model
 from dpsample.nets import NetExponentialMechanism
-from dpsample.nets.mechanism import ConeClippedLoss, cone_clip_data
+from dpsample.nets.clipped import ConeClippedLoss, cone_clip_data
 from dpsample.nets.stream import net_point, risk_batch
 from dpsample.samplers import langevin
 from dpsample.samplers.gibbs import Gibbs
@@ -265,21 +265,31 @@ def test_langevin_clipped_drift_within_the_trajectory_sensitivity():
 
 
 def test_gibbs_mala_states_the_unenforceable_constants():
+    """By default the target's bound is enforced by clipping the loss values: only
+    the declared tv_bound is assumed; the opt-in also states G-Lipschitz."""
     d_a, _ = _gibbs_pair()
-    plan = Gibbs().plan(
-        d_a.spec, Budget(1.0, 1e-5), method="mala", beta=50.0, tv_bound=1e-7
-    )
+    kw = dict(method="mala", beta=50.0, tv_bound=1e-7)
+    plan = Gibbs().plan(d_a.spec, Budget(1.0, 1e-5), **kw)
+    (text,) = plan.guarantee.assumptions
+    assert "MALA is within total variation" in text
+    plan = Gibbs().plan(d_a.spec, Budget(1.0, 1e-5), enforce_sensitivity=False, **kw)
     texts = plan.guarantee.assumptions
     assert any("MALA is within total variation" in t for t in texts)
     assert any("G-Lipschitz" in t and "not enforced" in t for t in texts)
 
 
 def test_gibbs_proximal_states_the_unenforceable_constants():
-    """The proximal route's target bound ('pure': 2 G D) and its RGO's TV slack
-    rest on G-Lipschitz, which no clip enforces: both are stated."""
+    """The proximal route's RGO's TV slack rests on G-Lipschitz, which no clip
+    enforces: stated. Its target bound ('pure': 2 G D) is enforced by the cone clip
+    of the loss values by default, and stated too with enforce_sensitivity=False."""
     d_a, _ = _gibbs_pair()
     plan = Gibbs().plan(d_a.spec, Budget(1.0, 1e-3), beta=20.0)
     assert plan["bound"] == "pure"
+    (text,) = plan.guarantee.assumptions
+    assert "G = 0.01" in text and "not enforced" in text and "RGO" in text
+    plan = Gibbs().plan(
+        d_a.spec, Budget(1.0, 1e-3), beta=20.0, enforce_sensitivity=False
+    )
     texts = plan.guarantee.assumptions
     assert len(texts) == 2
     assert all("G = 0.01" in t and "not enforced" in t for t in texts)

@@ -32,7 +32,7 @@ from dpsample import Ball, Budget, Problem, losses
 from dpsample.config import ConfigError, build_spec, resolve_config
 from dpsample.errors import MissingConstantError
 from dpsample.nets import NetExponentialMechanism
-from dpsample.nets.mechanism import ConeClippedLoss, RangeClippedLoss
+from dpsample.nets.clipped import ConeClippedLoss, RangeClippedLoss
 from dpsample.nets.stream import net_point, risk_batch
 from dpsample.problem import ConstantViolationWarning, ProblemSpec
 

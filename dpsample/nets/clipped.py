@@ -22,7 +22,9 @@ import jax
 import jax.numpy as jnp
 
 from dpsample._src import precision, validation
+from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
+from dpsample.nets.ball import ball_center
 from dpsample.problem import ProblemSpec
 from dpsample.types import Array
 
@@ -31,7 +33,9 @@ __all__ = [
     "SENSITIVITY_ROUTES",
     "ConeClippedLoss",
     "RangeClippedLoss",
+    "clipped_loss",
     "cone_clip_data",
+    "run_clipped",
     "sensitivity_route",
 ]
 
@@ -181,6 +185,65 @@ def sensitivity_route(
             "enforce_sensitivity=False, no clipping)"
         ),
     )
+
+
+def clipped_loss(
+    spec: ProblemSpec, clip: str, ball: Ball
+) -> ConeClippedLoss | RangeClippedLoss | None:
+    """The clip :func:`sensitivity_route` chose, at the public constants (or ``None``).
+
+    ``ball`` is the domain ``K`` (its centre and radius anchor the cone).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample import Ball, Problem
+        >>> from dpsample.nets.clipped import clipped_loss
+        >>> p = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.zeros(4),
+        ...             Ball(1.0, dim=1), lipschitz=1.0)
+        >>> clipped_loss(p.spec, "cone", p.domain).radius
+        1.0
+    """
+    if clip == "cone":
+        assert spec.lipschitz is not None
+        return ConeClippedLoss(
+            spec.loss_fn,
+            float(spec.lipschitz),
+            tuple(float(v) for v in ball_center(ball)),
+            float(ball.radius),
+        )
+    if clip == "range":
+        assert spec.loss_floor is not None and spec.loss_range is not None
+        return RangeClippedLoss(
+            spec.loss_fn, float(spec.loss_floor), float(spec.loss_range)
+        )
+    return None
+
+
+def run_clipped(
+    clipped: ConeClippedLoss | RangeClippedLoss | None,
+    loss_fn: Callable[..., Any],
+    data: Any,
+) -> tuple[Callable[..., Any], Any]:
+    """``(loss, data)`` that run: ``loss_fn`` under the plan's clip (if any).
+
+    The clip's public constants are the plan's; its loss is the one that runs (a
+    pipeline may run a plan on another Problem object). The cone clip's examples
+    carry their anchors (:func:`cone_clip_data`).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from dpsample.nets.clipped import RangeClippedLoss, run_clipped
+        >>> loss, data = run_clipped(RangeClippedLoss(None, 0.0, 1.0),
+        ...                          lambda x, z: 5.0 * z, jnp.ones(2))
+        >>> float(loss(jnp.zeros(1), data[0]))
+        1.0
+    """
+    if isinstance(clipped, ConeClippedLoss):
+        clipped = dataclasses.replace(clipped, loss_fn=loss_fn)
+        return clipped, cone_clip_data(clipped, data)
+    if isinstance(clipped, RangeClippedLoss):
+        return dataclasses.replace(clipped, loss_fn=loss_fn), data
+    return loss_fn, data
 
 
 #: The bound each clip enforces (``"none"``: the tightest declared, assumed).

@@ -105,13 +105,12 @@ from dpsample import bounds, progress
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm
 from dpsample.errors import PlanRefusal, Search
-from dpsample.nets.ball import ball_center, problem_ball, theorem_radius
+from dpsample.nets.ball import problem_ball, theorem_radius
 from dpsample.nets.clipped import (
     CLIP_NOTES,
     SENSITIVITY_ROUTES,
-    ConeClippedLoss,
-    RangeClippedLoss,
-    cone_clip_data,
+    clipped_loss,
+    run_clipped,
     sensitivity_route,
 )
 from dpsample.nets.grid import (
@@ -397,20 +396,7 @@ class NetExponentialMechanism(PrivateAlgorithm):
         )
         if assumption is not None:
             guarantee = guarantee.assuming(assumption)
-        clipped_loss: ConeClippedLoss | RangeClippedLoss | None = None
-        if clip == "cone":
-            assert spec.lipschitz is not None
-            clipped_loss = ConeClippedLoss(
-                spec.loss_fn,
-                float(spec.lipschitz),
-                tuple(float(v) for v in ball_center(ball)),
-                float(ball.radius),
-            )
-        elif clip == "range":
-            assert spec.loss_floor is not None and spec.loss_range is not None
-            clipped_loss = RangeClippedLoss(
-                spec.loss_fn, float(spec.loss_floor), float(spec.loss_range)
-            )
+        clip_fn = clipped_loss(spec, clip, ball)
         grid = isinstance(the_net, GridNet)
         covering = the_net.covering_radius
         if net_given:
@@ -527,21 +513,15 @@ class NetExponentialMechanism(PrivateAlgorithm):
             cost=Cost(loss_evaluations=rows * n, steps=num_chunks),
             warm_start=warm,
             notes=tuple(notes),
-            internal={"net": the_net, "clipped_loss": clipped_loss},
+            internal={"net": the_net, "clipped_loss": clip_fn},
         )
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
         net = plan.internal["net"]
-        clipped_loss = plan.internal.get("clipped_loss")
-        loss_fn, data = problem.loss_fn, problem.data
-        if isinstance(clipped_loss, ConeClippedLoss):
-            # the loss that runs (a pipeline may run the plan on another Problem
-            # object), clipped at the plan's public G, centre and radius
-            clipped_loss = dataclasses.replace(clipped_loss, loss_fn=loss_fn)
-            loss_fn, data = clipped_loss, cone_clip_data(clipped_loss, data)
-        elif isinstance(clipped_loss, RangeClippedLoss):
-            # the same, at the plan's public floor and range
-            loss_fn = dataclasses.replace(clipped_loss, loss_fn=loss_fn)
+        # the loss that runs, clipped at the plan's public constants
+        loss_fn, data = run_clipped(
+            plan.internal.get("clipped_loss"), problem.loss_fn, problem.data
+        )
         point, _ = stream_argmax(
             rng_key,
             data,

@@ -16,6 +16,10 @@ on a ball ``K``, for a ``G``-Lipschitz, possibly non-convex and non-smooth loss.
 and runs the chain under one compiled ``lax.scan``
 (:mod:`dpsample.samplers.chains`). :func:`gibbs` is plan then run in one call.
 
+By default (``enforce_sensitivity=True``) the constant each route's guarantee rests on
+is enforced: loss values clipped for the routes through the exact target (which then
+targets the clipped ``F_D``), per-example gradients for projected Langevin.
+
 The privacy bounds of the exact target are :mod:`dpsample.samplers.gibbs_privacy`,
 the calibration :mod:`dpsample.samplers.gibbs_calibration`; both are re-exported here.
 """
@@ -30,10 +34,17 @@ import numpy as np
 from dpsample import bounds
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
-from dpsample.errors import PlanRefusal, Search
+from dpsample.errors import MissingConstantError, PlanRefusal, Search
+from dpsample.nets.clipped import (
+    CLIP_NOTES,
+    SENSITIVITY_ROUTES,
+    clipped_loss,
+    run_clipped,
+    sensitivity_route,
+)
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy.result import PrivateResult
-from dpsample.problem import Problem, ProblemSpec
+from dpsample.problem import CONSTANTS, Problem, ProblemSpec
 from dpsample.samplers.chains import initial_point
 from dpsample.samplers.gibbs_calibration import (
     C_GEN,
@@ -99,6 +110,18 @@ __all__ = [
 #: The route ``gibbs`` runs unless ``method`` is given.
 DEFAULT_METHOD = "proximal"
 
+#: What the plan's ``enforce_sensitivity`` entry says of each way of enforcing.
+_CLIP_NOTES = {
+    "cone": CLIP_NOTES["cone"] + "; the sampler targets the clipped F_D",
+    "range": CLIP_NOTES["range"] + "; the sampler targets the clipped F_D",
+    "gradient": (
+        "per-example gradients clipped at G (the library's clipping path and "
+        "rounding margin): the trajectory bound holds whatever the data"
+    ),
+    "none": "the opt-in: nothing is clipped, the guarantee is conditional on the "
+    "declared constants",
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class GibbsInfo(AlgorithmInfo):
@@ -134,9 +157,14 @@ class GibbsInfo(AlgorithmInfo):
             :class:`~dpsample.samplers.proximal.ProximalSchedule` as a dict.
         lsi_constant: Proximal only: ``(name, value)`` of the LSI constant used.
         total_time: Langevin only: ``step_size num_steps``.
-        clip_norm: Langevin only: the per-example gradient clip (declared ``G``).
+        clip_norm: Langevin only: the per-example gradient clip (declared ``G``;
+            ``None`` with ``enforce_sensitivity=False``).
         privacy_rests_on: What the guarantee rests on beyond the declared
             constants, when anything (an unproven schedule, a declared TV bound).
+        clip: What enforces the guarantee's constant: ``"cone"`` or ``"range"``
+            (the loss values are clipped, so the target is that of the clipped
+            loss), ``"gradient"`` (Langevin's per-example gradient clip) or
+            ``"none"`` (``enforce_sensitivity=False``: assumed, conditional).
     """
 
     method: str
@@ -160,6 +188,7 @@ class GibbsInfo(AlgorithmInfo):
     total_time: float | None = optional()
     clip_norm: float | None = optional()
     privacy_rests_on: str | None = optional()
+    clip: str | None = optional()
     diagnostics: None = None
 
 
@@ -187,6 +216,14 @@ class Gibbs(PrivateAlgorithm):
     options it takes, the cap on ``beta``, the calibration, the schedule, the
     guarantee and the refusals, and the run for its kernel. A new route is one
     registered object (:mod:`dpsample.samplers.routes`).
+
+    Enforced constants (``enforce_sensitivity``, default ``True``; see :func:`gibbs`,
+    Privacy): the proximal and MALA routes clip every loss value (the net's cone or
+    located range, :func:`dpsample.nets.clipped.sensitivity_route`), so they sample
+    the target of the *clipped* ``F_D`` and its pure bound holds whatever the data;
+    Langevin clips per-example gradients at ``G``. The plan's
+    ``enforce_sensitivity`` and ``sensitivity_oscillation`` entries say which
+    constant is enforced and how; ``False`` is the conditional opt-in.
 
     Compute budget: the proximal and MALA routes refuse a plan whose cost exceeds
     ``Budget(max_evaluations=E)`` (their schedules are tied to a TV bound, so none is
@@ -251,6 +288,7 @@ class Gibbs(PrivateAlgorithm):
         kl_init: float | None = None,
         failure_prob: float | None = None,
         minimizer_gap: float = 0.0,
+        enforce_sensitivity: bool = True,
     ) -> Plan:
         # ---- public validation, before any private computation -------------------
         target_eps = budget.epsilon
@@ -258,6 +296,23 @@ class Gibbs(PrivateAlgorithm):
         route = resolve(method)
         frac = validation.delta_in_open_unit(tv_fraction, name="tv_fraction")
         ball = gibbs_ball(spec)
+        if not isinstance(enforce_sensitivity, bool):
+            raise TypeError(
+                "Expected enforce_sensitivity to be a bool, got "
+                f"{enforce_sensitivity!r}"
+            )
+        enforced_osc, clip = None, "none"
+        if route.clips_values and enforce_sensitivity:
+            try:
+                enforced_osc, clip, _ = sensitivity_route(spec, True)
+            except MissingConstantError:
+                raise MissingConstantError(
+                    f"the {route.name} route enforces the Gibbs target's sensitivity "
+                    "by clipping each loss value, which needs a declared lipschitz "
+                    "G (the cone, 2 G D) or loss_range with loss_floor (the range, "
+                    "2 B); declare one, or pass enforce_sensitivity=False (the "
+                    "guarantee is then conditional on the declared bound)"
+                ) from None
         given = (c_step, num_trials, num_levels, kl_init)
         request = RouteRequest(
             spec,
@@ -279,6 +334,9 @@ class Gibbs(PrivateAlgorithm):
                 for k, v in zip(SCHEDULE_OPTIONS, given, strict=True)
                 if v is not None
             },
+            enforce_sensitivity=enforce_sensitivity,
+            enforced_oscillation=enforced_osc,
+            clip=clip,
         )
         route.check_options(request)
         gap = validation.nonnegative("minimizer_gap", minimizer_gap)
@@ -295,17 +353,37 @@ class Gibbs(PrivateAlgorithm):
         temp = route.temperature(request, cap)
         beta_v, mu_v = temp.beta, temp.mu
         target = GibbsTarget.create(spec, beta=beta_v, mu=mu_v)
-        report = target_privacy(target, convex=convex)
+        report = target_privacy(
+            target, convex=convex, enforced_oscillation=enforced_osc
+        )
         params = dict(temp.params)
         params["method"] = Param(route.name, source(route.name != DEFAULT_METHOD))
         params["convex"] = Param(bool(convex), source(bool(convex)))
         params["tv_fraction"] = Param(frac, source(frac != TV_FRACTION))
+        if not route.clips_values:
+            clip = "gradient" if enforce_sensitivity else "none"
+        params["enforce_sensitivity"] = Param(
+            enforce_sensitivity, source(not enforce_sensitivity), _CLIP_NOTES[clip]
+        )
+        if enforced_osc is not None:
+            params["sensitivity_oscillation"] = Param(
+                enforced_osc / spec.n,
+                "derived",
+                f"osc/n, osc = {enforced_osc:.6g} ({SENSITIVITY_ROUTES[clip]}, "
+                "enforced): the exact target's pure bound beta osc/n",
+            )
         context = RouteContext(
             request, temp, target, report, *report.tightest(request.target_delta)
         )
         planned = route.schedule(context)
         params.update(planned.params)
         notes = list(planned.notes)
+        if enforced_osc is not None:
+            notes.append(
+                "the target is that of the clipped loss (values clipped as "
+                "enforce_sensitivity says): the same as the loss's wherever the "
+                "declared constants hold"
+            )
         privacy, tv, steps = planned.privacy, planned.tv_slack, planned.num_steps
 
         claimed = privacy.epsilon(dlt)
@@ -373,6 +451,8 @@ class Gibbs(PrivateAlgorithm):
             "preset": temp.preset,
             "extra": planned.info,
             "rests_on": planned.rests_on,
+            "clip": clip,
+            "clipped_loss": clipped_loss(spec, clip, ball),
         }
         return Plan(
             algorithm=self.name,
@@ -387,6 +467,16 @@ class Gibbs(PrivateAlgorithm):
         )
 
     def _run(self, rng_key: PRNGKey, plan: Plan, problem: Problem) -> PrivateResult:
+        clipped = plan.internal.get("clipped_loss")
+        if clipped is not None:
+            # the loss that runs, clipped at the plan's public constants
+            loss_fn, data = run_clipped(clipped, problem.loss_fn, problem.data)
+            problem = Problem(
+                loss_fn,
+                data,
+                problem.domain,
+                **{c: getattr(problem, c) for c in CONSTANTS},
+            )
         target = GibbsTarget.create(problem, beta=plan["beta"], mu=plan["mu"])
         route: Route = plan.internal["route"]
         value = route.run(
@@ -414,6 +504,7 @@ class Gibbs(PrivateAlgorithm):
             loss_evaluations=plan.cost.loss_evaluations,
             gradient_evaluations=plan.cost.gradient_evaluations,
             privacy_rests_on=plan.internal["rests_on"],
+            clip=plan.internal.get("clip"),
             **plan.internal["extra"],
         )
         return PrivateResult(value, plan.guarantee, info)  # type: ignore[arg-type]
@@ -438,6 +529,7 @@ def gibbs(
     max_steps: int = MAX_LANGEVIN_STEPS,
     allow_unproven_schedule: bool = False,
     max_proximal_steps: int = MAX_PROXIMAL_STEPS,
+    enforce_sensitivity: bool = True,
     **proximal_options: Any,
 ) -> PrivateResult:
     r"""Release one approximate sample of the regularised Gibbs target, privately.
@@ -461,7 +553,31 @@ def gibbs(
          caller declares a public ``tv_bound`` (see Privacy).
 
     Privacy:
-        Replace-one neighbours; all sensitivities come from declared constants.
+        Replace-one neighbours. What each guarantee rests on, and what enforces it
+        by default (``enforce_sensitivity=True``):
+
+        * the exact target's bound (proximal, MALA): the sensitivity of ``beta
+          F_D``, i.e. the oscillation of ``f(., z) - f(., z')``. Each loss value is
+          clipped as :func:`dpsample.nets.clipped.sensitivity_route` chooses: into
+          the cone ``f(c, z) +- G min(||x - c||, R)`` (``2 G D``) or into the
+          declared ``[loss_floor, loss_floor + loss_range]`` (``2 B``; a range
+          without ``loss_floor`` is not enforceable, so the cone is used). **The
+          sampler then targets the clipped** ``F_D`` (the same as ``F_D`` wherever
+          the declared constants hold), and the bound is the pure one ``beta
+          osc/n`` at that enforced ``osc`` (the LSI, Gaussian-DP and Theorem 5.1
+          bounds rest on ``G``-Lipschitz losses and are not used);
+        * the proximal sampler's TV slack: its rejection RGO's acceptance bound and
+          its schedule need the (clipped) loss ``G``-Lipschitz (and convex, with
+          ``convex=True``), which no clip of values enforces, so the proximal
+          guarantee stays conditional on that (``privacy.assumptions`` says so);
+        * MALA's declared ``tv_bound``: the caller's, conditional;
+        * projected Langevin's trajectory bound: the per-example gradient bound
+          ``G``, enforced by clipping (unconditional).
+
+        ``enforce_sensitivity=False`` (the opt-in) clips nothing: the target is
+        that of the loss itself, every declared bound is used (``min(2 G D, 2 B,
+        oscillation)``, LSI, Gaussian DP), and each constant is stated as an
+        assumption (conditional), as before this option existed.
 
         * ``"proximal"``: the exact target's tightest valid bound
           (:func:`target_privacy`) with TV slack ``tv_total`` of the schedule
@@ -515,6 +631,8 @@ def gibbs(
             ``info["privacy_rests_on"]``) say so. Off by default.
         max_proximal_steps: refuse (``ValueError``, before any private
             computation) a proximal schedule longer than this.
+        enforce_sensitivity: clip at the declared constants (default; see
+            Privacy), or ``False`` to run on them unenforced (conditional).
         **proximal_options: the proximal schedule's options ``c_step``,
             ``num_trials``, ``num_levels``, ``kl_init`` (``proximal.schedule``), and
             the warm-start bound's ``failure_prob`` and ``minimizer_gap`` (see
@@ -570,6 +688,7 @@ def gibbs(
         max_steps=max_steps,
         allow_unproven_schedule=allow_unproven_schedule,
         max_proximal_steps=max_proximal_steps,
+        enforce_sensitivity=enforce_sensitivity,
         **proximal_options,
     )
 

@@ -169,16 +169,26 @@ class GibbsCalibration(NamedTuple):
 
 
 def _report_at(
-    problem: Problem | ProblemSpec, beta: float, convex: bool
+    problem: Problem | ProblemSpec,
+    beta: float,
+    convex: bool,
+    enforced_oscillation: float | None = None,
 ) -> GibbsPrivacyReport:
     target = GibbsTarget.create(problem, beta=beta, mu=default_mu(problem, beta))
-    return target_privacy(target, convex=convex)
+    return target_privacy(
+        target, convex=convex, enforced_oscillation=enforced_oscillation
+    )
 
 
 def _preset_epsilon(
-    problem: Problem | ProblemSpec, beta: float, delta: float, convex: bool, preset: str
+    problem: Problem | ProblemSpec,
+    beta: float,
+    delta: float,
+    convex: bool,
+    preset: str,
+    enforced_oscillation: float | None = None,
 ) -> float:
-    report = _report_at(problem, beta, convex)
+    report = _report_at(problem, beta, convex, enforced_oscillation)
     if preset == "tightest":
         return report.epsilon(delta)
     if preset == "budget":
@@ -246,6 +256,7 @@ def calibrate_gibbs(
     convex: bool = False,
     preset: str = "tightest",
     c_gen: float | None = C_GEN,
+    enforced_oscillation: float | None = None,
 ) -> GibbsCalibration:
     r"""The largest ``beta`` (with ``mu = d/(D^2 beta)``) meeting ``(epsilon, delta)``.
 
@@ -273,6 +284,11 @@ def calibrate_gibbs(
         convex: public declaration that the losses are convex.
         preset: ``"tightest"``, ``"budget"`` or ``"paper"``.
         c_gen: the cap constant, > 0, or ``None``.
+        enforced_oscillation: the oscillation a clip of the loss values enforces
+            (:func:`~dpsample.samplers.gibbs_privacy.target_privacy`): the only
+            bound is then the pure one at it, so ``"tightest"`` and ``"budget"``
+            agree and ``"paper"`` (Theorem 5.1, which rests on ``G``-Lipschitz
+            losses) is refused. ``None``: every declared bound (assumptions).
 
     Returns:
         A :class:`GibbsCalibration`.
@@ -292,12 +308,21 @@ def calibrate_gibbs(
         (250.0, 'pure', 'privacy')
         >>> calibrate_gibbs(p, epsilon=1.0, delta=1e-6).binding  # beta G D <= log(n)/2
         'cap'
+        >>> round(calibrate_gibbs(p, epsilon=1.0, delta=1e-6, c_gen=None,
+        ...                       enforced_oscillation=4.0).beta, 3)
+        250.0
     """
     target_eps = validation.positive("epsilon", epsilon)
     dlt = validation.delta_in_open_unit(delta)
     if preset not in GIBBS_PRESETS:
         raise ValueError(f"Expected preset in {GIBBS_PRESETS}, got {preset!r}")
     gibbs_ball(problem)
+    if enforced_oscillation is not None and preset == "paper":
+        raise ValueError(
+            "the 'paper' preset (Theorem 5.1) rests on G-Lipschitz losses, which no "
+            "clip enforces: use preset='tightest' or 'budget', or pass "
+            "enforce_sensitivity=False (the guarantee is then conditional)"
+        )
     if preset == "paper" and problem.lipschitz is None:
         validation.require_constant(
             "lipschitz", None, needed_for="the 'paper' preset (Theorem 5.1)"
@@ -308,11 +333,14 @@ def calibrate_gibbs(
         c_gen = validation.positive("c_gen", c_gen)
         beta_cap = c_gen * math.log(max(problem.n, 2)) / scale
 
+    enf = enforced_oscillation
+
     def ok_tightest(beta: float) -> bool:
-        return _preset_epsilon(problem, beta, dlt, convex, "tightest") <= target_eps
+        eps = _preset_epsilon(problem, beta, dlt, convex, "tightest", enf)
+        return eps <= target_eps
 
     def ok(beta: float) -> bool:
-        if _preset_epsilon(problem, beta, dlt, convex, preset) > target_eps:
+        if _preset_epsilon(problem, beta, dlt, convex, preset, enf) > target_eps:
             return False
         return preset == "tightest" or ok_tightest(beta)
 
@@ -327,7 +355,7 @@ def calibrate_gibbs(
     beta = _largest_beta(ok, hi)
     binding = "cap" if beta_cap is not None and beta >= beta_cap else "privacy"
     mu = default_mu(problem, beta)
-    report = _report_at(problem, beta, convex)
+    report = _report_at(problem, beta, convex, enf)
     name, _ = report.tightest(dlt)
     claimed = report.epsilon(dlt)
     if claimed > target_eps:  # final check (never return an overshoot)

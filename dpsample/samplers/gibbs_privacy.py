@@ -217,7 +217,12 @@ class GibbsPrivacyReport(NamedTuple):
         return "\n".join(lines)
 
 
-def target_privacy(target: GibbsTarget, *, convex: bool = False) -> GibbsPrivacyReport:
+def target_privacy(
+    target: GibbsTarget,
+    *,
+    convex: bool = False,
+    enforced_oscillation: float | None = None,
+) -> GibbsPrivacyReport:
     r"""Every valid privacy bound of the exact target :math:`\pi_D`.
 
     Bounds (all from declared public constants, replace-one neighbours):
@@ -231,6 +236,15 @@ def target_privacy(target: GibbsTarget, *, convex: bool = False) -> GibbsPrivacy
       :meth:`GibbsPrivacyReport.valid_guarantees` only at deltas where it is implied
       by the self-contained LSI tail bound.
 
+    With ``enforced_oscillation`` (the bound a clip of the loss values enforces,
+    :func:`dpsample.nets.clipped.sensitivity_route`; the default of
+    :func:`~dpsample.samplers.gibbs.gibbs`) the target is that of the clipped loss
+    and the only bound is ``"pure"`` at that oscillation: it holds whatever the loss
+    and data. The LSI, Gaussian-DP and Minami bounds rest on ``G``-Lipschitz
+    losses (and convexity), which no clip enforces, so they are not formed (their
+    notes say why); the LSI constants are still reported (a sampler's schedule uses
+    them).
+
     Privacy:
         Each bound is a guarantee for releasing one exact sample of
         :math:`\pi_D`; a sampler adds its own error (see :func:`gibbs`).
@@ -238,6 +252,8 @@ def target_privacy(target: GibbsTarget, *, convex: bool = False) -> GibbsPrivacy
     Args:
         target: the :class:`~dpsample.samplers.target.GibbsTarget`.
         convex: a public declaration that every ``f(., z)`` is convex on ``K``.
+        enforced_oscillation: the oscillation bound a clip of the loss enforces
+            (``None``: the declared constants are used, as assumptions).
 
     Returns:
         A :class:`GibbsPrivacyReport`.
@@ -258,6 +274,10 @@ def target_privacy(target: GibbsTarget, *, convex: bool = False) -> GibbsPrivacy
         (['lsi_zcdp', 'pure'], 'pure')
         >>> r.epsilon(1e-6) <= 2 * 2.0 * 1.0 * 2.0 / 100
         True
+        >>> e = target_privacy(GibbsTarget.create(p, beta=2.0, mu=0.25),
+        ...                    enforced_oscillation=4.0)
+        >>> sorted(e.bounds), e.bounds["pure"].epsilon(0.0)  # beta * 4 / n
+        (['pure'], 0.08)
     """
     if not isinstance(target, GibbsTarget):
         raise TypeError(f"Expected a GibbsTarget, got {type(target).__name__}")
@@ -265,6 +285,25 @@ def target_privacy(target: GibbsTarget, *, convex: bool = False) -> GibbsPrivacy
     beta, mu = float(target.beta), float(target.mu)
     bounds: dict[str, PrivacyGuarantee] = {}
     notes: dict[str, str] = {}
+    if enforced_oscillation is not None:
+        osc = validation.positive("enforced_oscillation", enforced_oscillation)
+        bounds["pure"] = PrivacyGuarantee.exponential_mechanism(
+            beta * osc / problem.n, relation=problem.relation
+        )
+        notes["pure"] = (
+            f"beta*osc/n bounded range, osc = {osc:.6g} enforced by clipping the "
+            "loss values: holds whatever the data"
+        )
+        why = (
+            "not used: it rests on G-Lipschitz losses (and convexity), which no clip "
+            "enforces (enforce_sensitivity=False uses it, conditionally)"
+        )
+        for name in ("lsi_zcdp", "gll_gdp", "minami"):
+            notes[name] = why
+        consts = gibbs_lsi_constants(problem, beta=beta, mu=mu, convex=convex)
+        return GibbsPrivacyReport(
+            beta, mu, bool(convex), bounds, consts, consts.best(), notes, None
+        )
     try:
         bounds["pure"] = oscillation_bound(target)
         notes["pure"] = "beta*osc/n bounded range: always valid (no LSI, no convexity)"
@@ -317,7 +356,12 @@ _NOT_ENFORCED = (
 
 
 def constant_assumptions(
-    spec: ProblemSpec, bound: str, *, convex: bool, proximal: bool
+    spec: ProblemSpec,
+    bound: str,
+    *,
+    convex: bool,
+    proximal: bool,
+    enforced: bool = False,
 ) -> tuple[str, ...]:
     r"""The declared constants a Gibbs guarantee rests on, as assumption texts.
 
@@ -337,6 +381,13 @@ def constant_assumptions(
     * ``proximal=True`` adds the proximal sampler's TV slack: its rejection RGO and
       schedule use ``G``-Lipschitz (and ``B`` for the initial KL).
 
+    With ``enforced=True`` the loss values are clipped (the cone or range clip of
+    :func:`dpsample.nets.clipped.sensitivity_route`) and ``bound`` is the
+    ``"pure"`` bound at the oscillation that clip enforces: it states nothing. What
+    no clip enforces remains: ``proximal=True`` adds that the *clipped* loss is
+    ``G``-Lipschitz, as the rejection RGO's acceptance bound and the TV schedule
+    use, and (``convex``) that it is convex, as the schedule's LSI constant uses.
+
     The projected-Langevin route needs none of these (its per-example gradients are
     clipped at ``G``: enforced) and does not call this.
 
@@ -349,6 +400,9 @@ def constant_assumptions(
         >>> [a[:33] for a in constant_assumptions(p.spec, "pure", convex=False,
         ...                                        proximal=False)]
         ['every f(., z) is G-Lipschitz on K']
+        >>> constant_assumptions(p.spec, "pure", convex=False, proximal=False,
+        ...                      enforced=True)
+        ()
     """
     g, b, osc_decl = spec.lipschitz, spec.loss_range, spec.oscillation
     lip = (
@@ -357,6 +411,21 @@ def constant_assumptions(
         else None
     )
     out: list[str] = []
+    if enforced:
+        if bound != "pure":
+            raise ValueError(f"an enforced Gibbs guarantee is 'pure', got {bound!r}")
+        if proximal and lip is not None:
+            out.append(
+                f"the clipped loss: {lip}, as the proximal sampler's rejection step "
+                "(RGO) and its TV schedule use (not enforced: the clip of values "
+                "enforces the target's privacy, not a Lipschitz bound)"
+            )
+        if proximal and convex:
+            out.append(
+                "every clipped f(., z) is convex on K, as the proximal schedule's "
+                "LSI constant uses (convex=True; not enforced)"
+            )
+        return tuple(out)
     if bound == "pure":
         osc = spec.utility_oscillation()
         if g is not None and osc >= 2.0 * g * spec.domain.diameter:

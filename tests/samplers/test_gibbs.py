@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+import dpsample
 from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.problem import Problem
@@ -109,11 +110,20 @@ def test_mala_needs_a_declared_tv_bound():
     assert res.privacy.tv_slack == 1e-7
     assert res.privacy.epsilon(DELTA) <= EPS
     assert "declared" in res.info["privacy_rests_on"]
-    # the guarantee itself says so, and states the declared G the target's bound
-    # rests on (no clip enforces a Lipschitz bound of the loss; issue 25)
-    (assumed,) = [a for a in res.privacy.assumptions if "tv_bound" in a]
-    assert "1e-07" in assumed
-    (lip,) = [a for a in res.privacy.assumptions if "tv_bound" not in a]
+    # the guarantee itself says so; the target's bound is enforced by clipping the
+    # loss values (the default), so nothing else is assumed
+    (assumed,) = res.privacy.assumptions
+    assert "tv_bound" in assumed and "1e-07" in assumed
+    # the opt-in (enforce_sensitivity=False) states the declared G the target's
+    # bound rests on (no clip enforces a Lipschitz bound of the loss; issue 25)
+    plan = G.Gibbs(
+        method="mala",
+        tv_bound=1e-7,
+        num_steps=50,
+        step_size=0.05,
+        enforce_sensitivity=False,
+    ).plan(p.spec, dpsample.Budget(EPS, DELTA))
+    (lip,) = [a for a in plan.guarantee.assumptions if "tv_bound" not in a]
     assert "G-Lipschitz" in lip and "not enforced" in lip
     with pytest.raises(ValueError):  # a TV bound too large for delta
         G.gibbs(
@@ -212,10 +222,12 @@ def test_proximal_route_guarantee_from_its_schedule():
     assert res.info["num_steps"] == sched["num_steps"]
     assert res.info["bound"] == "pure"
     assert "privacy_rests_on" not in res.info
-    # a proven schedule: the TV slack is a theorem, but the target's bound and the
-    # RGO rest on the declared G, which no clip enforces (issue 25)
-    texts = res.privacy.assumptions
-    assert texts and all("G-Lipschitz" in t and "not enforced" in t for t in texts)
+    # a proven schedule: the TV slack is a theorem, but the RGO rests on the
+    # declared G, which no clip enforces (issue 25); the target's bound is enforced
+    # by clipping the loss values (the default), so only the RGO's remains
+    (text,) = res.privacy.assumptions
+    assert "G-Lipschitz" in text and "not enforced" in text and "RGO" in text
+    assert res.info["clip"] == "cone"
     with pytest.raises(ValueError, match="schedule"):
         G.gibbs(jax.random.key(3), p, epsilon=EPS, delta=DELTA, step_size=0.1)
 

@@ -117,6 +117,13 @@ class RouteRequest:
         max_proximal_steps: The longest proximal schedule accepted (unchecked).
         allow_unproven_schedule: Whether a nominal schedule may run.
         schedule_options: The :data:`SCHEDULE_OPTIONS` given (not ``None``).
+        enforce_sensitivity: Whether the guarantee's constant is enforced (the
+            default) or assumed (``False``: the opt-in, conditional).
+        enforced_oscillation: On a route whose guarantee goes through the target
+            (:attr:`Route.clips_values`), enforced: the oscillation its clip of the
+            loss values enforces (:func:`dpsample.nets.clipped.sensitivity_route`);
+            else ``None``.
+        clip: That clip: ``"cone"``, ``"range"`` or ``"none"``.
 
     Examples:
         >>> import jax.numpy as jnp
@@ -146,6 +153,9 @@ class RouteRequest:
     tv_bound: float | None = None
     allow_unproven_schedule: bool = False
     schedule_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    enforce_sensitivity: bool = True
+    enforced_oscillation: float | None = None
+    clip: str = "none"
 
     @property
     def epsilon(self) -> float:
@@ -287,6 +297,10 @@ class Route(abc.ABC):
             refusal for cost then searches a lower ``beta``).
         c_gen_why: Why its guarantee rests on the cap ``beta G D <= c_gen log n``
             (the default ``c_gen``'s note).
+        clips_values: Whether its guarantee goes through the exact target's
+            bound, whose sensitivity (of ``beta F_D``) a clip of the loss values
+            enforces by default (``False``: the route enforces its own constant,
+            e.g. projected Langevin's gradient clip).
 
     Examples:
         >>> from dpsample.samplers.routes import resolve
@@ -300,6 +314,7 @@ class Route(abc.ABC):
     warm_start: ClassVar[bool] = True
     cost_grows_with_beta: ClassVar[bool] = False
     c_gen_why: ClassVar[str] = ""
+    clips_values: ClassVar[bool] = True
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -369,6 +384,7 @@ class Route(abc.ABC):
             convex=request.convex,
             preset=preset,
             c_gen=cap_const,
+            enforced_oscillation=request.enforced_oscillation,
         )
         params = {
             "beta": Param(

@@ -94,6 +94,7 @@ class LangevinRoute(Route):
 
     name = "langevin"
     warm_start = False
+    clips_values = False
 
     def default_c_gen(self) -> tuple[float | None, Param]:
         """No cap: the trajectory bound does not rest on the target's LSI constant."""
@@ -202,6 +203,13 @@ class LangevinRoute(Route):
                 "spend less of the budget: the trajectory bound grows with T)",
             )
         privacy = langevin.trajectory_guarantee(target, step_size=h, num_steps=steps)
+        clip = g if request.enforce_sensitivity else None
+        if clip is None:
+            privacy = privacy.assuming(
+                f"every f(., z) is G-Lipschitz on K with the declared lipschitz G = "
+                f"{g:.6g}, so each drift moves by at most 2 beta G h/n (not enforced: "
+                "enforce_sensitivity=False, per-example gradients not clipped)"
+            )
         params = {
             "step_size": Param(
                 float(h),
@@ -212,15 +220,21 @@ class LangevinRoute(Route):
             ),
             "num_steps": steps_param,
             "max_steps": Param(max_steps, source(max_steps != MAX_LANGEVIN_STEPS)),
-            "clip_norm": Param(g, "derived", "the declared Lipschitz constant G"),
+            "clip_norm": Param(
+                clip,
+                "derived" if clip is not None else "user",
+                "the declared Lipschitz constant G"
+                if clip is not None
+                else "none: enforce_sensitivity=False",
+            ),
         }
         return RoutePlan(
-            kernel=LangevinKernel(clip_norm=g),
+            kernel=LangevinKernel(clip_norm=clip),
             privacy=privacy,
             bound="langevin_trajectory",
             tv_slack=0.0,
             params=params,
-            info={"total_time": float(h * steps), "clip_norm": g},
+            info={"total_time": float(h * steps), "clip_norm": clip},
             notes=(
                 "no warm-start bound: projected Langevin has no total-variation bound "
                 "to the Gibbs target (its guarantee is the trajectory's)",

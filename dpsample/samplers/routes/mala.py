@@ -114,7 +114,11 @@ class MalaRoute(Route):
             f"MALA is within total variation {tv:g} of the Gibbs target "
             "(tv_bound declared by the caller; MALA has no bound of its own)",
             *constant_assumptions(
-                request.spec, bound_name, convex=request.convex, proximal=False
+                request.spec,
+                bound_name,
+                convex=request.convex,
+                proximal=False,
+                enforced=request.enforced_oscillation is not None,
             ),
         )
         params = {

@@ -173,7 +173,11 @@ class ProximalRoute(Route):
             )
         privacy = exact.with_tv_slack(sched.tv_total).assuming(
             *constant_assumptions(
-                request.spec, bound_name, convex=convex, proximal=True
+                request.spec,
+                bound_name,
+                convex=convex,
+                proximal=True,
+                enforced=request.enforced_oscillation is not None,
             )
         )
         if not sched.proven:
