@@ -44,7 +44,7 @@ from dpsample.errors import PlanRefusal, Search
 from dpsample.options import Options
 from dpsample.plan import Budget, Plan
 from dpsample.privacy.calibration import MAX_EPSILON
-from dpsample.privacy.report import ReportContext, StageRecord
+from dpsample.privacy.report import ReportContext, StageRecord, within_budget
 from dpsample.privacy.result import NON_PRIVATE_KEY, PrivateResult
 from dpsample.problem import CONSTANTS, Problem, ProblemSpec, check_problem
 
@@ -254,6 +254,26 @@ class AlgorithmInfo(Mapping[str, Any]):
         return out
 
 
+def _check_within_budget(name: str, plan: Plan, budget: Budget) -> None:
+    """Refuse a plan whose guarantee exceeds the budget (the contract's last check).
+
+    Every algorithm calibrates to its budget; this catches what calibration cannot
+    resolve, e.g. an epsilon below the resolution of the accountant that composes
+    the stages (a PLD's discretisation adds about ``1e-4`` to a composed epsilon),
+    so that no plan that would overspend reaches a run.
+    """
+    spent = plan.guarantee.epsilon(budget.delta)
+    if not within_budget(spent, budget.epsilon):
+        raise PlanRefusal(
+            f"{name} cannot keep epsilon={budget.epsilon!r} at delta={budget.delta!r}: "
+            f"its plan's guarantee is epsilon={spent:.6g} at that delta, over the "
+            "budget",
+            why="Calibration cannot reach so small a budget (e.g. one below the "
+            "resolution of the accountant that composes the stages); a larger "
+            "epsilon or delta plans",
+        )
+
+
 def _data_of(data: Any, plan: Plan) -> Any:
     """The data to run on: ``data`` itself, or a planned problem's data."""
     if not isinstance(data, Problem):
@@ -408,6 +428,7 @@ class PrivateAlgorithm(abc.ABC):
                 raise _searched(self, spec, budget, merged, refusal) from None
         if not isinstance(plan, Plan) or plan.algorithm != self.name:
             raise TypeError(f"internal error: {self.name}._plan returned {plan!r}")
+        _check_within_budget(self.name, plan, budget)
         return _with_report_context(plan)
 
     def run(self, rng_key: Any, plan: Plan, data: Any) -> PrivateResult:

@@ -156,22 +156,7 @@ def test_pure_components_at_huge_epsilon_account_without_overflow():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 25 (found here, not fixed): quasar_sgd at epsilon "
-                "1e-9 plans a guarantee of epsilon 6.9e-5 at the same delta",
-            ),
-        )
-        if n == "quasar_sgd"
-        else n
-        for n in NAMES
-    ],
-)
+@pytest.mark.parametrize("name", NAMES)
 def test_a_tiny_epsilon_plans_soundly_or_is_refused(name):
     budget = Budget(1e-9, CASES[name].budget.delta)
     try:
@@ -198,3 +183,15 @@ def test_a_count_at_its_cap_plans_in_seconds(name, option):
     assert (
         plan.guarantee.epsilon(CASES[name].budget.delta) <= CASES[name].budget.epsilon
     )
+
+
+def test_a_plan_over_its_budget_is_refused_by_the_contract():
+    """quasar_sgd at epsilon 1e-9 composed to 6.9e-5 (the PLD composing its runs
+    cannot resolve the budget): ``plan`` refuses it instead of returning it."""
+    with pytest.raises(ValueError, match="over the budget") as err:
+        _plan("quasar_sgd", Budget(1e-9, CASES["quasar_sgd"].budget.delta))
+    assert "a larger epsilon or delta plans" in str(err.value)
+    # power: the same case plans at its own budget, within it
+    plan = _plan("quasar_sgd")
+    budget = CASES["quasar_sgd"].budget
+    assert plan.guarantee.epsilon(budget.delta) <= budget.epsilon * (1 + 1e-9)
