@@ -42,4 +42,3 @@ def test_a_static_function_cache_keeps_maps_until_jax_caches_are_cleared():
     jax.clear_caches()
     gc.collect()
     assert _memory_maps() - before <= kept // 2, (kept, _memory_maps() - before)
-
