@@ -28,7 +28,7 @@ jax.config.update("jax_enable_x64", True)
 # The "intermittent XLA:CPU segfault while compiling" of long-lived xdist workers (CI
 # runs on 12c6694, 8625baa and later: always in `backend_compile_and_load`, 60-75%
 # into `make test`) is the process running out of memory mappings: every compiled
-# CPU executable JAX keeps alive holds about 7-30 mappings, JAX's own caches keep up
+# CPU executable JAX keeps alive holds about 3-40 mappings, JAX's own caches keep up
 # to 2,048-8,192 of them (pxla's `_cached_compilation`, the C++ jit caches), and
 # Linux refuses an mmap past `vm.max_map_count` (65,530 by default). LLVM's JIT then
 # fails ("LLVM compilation error: Cannot allocate memory") and the worker dies of
