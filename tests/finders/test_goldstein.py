@@ -536,26 +536,20 @@ def test_private_runs_reach_stationarity_with_a_generous_budget(finder):
         concentration_radius=0.5,
         return_iterates=True,
     )
+    # One problem for the four seeds: the core is jitted per loss function, so a
+    # problem built per seed compiled the same program four times.
+    prob = ring_problem(100 if finder == "multi" else 4000)
     vals = []
     for seed in range(4):
         key = jax.random.key(100 + seed)
         if finder == "multi":
             res = goldstein_zero_order(
-                key,
-                ring_problem(100),
-                passes="multi",
-                beta=0.3,
-                num_directions=16,
-                **common,
+                key, prob, passes="multi", beta=0.3, num_directions=16, **common
             )
         elif finder == "zero_order":
-            res = goldstein_zero_order(
-                key, ring_problem(4000), num_directions=32, c_d=4.0, **common
-            )
+            res = goldstein_zero_order(key, prob, num_directions=32, c_d=4.0, **common)
         else:
-            res = goldstein_first_order(
-                key, ring_problem(4000), num_directions=32, c_d=4.0, **common
-            )
+            res = goldstein_first_order(key, prob, num_directions=32, c_d=4.0, **common)
         assert res.privacy.epsilon(DELTA) <= eps + 1e-9
         windows = np.asarray(res.info["window_means"])
         assert any(np.allclose(res.value, w) for w in windows)
