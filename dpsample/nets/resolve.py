@@ -53,8 +53,10 @@ def check_net_in_ball(net: GridNet | PointNet, ball: Ball) -> None:
         if not (same_center and net.radius <= ball.radius):
             raise ValueError("the GridNet covers a different ball than the domain")
     elif isinstance(net.points, jax.Array):
-        # on the points' own device: two scalars come back, not the (N, d) array
-        finite, far = _device_extent(net.points, jnp.asarray(ball_center(ball)))
+        # on the points' own device: two scalars come back, not the (N, d) array;
+        # evaluated now even inside a caller's jit (the net is a concrete constant)
+        with jax.ensure_compile_time_eval():
+            finite, far = _device_extent(net.points, jnp.asarray(ball_center(ball)))
         if not bool(finite):
             raise ValueError(
                 "Expected net points to be finite, found NaN or inf values"
