@@ -256,3 +256,20 @@ def test_dp_sgd_full_batch_plans_what_it_planned(options, noise, epsilon):
 @pytest.mark.slow
 def test_dp_sgd_default_plans_what_it_planned():
     _check_landed(*LANDED_DEFAULT)
+
+
+#: DP-STR's default plan on main at 9b40c10 (the benchmark's problem on
+#: ``Unconstrained(5)``, epsilon 1, delta 1e-6): ``(z, epsilon)``, recorded by
+#: ``python benchmarks/bench_plans.py`` (17-21 s then, in dp_accounting's
+#: sampled-without-replacement RDP; :mod:`dpsample.privacy.fast_rdp` now).
+LANDED_STR = (2.1929407179332263, 0.9986057185264098)
+
+
+def test_dp_str_plans_what_it_planned():
+    from dpsample.finders.trust_region.stochastic import DPStochasticTrustRegion
+
+    spec = _spec().replace(domain=dpsample.Unconstrained(5))
+    plan = DPStochasticTrustRegion().plan(spec, Budget(1.0, 1e-6))
+    z = plan["noise_multipliers"]
+    assert z == {"grad": LANDED_STR[0], "hess": LANDED_STR[0]}
+    assert plan.guarantee.epsilon(1e-6) == LANDED_STR[1] <= 1.0
