@@ -17,9 +17,13 @@ same formula in the same operation order (numpy's ``log1p``/``exp`` instead of
 ``math``'s: the values agree to rounding, a few ulps; ``tests/test_fast_pld.py``
 checks the PLDs agree to ``1e-12``). Nothing else is rewritten: the tails, the
 connect-the-dots discretisation, the truncated mixture and the compositions are
-dp_accounting's own code. Cases it does not vectorise (add/remove adjacency under
-subsampling) run dp_accounting's loop unchanged, and events it does not cover give
-``None`` (the caller runs the accountant).
+dp_accounting's own code, but for two more of its pure-Python passes, done here
+by the same operations (issue 27): a self-composition's Chernoff truncation
+bounds (40 ``scipy.special.logsumexp`` calls, batched: :func:`_self_convolve`),
+and the dense connect-the-dots PMF, built from its probability array instead of
+through a dict (:func:`_connect_dots_fixed_gap`). Cases it does not vectorise
+(add/remove adjacency under subsampling) run dp_accounting's loop unchanged, and
+events it does not cover give ``None`` (the caller runs the accountant).
 
 It reaches two private names of dp_accounting
 (``privacy_loss_distribution._create_pld_pmf_from_monotone_privacy_loss`` and
@@ -119,6 +123,67 @@ class _VectorGaussianPrivacyLoss(_plm.GaussianPrivacyLoss):
         return np.clip(deltas, 0, 1)
 
 
+_FIXED_GAP: Any = getattr(
+    _pmf_mod, "create_pmf_pessimistic_connect_dots_fixed_gap", None
+)
+
+
+def _create_pmf(privacy_loss: Any, **kwargs: Any) -> Any:
+    """dp_accounting's ``_create_pld_pmf_from_monotone_privacy_loss``.
+
+    Its continuous connect-the-dots branch, step by step, with a dense PMF built
+    from the probability array itself (:func:`_connect_dots_fixed_gap`); every
+    other case is dp_accounting's own call.
+    """
+    interval = kwargs["value_discretization_interval"]
+    if (
+        _FIXED_GAP is None
+        or not (kwargs["use_connect_dots"] and kwargs["pessimistic_estimate"])
+        or privacy_loss.is_discrete
+    ):
+        return _CREATE_PMF(privacy_loss, **kwargs)
+    bounds = privacy_loss.connect_dots_bounds()
+    if bounds.epsilon_upper is None or bounds.epsilon_lower is None:
+        return _CREATE_PMF(privacy_loss, **kwargs)  # raises, as there
+    upper = math.ceil(bounds.epsilon_upper / interval)
+    lower = math.floor(bounds.epsilon_lower / interval)
+    deltas = privacy_loss.get_delta_for_epsilon(np.arange(lower, upper + 1) * interval)
+    return _connect_dots_fixed_gap(interval, lower, upper, deltas)
+
+
+def _connect_dots_fixed_gap(
+    discretization: float, lower: int, upper: int, deltas: Any
+) -> Any:
+    """``pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap``, dense part.
+
+    dp_accounting computes the probabilities as an array, puts them in a dict
+    keyed by ``lower..upper`` and, above its sparse size, reads the dict back
+    into a list (two pure-Python passes over up to 10^5 points, most of a plain
+    Gaussian's PLD): the same array goes to the dense PMF directly here. Small
+    supports and inputs it refuses go to dp_accounting's function.
+    """
+    deltas = np.asarray(deltas, dtype=np.float64)
+    size = upper - lower + 1
+    if (
+        size <= _pmf_mod._MAX_PMF_SPARSE_SIZE  # noqa: SLF001
+        or deltas.size != size
+        or np.any(deltas < 0)
+        or np.any(deltas > 1)
+        or np.any(np.diff(deltas) > _pmf_mod._DELTA_DIFF_TOLERANCE)  # noqa: SLF001
+    ):
+        return _FIXED_GAP(discretization, lower, upper, deltas)
+    deltas = np.minimum.accumulate(deltas)
+    delta_diffs = np.diff(deltas)
+    probs = np.zeros_like(deltas)
+    probs[0] = 1 - deltas[0] + delta_diffs[0] / math.expm1(discretization)
+    probs[1:-1] = (
+        delta_diffs[1:] - delta_diffs[:-1] * math.exp(discretization)
+    ) / math.expm1(discretization)
+    probs[-1] = delta_diffs[-1] / math.expm1(-discretization)
+    probs = np.maximum(0.0, probs)
+    return _pmf_mod.DensePLDPmf(discretization, lower, probs, deltas[-1], True)
+
+
 def _gaussian_pld(
     standard_deviation: float,
     interval: float,
@@ -128,7 +193,7 @@ def _gaussian_pld(
     """dp_accounting's ``from_gaussian_mechanism`` (its defaults), vectorised."""
 
     def single(adjacency_type: Any) -> Any:
-        return _CREATE_PMF(
+        return _create_pmf(
             _VectorGaussianPrivacyLoss(
                 standard_deviation,
                 sensitivity=1,
