@@ -209,7 +209,7 @@ class RdpAccountant(dp_accounting.rdp.RdpAccountant):
         ...     1000, 10, dp_accounting.GaussianDpEvent(1.0))
         >>> fast = RdpAccountant(neighboring_relation=rel).compose(ev, 100)
         >>> slow = dp_accounting.rdp.RdpAccountant(neighboring_relation=rel)
-        >>> fast.get_epsilon(1e-5) == slow.compose(ev, 100).get_epsilon(1e-5)
+        >>> bool(fast.get_epsilon(1e-5) == slow.compose(ev, 100).get_epsilon(1e-5))
         True
     """
 
