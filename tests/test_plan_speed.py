@@ -121,6 +121,22 @@ def test_fast_pld_leaves_other_events_to_the_accountant(parts):
     assert fast_pld.accountant_pld(parts, REL.ADD_OR_REMOVE_ONE, 1e-2) is None
 
 
+@pytest.mark.parametrize("size", [2, 37, 1000, 1001, 6000])
+def test_self_convolution_is_dp_accountings_bit_for_bit(size):
+    """Both regimes of the batched log-MGFs (rows at once, one by one): the same
+    truncation bounds and probabilities as ``common.self_convolve``."""
+    from dp_accounting.pld import common
+
+    rng = np.random.default_rng(size)
+    probs = rng.dirichlet(np.full(size, 0.3))
+    probs[rng.integers(0, size, size // 7)] = 0.0  # zero weights: scipy's -inf
+    for times in (1, 3, 250):
+        lo, out = fast_pld._self_convolve(probs, times, 1e-15)  # noqa: SLF001
+        lo_ref, out_ref = common.self_convolve(probs, times, 1e-15)
+        assert lo == lo_ref
+        np.testing.assert_array_equal(out, out_ref)
+
+
 def test_fast_pld_is_faster_than_the_accountant():
     """A ratio, interleaved in one process (best of 3): at least 2x.
 
@@ -256,3 +272,20 @@ def test_dp_sgd_full_batch_plans_what_it_planned(options, noise, epsilon):
 @pytest.mark.slow
 def test_dp_sgd_default_plans_what_it_planned():
     _check_landed(*LANDED_DEFAULT)
+
+
+#: DP-STR's default plan on main at 9b40c10 (the benchmark's problem on
+#: ``Unconstrained(5)``, epsilon 1, delta 1e-6): ``(z, epsilon)``, recorded by
+#: ``python benchmarks/bench_plans.py`` (17-21 s then, in dp_accounting's
+#: sampled-without-replacement RDP; :mod:`dpsample.privacy.fast_rdp` now).
+LANDED_STR = (2.1929407179332263, 0.9986057185264098)
+
+
+def test_dp_str_plans_what_it_planned():
+    from dpsample.finders.trust_region.stochastic import DPStochasticTrustRegion
+
+    spec = _spec().replace(domain=dpsample.Unconstrained(5))
+    plan = DPStochasticTrustRegion().plan(spec, Budget(1.0, 1e-6))
+    z = plan["noise_multipliers"]
+    assert z == {"grad": LANDED_STR[0], "hess": LANDED_STR[0]}
+    assert plan.guarantee.epsilon(1e-6) == LANDED_STR[1] <= 1.0

@@ -121,9 +121,9 @@ def coarse_epsilon(
 
 def _coarse_epsilon(key: tuple[tuple[Any, Any, int], ...], delta: float) -> float:
     import dp_accounting
-    from dp_accounting import pld, rdp
+    from dp_accounting import pld
 
-    from dpsample.privacy import fast_pld
+    from dpsample.privacy import fast_pld, fast_rdp
 
     rel = dp_accounting.NeighboringRelation.REPLACE_ONE
     best = math.inf
@@ -138,7 +138,8 @@ def _coarse_epsilon(key: tuple[tuple[Any, Any, int], ...], delta: float) -> floa
                 best = min(best, float(fast.get_epsilon_for_delta(delta)))
                 continue
         if route == "rdp":
-            acc: Any = rdp.RdpAccountant(neighboring_relation=rel)
+            # sampled-without-replacement Gaussians computed fast (issue 27)
+            acc: Any = fast_rdp.RdpAccountant(neighboring_relation=rel)
         else:
             acc = pld.PLDAccountant(
                 neighboring_relation=rel,

@@ -28,7 +28,7 @@ from dp_accounting import dp_event
 from dp_accounting import pld as dp_pld
 from dp_accounting import rdp as dp_rdp
 
-from dpsample.privacy import fast_pld, relations
+from dpsample.privacy import fast_pld, fast_rdp, relations
 from dpsample.privacy.conversions import randomized_response_rdp
 from dpsample.privacy.relations import (
     ADD_OR_REMOVE_ONE,
@@ -317,7 +317,7 @@ class Component:
         event = _rdp_event(self.event, relation)
         if event is None:
             return None
-        accountant = dp_rdp.RdpAccountant(
+        accountant = fast_rdp.RdpAccountant(
             list(RDP_ORDERS), neighboring_relation=relation
         )
         if not accountant.supports(event):

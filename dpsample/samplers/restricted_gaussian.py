@@ -132,9 +132,17 @@ def num_candidates(num: int) -> int:
     """
     num = validation.positive_int("num", num)
     size = math.ceil(num / _ACCEPT_LOWER_BOUND)
-    while scipy.stats.binom.cdf(num - 1, size, _ACCEPT_LOWER_BOUND) > FAILURE_TARGET:
-        size += 1
-    return size
+    # the first size whose tail meets the target, scanned a block of sizes at a
+    # time (scipy's binomial CDF elementwise: the values of the one-by-one scan,
+    # whose per-call overhead was most of a Gibbs plan, issue 27)
+    block = 64
+    while True:
+        sizes = np.arange(size, size + block)
+        tails = scipy.stats.binom.cdf(num - 1, sizes, _ACCEPT_LOWER_BOUND)
+        passing = np.flatnonzero(~(tails > FAILURE_TARGET))
+        if passing.size:
+            return int(sizes[passing[0]])
+        size += block
 
 
 def tv_bound(num: int) -> float:

@@ -162,14 +162,34 @@ def _depth_law(num_levels: int) -> np.ndarray:
     return np.asarray(probs)
 
 
-@functools.lru_cache(maxsize=64)
-def _pool(num_trials: int, num_levels: int) -> tuple[int, float]:
+#: Per series cap ``L``: the last law of ``sum_i A_i (A_i + 1)/2`` computed, as
+#: ``(trials, law)``. A plan's schedule search asks for pools at growing trial
+#: counts (50, 51, ..., 81 for Gibbs's default plan): each extends the previous
+#: law by the same convolutions (bit for bit what it computes from scratch)
+#: instead of starting over (issue 27: 2,096 convolutions, most of that plan).
+_TRIAL_SUM_LAWS: dict[int, tuple[int, np.ndarray]] = {}
+_MAX_TRIAL_SUM_LAWS = 8
+
+
+def _trial_sum_law(num_trials: int, num_levels: int) -> np.ndarray:
+    """The law of ``sum_i A_i (A_i + 1)/2`` over ``num_trials`` trials (exact)."""
     per_trial = np.zeros(num_levels * (num_levels + 1) // 2 + 1)
     for a, p in enumerate(_depth_law(num_levels), start=1):
         per_trial[a * (a + 1) // 2] += p
-    total = np.array([1.0])
-    for _ in range(num_trials):
+    done, total = _TRIAL_SUM_LAWS.get(num_levels, (0, np.array([1.0])))
+    if done > num_trials:
+        done, total = 0, np.array([1.0])
+    for _ in range(num_trials - done):
         total = np.convolve(total, per_trial)
+    if len(_TRIAL_SUM_LAWS) >= _MAX_TRIAL_SUM_LAWS:
+        _TRIAL_SUM_LAWS.clear()
+    _TRIAL_SUM_LAWS[num_levels] = (num_trials, total)
+    return total
+
+
+@functools.lru_cache(maxsize=64)
+def _pool(num_trials: int, num_levels: int) -> tuple[int, float]:
+    total = _trial_sum_law(num_trials, num_levels)
     tail = np.cumsum(total[::-1])[::-1]  # tail[s] = P(S >= s)
     tail = np.append(tail, 0.0)
     size = int(np.argmax(tail <= POOL_TAIL)) - 1

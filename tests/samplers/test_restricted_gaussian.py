@@ -174,3 +174,15 @@ def test_candidate_budget():
         m = rg.num_candidates(num)
         assert scipy.stats.binom.cdf(num - 1, m, p0) <= rg.FAILURE_TARGET
         assert scipy.stats.binom.cdf(num - 1, m - 1, p0) > rg.FAILURE_TARGET
+
+
+def test_num_candidates_is_the_one_by_one_scan():
+    """The block scan returns the first size of the one-by-one scan (issue 27)."""
+    for num in (1, 2, 7, 64, 65, 300):
+        size = math.ceil(num / rg._ACCEPT_LOWER_BOUND)
+        while (
+            scipy.stats.binom.cdf(num - 1, size, rg._ACCEPT_LOWER_BOUND)
+            > rg.FAILURE_TARGET
+        ):
+            size += 1
+        assert rg.num_candidates(num) == size

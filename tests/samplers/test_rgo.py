@@ -313,3 +313,22 @@ def test_schedule_tv_total_recomputed():
     assert s.tv_total >= expected * (1 - 1e-12)  # fails before the fix
     assert s.tv_total <= tau
     assert budget <= s.delta_inner / 2
+
+
+def test_pool_extends_the_last_law_bit_for_bit():
+    """Pools asked in any order equal the from-scratch convolution power (issue 27:
+    a schedule search extends the last law instead of starting over)."""
+
+    def scratch(num_trials, num_levels):
+        per_trial = np.zeros(num_levels * (num_levels + 1) // 2 + 1)
+        for a, p in enumerate(rgo._depth_law(num_levels), start=1):
+            per_trial[a * (a + 1) // 2] += p
+        total = np.array([1.0])
+        for _ in range(num_trials):
+            total = np.convolve(total, per_trial)
+        return total
+
+    rgo._pool.cache_clear()
+    rgo._TRIAL_SUM_LAWS.clear()
+    for n, levels in [(5, 6), (9, 6), (7, 6), (9, 4), (12, 6), (1, 6)]:
+        np.testing.assert_array_equal(rgo._trial_sum_law(n, levels), scratch(n, levels))
