@@ -678,7 +678,7 @@ class DPSGD(PrivateAlgorithm):
                 batch_size, _, sources["batch_size"] = capped_lot(
                     spec.n,
                     epsilon,
-                    batch_size,
+                    probe.batch_size,
                     num_steps,
                     cap,
                     lambda b: resolve_sampling(spec, sampling, b, max_batch_size)[1],
