@@ -129,9 +129,8 @@ from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.finders import accounting
 from dpsample.finders.accounting import dp_sgd_guarantee
-from dpsample.finders.batches import resolve_sampling
 from dpsample.finders.dp_sgd_lot import A8_WHY as _A8_WHY  # noqa: F401  (tests)
-from dpsample.finders.dp_sgd_lot import capped_lot, is_rule_lot
+from dpsample.finders.dp_sgd_lot import UNDER_CAP, is_rule_lot
 from dpsample.finders.dp_sgd_lot import default_lot as _default_lot
 from dpsample.finders.dp_sgd_run import (  # noqa: F401  (tests read the loop's names)
     DPSGDInfo,
@@ -524,11 +523,9 @@ class DPSGD(PrivateAlgorithm):
 
     Compute budget: with ``Budget(max_evaluations=E)``, a theorem-default ``T`` whose
     ``T m`` per-example gradients exceed ``E`` is capped at ``floor(E / m)`` (the
-    noise is then calibrated for the capped ``T``), and the default lot of
-    ``preset="practical"`` is the least that meets Abadi et al.'s condition at the
-    capped ``T`` (:func:`~dpsample.finders.dp_sgd_lot.capped_lot`: ``m`` and ``T``
-    depend on each other); a ``num_steps`` given by the caller that exceeds it is
-    refused.
+    noise is then calibrated for the capped ``T``) and the default lot stays the
+    uncapped schedule's (:mod:`dpsample.finders.dp_sgd_lot`: the plan's note says
+    so); a ``num_steps`` given by the caller that exceeds it is refused.
 
     Examples:
         >>> import jax, jax.numpy as jnp, dpsample
@@ -674,22 +671,13 @@ class DPSGD(PrivateAlgorithm):
                 raise ValueError(
                     f"max_evaluations={cap:,} is below one DP-SGD step ({m} rows)"
                 )
-            if is_rule_lot(sources["batch_size"], preset):  # the lot at the T run
-                batch_size, _, sources["batch_size"] = capped_lot(
-                    spec.n,
-                    epsilon,
-                    probe.batch_size,
-                    num_steps,
-                    cap,
-                    lambda b: resolve_sampling(spec, sampling, b, max_batch_size)[1],
-                )
-                probe = make_oracle(1.0)
-                m = probe.max_batch_size
+            if is_rule_lot(sources["batch_size"], preset):
+                sources["batch_size"] += UNDER_CAP
             sources["num_steps"] += (
                 f"; capped at floor(max_evaluations / m) = {cap // m} "
                 f"(max_evaluations={cap:,}, m={m})"
             )
-            num_steps = min(num_steps, cap // m)
+            num_steps = cap // m
 
         def make_guarantee(z: float) -> PrivacyGuarantee:
             g = make_oracle(z).run_guarantee(num_steps)

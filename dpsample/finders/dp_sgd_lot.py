@@ -1,32 +1,35 @@
-r"""DP-SGD's default lot (expected batch size): the public rule, with and without a cap.
+r"""DP-SGD's default lot (expected batch size): the public rule, and what a cap does.
 
 :func:`default_lot` is the rule of :mod:`dpsample.finders.dp_sgd`'s smooth schedule
-at its ``T``; :func:`capped_lot` is the same rule under a compute budget
-``Budget(max_evaluations=E)``, where ``T`` is cut to ``floor(E / m)`` and ``m`` (the
-padded rows of a step) grows with the lot: the lot that meets Abadi et al.'s
-lot-size condition ``epsilon <= q^2 T`` (``q = b / n``) at the ``T`` actually run.
-Both read public inputs only (``n``, ``d``, ``epsilon``, ``delta``, ``T``, ``E``).
+at its ``T``. Under a compute budget ``Budget(max_evaluations=E)`` the schedule's
+``T`` is cut to ``floor(E / m)`` and the lot stays the uncapped schedule's
+(:data:`UNDER_CAP`): re-imposing Abadi et al.'s condition ``epsilon <= q^2 T`` at the
+capped ``T`` (a larger lot, fewer steps) was measured no better anywhere and 2.7-1,100x
+worse in excess risk at 4 of 6 points (``experiments/capped_lot.py``,
+``docs/finders.md``). Public inputs only.
 
 Examples:
-    >>> from dpsample.finders.dp_sgd_lot import capped_lot, default_lot
+    >>> from dpsample.finders.dp_sgd_lot import default_lot
     >>> default_lot(10_000, 10, 1.0, 1e-6, 20_000, "practical")[0]
     71
-    >>> b, t, why = capped_lot(10_000, 1.0, 71, 20_000, 100_000, lambda b: b + 10)
-    >>> b, t, 1.0 <= (b / 10_000) ** 2 * t
-    (1016, 97, True)
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from dpsample._src import precision
 
-__all__ = ["capped_lot", "default_lot", "is_rule_lot"]
+__all__ = ["UNDER_CAP", "default_lot", "is_rule_lot"]
 
 A8_WHY = "Abadi lot size sqrt(d log(1/delta)/epsilon) (spec 003 A8)"
 _AT_T_WHY = "Abadi et al. 2016 Thm 1's lot-size condition epsilon < q^2 T at the "
+#: The note a capped plan adds to a lot from :func:`default_lot`'s practical rule.
+UNDER_CAP = (
+    "; under max_evaluations the uncapped schedule's lot, T alone capped (the "
+    "condition at the capped T, a larger lot for fewer steps, measured worse: "
+    "docs/finders.md)"
+)
 
 
 def default_lot(
@@ -89,76 +92,6 @@ def is_rule_lot(why: str, preset: str) -> bool:
         False
     """
     return preset == "practical" and why.startswith((A8_WHY, _AT_T_WHY))
-
-
-def capped_lot(
-    n: int,
-    epsilon: float,
-    lot: int,
-    num_steps: int,
-    max_evaluations: int,
-    rows: Callable[[int], int],
-) -> tuple[int, int, str]:
-    """The default lot under ``max_evaluations``: the condition at the ``T`` run.
-
-    Under a cap ``E`` a lot ``b`` runs ``T(b) = min(T_0, floor(E / m(b)))`` steps
-    (``T_0`` the uncapped schedule's, ``m(b)`` its padded rows), so the condition
-    ``epsilon <= (b / n)^2 T(b)`` and ``T`` depend on each other. The lot is the
-    least ``b >= lot`` that meets it, ``b = ceil(n sqrt(epsilon / T(b)))`` at the
-    fixed point: about ``n^2 epsilon / E`` (then ``T`` about ``E^2 / (n^2
-    epsilon)``), the most steps the cap allows inside the condition. It is found
-    by iterating ``b <- ceil(n sqrt(epsilon / T(b)))`` from ``lot``, which increases
-    (``T(b)`` falls as ``b`` grows) and so stops, at the least such ``b``; about
-    ``log2 n`` iterations, each a public computation. Where no ``b <= n`` meets the
-    condition with at least one step (``E`` below about ``n max(epsilon,
-    sqrt(epsilon))``: fewer than ``epsilon`` expected uses of an example), the lot
-    stays ``lot`` with ``T = floor(E / m(lot))``, and the note says so.
-
-    Args:
-        n: Dataset size.
-        epsilon: The run's epsilon.
-        lot: The uncapped rule's lot (:func:`default_lot` at ``T_0``).
-        num_steps: ``T_0``.
-        max_evaluations: ``E``, at least ``rows(lot)``.
-        rows: ``m(b)``, non-decreasing in ``b``.
-
-    Returns:
-        ``(lot, T, why)``.
-
-    Examples:
-        >>> from dpsample.finders.dp_sgd_lot import capped_lot
-        >>> capped_lot(64_000, 1.0, 453, 20_000, 20_000, lambda b: b + 60)[:2]
-        (453, 38)
-    """
-    b = lot
-    while True:
-        m = rows(b)
-        if m > max_evaluations:
-            break
-        t = min(num_steps, max_evaluations // m)
-        need = math.ceil(n * math.sqrt(epsilon / t))
-        if need <= b:
-            return (
-                b,
-                t,
-                (
-                    _AT_T_WHY + f"T run under max_evaluations={max_evaluations:,}: the "
-                    f"least lot b >= {lot} with b >= n sqrt(epsilon / T(b)), T(b) = "
-                    "min(T_0, floor(max_evaluations / m(b))) (the fixed point)"
-                ),
-            )
-        if b >= n:
-            break
-        b = min(n, need)
-    return (
-        lot,
-        min(num_steps, max_evaluations // rows(lot)),
-        (
-            f"no lot up to n={n} meets Abadi et al.'s condition epsilon <= q^2 T "
-            f"within max_evaluations={max_evaluations:,}: kept the uncapped rule's "
-            f"lot {lot}"
-        ),
-    )
 
 
 precision.scope_public(globals())
