@@ -285,7 +285,8 @@ def test_capped_plan_holds_its_guarantee_and_runs_in_the_cap():
     theorem = DPSGD().plan(spec, budget, preset="theorem")
     assert theorem["batch_size"] == 6 and theorem.params["batch_size"].note == _A8_WHY
     user = DPSGD().plan(spec, budget, batch_size=18)
-    assert user.params["batch_size"].note == "user"
+    assert user.params["batch_size"].source == "user"
+    assert UNDER_CAP not in user.params["batch_size"].note
     assert user["num_steps"] == t and user["noise_multiplier"] == z  # the same plan
     res = DPSGD().run(jax.random.key(0), plan, problem.data)
     assert res.privacy is plan.guarantee
