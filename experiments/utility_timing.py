@@ -11,13 +11,17 @@ niced on a quiet machine::
     nice -n 10 python experiments/utility_timing.py runs/utility_timing [--limit 300]
 
 A cell over the limit is reported as ``> limit`` (and extrapolated at the limit: the
-estimate is then a lower bound, and says so).
+estimate is then a lower bound, and says so). ``--point problem:n:d`` times a problem
+at another point (where the default grid runs an entry only off the core point), and
+``--report LOG...`` prints the table, the grids' estimates and, against the committed
+run's ``cells.csv``, the ratio of its recorded run times to the model's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import subprocess
 import sys
@@ -77,8 +81,19 @@ def main(argv: list[str] | None = None) -> int:
         help="problems:entries to time, e.g. "
         "basins:net,warm_start (an empty entry list: every entry)",
     )
+    parser.add_argument(
+        "--point",
+        nargs="*",
+        default=(),
+        help="problem:n:d to time instead of the problem's core point, e.g. "
+        "absolute:1000:10 (where the default grid runs an entry only off its core)",
+    )
     args = parser.parse_args(argv)
-    grid = dict(TIMING, epsilons=(args.epsilon,))
+    points = dict(TIMING["points"])
+    for item in args.point:
+        name, n, d = item.split(":")
+        points[name] = ((int(n), int(d)),)
+    grid = dict(TIMING, epsilons=(args.epsilon,), points=points)
     head = ug.HEADER.format(name="utility_timing", seeds=1, sizing="")
     doc = tomllib.loads(head + "\n" + ug._tables(grid, "grid"))
     doc["experiment"]["pythonpath"] = [str(REPO)]
@@ -200,7 +215,8 @@ def estimate(
     problem and entry (per-example gradient work, and schedules whose length grows
     with ``n``: DP-SGD's default per-seed cost grew 19x from ``n = 10^4`` to
     ``10^5`` on the GLM, exponent 1.27); a refusal costs ``refusal_cpu`` per cell, a
-    timed-out cell ``timeout_cpu`` per seed (a lower bound).
+    timed-out cell ``timeout_cpu`` per seed (a lower bound). An entry timed at
+    several ``n`` is scaled from the timed cell nearest in ``n`` (log scale).
 
     Args:
         rows: Timed cells (:func:`parse_log`).
@@ -212,11 +228,19 @@ def estimate(
     Returns:
         The total and the notes (untimed blocks, timeouts).
     """
-    timed = {(r["problem"], r["entry"]): r for r in rows}
+    timed: dict[tuple[object, object], list[dict[str, object]]] = {}
+    for row in rows:
+        timed.setdefault((row["problem"], row["entry"]), []).append(row)
     total, notes = 0.0, []
     seeds = int(grid["seeds"])
     for name, entry, n, d, epsilons in ug.cells_of(grid):
-        r = timed.get((name, entry))
+        near = timed.get((name, entry))
+        # the timed cell nearest in n (an entry timed at several n: each its own)
+        r = (
+            None
+            if near is None
+            else min(near, key=lambda t: abs(math.log(n / float(t["n"]))))
+        )
         if r is None:
             notes.append(f"untimed: {name} {entry}")
             continue
@@ -234,10 +258,52 @@ def estimate(
     return total, notes
 
 
+def run_ratio(
+    rows: list[dict[str, object]], cells_csv: Path, *, n_exponent: float = 1.3
+) -> tuple[float, float, int]:
+    """The recorded run times of a run's cells against the model's per-seed CPU time.
+
+    For every ``ok`` cell of ``cells_csv`` (``utility_analysis.py``'s table; its
+    ``seconds`` are the private run's wall time) whose entry is timed ``ok``, the
+    model's per-seed CPU time (``next_cpu`` scaled as in :func:`estimate`, first
+    cells not counted); the entry ``default`` (another grid) is left out.
+
+    Args:
+        rows: Timed cells (:func:`parse_log`).
+        cells_csv: A run's ``cells.csv``.
+        n_exponent: Growth of the per-seed cost with ``n``.
+
+    Returns:
+        ``(recorded seconds, model CPU-seconds, cells compared)``.
+    """
+    import csv
+
+    timed: dict[tuple[object, object], list[dict[str, object]]] = {}
+    for row in rows:
+        timed.setdefault((row["problem"], row["entry"]), []).append(row)
+    recorded = model = 0.0
+    count = 0
+    with cells_csv.open(newline="") as fh:
+        for c in csv.DictReader(fh):
+            near = timed.get((c["problem"], c["entry"]))
+            if c["status"] != "ok" or c["entry"] == "default" or not near:
+                continue
+            n, d = int(c["n"]), int(c["d"])
+            r = min(near, key=lambda t: abs(math.log(n / float(t["n"]))))
+            if r["status"] != "ok":
+                continue
+            ratio = n / float(r["n"])
+            scale = ratio ** (n_exponent if ratio > 1 else 1.0)
+            model += float(r["next_cpu"]) * scale * max(1.0, d / float(r["d"]))
+            recorded += float(c["seconds"])
+            count += 1
+    return recorded, model, count
+
+
 def report(logs: list[str], *, timeout_cpu: float = 50.0) -> str:
     """The timing table (markdown) and the grids' estimates, from printed logs.
 
-    Later logs override earlier ones for the same (problem, entry).
+    Later logs override earlier ones for the same (problem, entry, n).
 
     Args:
         logs: Paths of this script's printed output.
@@ -246,15 +312,15 @@ def report(logs: list[str], *, timeout_cpu: float = 50.0) -> str:
     Returns:
         Markdown.
     """
-    rows: dict[tuple[str, str], dict[str, object]] = {}
+    rows: dict[tuple[str, str, object], dict[str, object]] = {}
     for path in logs:
         for r in parse_log(Path(path).read_text()):
-            rows[(str(r["problem"]), str(r["entry"]))] = r
+            rows[(str(r["problem"]), str(r["entry"]), r["n"])] = r
     lines = [
         "| problem | n | d | entry | status | first seed (CPU s) | next seed (CPU s) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for (name, entry), r in sorted(rows.items()):
+    for (name, entry, _), r in sorted(rows.items(), key=lambda kv: str(kv[0])):
         first = "-" if r["status"] != "ok" else f"{r['first_cpu']:.1f}"
         nxt = "-" if r["status"] != "ok" else f"{r['next_cpu']:.1f}"
         status = {"failed": "refused", "timeout": "> 150 s wall"}.get(
@@ -274,6 +340,15 @@ def report(logs: list[str], *, timeout_cpu: float = 50.0) -> str:
             f"workers); {len(notes)} note(s)",
         ]
         lines += [f"  {n}" for n in sorted(set(notes))[:20]]
+    run = REPO / "experiments" / "results" / "utility" / "cells.csv"
+    if run.exists():
+        recorded, model, count = run_ratio(list(rows.values()), run)
+        lines += [
+            "",
+            f"the committed run ({run.relative_to(REPO)}, load average 8-13): "
+            f"{count} cells, {recorded:,.0f} s recorded against {model:,.0f} model "
+            f"CPU-s a seed ({recorded / model:.1f}x)",
+        ]
     return "\n".join(lines)
 
 

@@ -130,6 +130,9 @@ from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.finders import accounting
 from dpsample.finders.accounting import dp_sgd_guarantee
+from dpsample.finders.dp_sgd_lot import A8_WHY as _A8_WHY  # noqa: F401  (tests)
+from dpsample.finders.dp_sgd_lot import UNDER_CAP, is_rule_lot
+from dpsample.finders.dp_sgd_lot import default_lot as _default_lot
 from dpsample.finders.dp_sgd_run import (  # noqa: F401  (tests read the loop's names)
     DPSGDInfo,
     _sgd_iterates,
@@ -307,37 +310,6 @@ def _theorem_defaults(
     lot, why = _default_lot(n, d, epsilon, delta, num_steps, preset)
     batch_size, sources["batch_size"] = _batch(spec, batch_size, sampling, lot, why)
     return num_steps, batch_size, learning_rate, sources
-
-
-_A8_WHY = "Abadi lot size sqrt(d log(1/delta)/epsilon) (spec 003 A8)"
-
-
-def _default_lot(
-    n: int, d: int, epsilon: float, delta: float, num_steps: int, preset: str
-) -> tuple[int, str]:
-    """The default expected batch (lot) of the smooth schedule, and why.
-
-    ``preset="theorem"``: ``ceil(sqrt(d log(1/delta) / epsilon))``, spec 003 A8's
-    reading of Abadi et al.'s lot-size condition ``epsilon < c1 q^2 T`` (``q = b /
-    n``, ``c1 = 1``), which it derives at the quasar schedule's ``T = epsilon^2 n^2 /
-    (d log(1/delta))``. ``preset="practical"`` (the default): the larger of that and
-    the same condition at the schedule's own ``T``, ``ceil(n sqrt(epsilon / T))``
-    (Abadi et al. 2016, Theorem 1: the regime where the noise multiplier scales as
-    ``q sqrt(T log(1/delta)) / epsilon``, i.e. a larger lot costs no extra noise in
-    the mean gradient; below it the subsampling amplifies less and the noise per
-    step grows). Both are clipped to ``[1, n]``; public inputs only.
-    """
-    a8 = math.ceil(math.sqrt(d * math.log(1.0 / delta) / epsilon))
-    if preset == "theorem":
-        return max(1, min(n, a8)), _A8_WHY
-    at_t = math.ceil(n * math.sqrt(epsilon / num_steps))
-    if at_t <= a8:
-        return max(1, min(n, a8)), _A8_WHY + f" >= n sqrt(epsilon/T) = {at_t}"
-    return max(1, min(n, at_t)), (
-        "Abadi et al. 2016 Thm 1's lot-size condition epsilon < q^2 T at the "
-        f"schedule's T: n sqrt(epsilon/T) (> spec 003 A8's sqrt(d log(1/delta)/"
-        f"epsilon) = {a8})"
-    )
 
 
 def dp_sgd(
@@ -540,8 +512,9 @@ class DPSGD(PrivateAlgorithm):
 
     Compute budget: with ``Budget(max_evaluations=E)``, a theorem-default ``T`` whose
     ``T m`` per-example gradients exceed ``E`` is capped at ``floor(E / m)`` (the
-    noise is then calibrated for the capped ``T``); a ``num_steps`` given by the
-    caller that exceeds it is refused.
+    noise is then calibrated for the capped ``T``) and the default lot stays the
+    uncapped schedule's (:mod:`dpsample.finders.dp_sgd_lot`: the plan's note says
+    so); a ``num_steps`` given by the caller that exceeds it is refused.
 
     Examples:
         >>> import jax, jax.numpy as jnp, dpsample
@@ -672,6 +645,8 @@ class DPSGD(PrivateAlgorithm):
                 raise ValueError(
                     f"max_evaluations={cap:,} is below one DP-SGD step ({m} rows)"
                 )
+            if is_rule_lot(sources["batch_size"], preset):
+                sources["batch_size"] += UNDER_CAP
             sources["num_steps"] += (
                 f"; capped at floor(max_evaluations / m) = {cap // m} "
                 f"(max_evaluations={cap:,}, m={m})"

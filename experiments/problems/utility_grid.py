@@ -380,26 +380,34 @@ def _sections(label: str, name: str, n: int, d: int) -> dict[str, dict[str, Any]
 #: comment in each spec's header.
 SIZING = {
     "default": """\
-Sizing (2026-11-28; docs/utility_benchmark.md has the table): 2,304 cells, estimated
-# 12,600 worker CPU-seconds, 1.75 h wall with --workers 2 on a quiet 2-core machine.
+Sizing (re-timed 2026-11-28 after issue 24's DP-SGD lot; docs/utility_benchmark.md
+# has the table): 2,168 cells, estimated 5,581 worker CPU-seconds, 0.78 h wall with
+# --workers 2 on a quiet 2-core machine. It is a model, not a run: the one run of this
+# grid (the shared machine at load average 8-13, unfinished) recorded 3.9x the
+# model's per-seed CPU-seconds in wall time on the 962 cells it finished (a worker
+# there had about 2/10 of a core: 5x), so at that load it would not fit.
 # How: experiments/utility_timing.py ran every entry at each problem's core point
 # (epsilon = 1; n = 10,000, d = 10; basins n = 1,000, d = 2; the MLP), seed 0 then
-# seed 1 in one process (niced, one at a time, on the shared 2-core machine at load
-# average ~10): seed 0's CPU time is a grid point's first cell (compilation), seed 1's
-# each further seed. A block costs, per epsilon, the first cell plus 7 further seeds,
-# their per-seed part scaled by (n / n_timed)^1.3 (DP-SGD's default grew 19x from n =
-# 10^4 to 10^5), linearly below n_timed, and by d / d_timed; a refusal costs 1 s a
-# cell; an entry over the 150 s wall limit (saddle warm_start; the Goldstein finders)
-# is charged 50 CPU-s a seed, about twice what the limit implies (a guess, not a
-# bound). `python experiments/utility_timing.py --report LOGS` prints the table and
-# the estimate.""",
+# seed 1 in one process (niced, one at a time): seed 0's CPU time is a grid point's
+# first cell (compilation), seed 1's each further seed. Re-timed after the new lot:
+# dp_sgd and warm_start at the core points, dp_sgd on the GLM at n = 100,000, and,
+# with a 420 s limit, the entries the first timing left over its 150 s limit, where
+# this grid runs them (saddle warm_start, the Goldstein finders: n = 1,000). A block
+# costs, per epsilon, the first cell plus 7 further seeds, their per-seed part scaled
+# from the timed cell nearest in n by (n / n_timed)^1.3 above it, linearly below, and
+# by d / d_timed; a refusal costs 1 s a cell; no entry of this grid is over the limit
+# (the former guess of 50 CPU-s a seed is gone). The estimate's command:
+# python experiments/utility_timing.py --report
+#   experiments/results/utility_timing/table_2026-11-28.log
+#   experiments/results/utility_timing/retime_u24.log""",
     "rule": """\
 Sizing: the default grid's points (the MLP's but), two entries; the rule starts
 # cold (DP-SGD's cost) but on the small-d points where the net runs.""",
     "cluster": """\
-Sizing: 59,500 cells, about 2,000 worker CPU-hours by the default grid's model
-# (dominated by n = 100,000 with d = 100; the entries over the timing limit are
-# charged 50 CPU-s a seed, so it is a rough guide): about 32 hours on 64 workers.""",
+Sizing: 59,500 cells, about 3,200 worker CPU-hours by the default grid's model
+# (dominated by n = 100,000 with d = 100; the Goldstein finders scaled up from their
+# n = 1,000 cells, and charged 50 CPU-s a seed on the GLM, where they were over the
+# first timing's limit: a rough guide): about 50 hours on 64 workers.""",
 }
 
 HEADER = """\

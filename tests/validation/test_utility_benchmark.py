@@ -3,6 +3,7 @@ problems' declared constants, its generated spec files, its grid's shape, the pa
 analysis on synthetic cell tables with known answers, and the smoke run."""
 
 import math
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -300,3 +301,40 @@ def test_lot_goal_tables_are_what_the_script_writes(tmp_path):
     assert utility_lot.main([str(tmp_path), "--before"]) == 0
     for name in ("goal.md", "goal_before.md"):
         assert (tmp_path / name).read_text() == (src / name).read_text()
+
+
+def test_timing_model_scales_from_the_nearest_timed_n_and_states_the_header():
+    """The sizing estimate: an entry timed at two ``n`` is scaled from the nearer
+    one; the committed timing logs give the spec header's figures."""
+    from experiments import utility_timing as timing
+
+    def row(n, first, nxt):
+        return {"problem": "logistic", "entry": "dp_sgd", "n": n, "d": 10}, {
+            "status": "ok",
+            "first_cpu": first,
+            "next_cpu": nxt,
+        }
+
+    grid = {
+        "seeds": 2,
+        "epsilons": (1.0,),
+        "points": {"logistic": ((100_000, 10),)},
+        "extra": {},
+        "extra_epsilons": (),
+        "only": {"logistic": ("dp_sgd",)},
+    }
+    low, high = (a | b for a, b in (row(10_000, 10.0, 2.0), row(100_000, 40.0, 30.0)))
+    assert timing.estimate([low, high], grid, timeout_cpu=50.0) == (40.0 + 30.0, [])
+    scale = 10.0**1.3  # from n = 10^4 alone: (n / n_timed)^1.3
+    total, _ = timing.estimate([low], grid, timeout_cpu=50.0)
+    assert total == pytest.approx(10.0 + 2.0 * (scale - 1.0) + 2.0 * scale)
+    logs = REPO / "experiments" / "results" / "utility_timing"
+    text = timing.report(
+        [str(logs / "table_2026-11-28.log"), str(logs / "retime_u24.log")]
+    )
+    line = next(x for x in text.splitlines() if x.startswith("default:"))
+    cells, cpu = re.match(
+        r"default: (\d+) cells, estimated ([\d,]+) worker", line
+    ).groups()
+    header = (REPO / "experiments" / "utility.toml").read_text()
+    assert f"{int(cells):,} cells, estimated {cpu} worker CPU-seconds" in header
