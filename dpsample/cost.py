@@ -13,7 +13,9 @@ where ``t_g``, ``t_l``, ``t_h`` are the measured times of one per-example gradie
 loss and Hessian-vector product of the spec's loss (a jitted, vmapped batch of
 :data:`BATCH` zero examples of the spec's shapes at the domain centre: public inputs
 only, never the data) and ``t_step`` the overhead of one step of a jitted
-``lax.scan`` that draws Gaussian noise of dimension ``d``. A first run in a process
+``lax.scan`` that draws Gaussian noise of dimension ``d`` (the net mechanism's
+losses, scored in bulk over a grid of points, take ``t_\ell`` of such a grid:
+:data:`GRID_LOSS_ALGORITHMS`). A first run in a process
 also compiles its programs, which on a CPU is most of a short run's time: the
 forecast adds
 
@@ -46,6 +48,7 @@ __all__ = [
     "BATCH",
     "COMPILE_UNITS",
     "DEFAULT_COMPILE_UNITS",
+    "GRID_LOSS_ALGORITHMS",
     "UnitTimes",
     "estimate_seconds",
     "unit_times",
@@ -55,6 +58,7 @@ __all__ = [
 BATCH = 256
 _REPEATS = 5
 _STEPS = 512
+_POINTS = 64
 
 
 class UnitTimes(NamedTuple):
@@ -67,6 +71,8 @@ class UnitTimes(NamedTuple):
         step: One sequential step (scan overhead and a ``d``-dimensional noise draw).
         compile: Seconds to compile the four timed programs (the reference compile
             the per-algorithm :data:`COMPILE_UNITS` are counted in).
+        grid_loss: One loss of a (points x examples) grid scored in bulk, as the
+            algorithms of :data:`GRID_LOSS_ALGORITHMS` score theirs.
     """
 
     gradient: float
@@ -74,6 +80,7 @@ class UnitTimes(NamedTuple):
     hvp: float
     step: float
     compile: float = 0.0
+    grid_loss: float = 0.0
 
 
 _CACHE: dict[Any, UnitTimes] = {}
@@ -93,6 +100,11 @@ COMPILE_UNITS: dict[str, float] = {
     "spider_sosp": 3.5,
     "warm_start": 3.6,
 }
+
+#: Algorithms whose loss evaluations are a (points x examples) grid scored in bulk
+#: (the net mechanism's streamed scores, :mod:`dpsample.nets.stream`): their loss
+#: evaluations are forecast at ``UnitTimes.grid_loss``, not ``UnitTimes.loss``.
+GRID_LOSS_ALGORITHMS = frozenset({"net"})
 
 #: :data:`COMPILE_UNITS` of an algorithm without a measured entry (their median).
 DEFAULT_COMPILE_UNITS = 3.5
@@ -157,6 +169,9 @@ def unit_times(spec: Any) -> UnitTimes:
     losses = jax.jit(jax.vmap(loss_fn, in_axes=(None, 0)))
     hvps = jax.jit(jax.vmap(hvp, in_axes=(None, 0)))
 
+    points = x + jnp.zeros((_POINTS, x.shape[0]), x.dtype)
+    grid = jax.jit(jax.vmap(lambda p, b: jnp.sum(losses(p, b)), in_axes=(0, None)))
+
     @jax.jit
     def steps(k: Any, p: Any) -> Any:
         def body(q: Any, kk: Any) -> tuple[Any, None]:
@@ -176,6 +191,7 @@ def unit_times(spec: Any) -> UnitTimes:
         hvp=timed[2][0] / BATCH,
         step=timed[3][0] / _STEPS,
         compile=sum(c for _, c in timed),
+        grid_loss=_timed(grid, points, batch)[0] / (_POINTS * BATCH),
     )
     if key is not None:
         _CACHE[key] = out
@@ -215,9 +231,10 @@ def estimate_seconds(
         compile_seconds = (
             COMPILE_UNITS.get(algorithm, DEFAULT_COMPILE_UNITS) * t.compile
         )
+    loss = t.grid_loss if algorithm in GRID_LOSS_ALGORITHMS else t.loss
     return compile_seconds + (
         cost.gradient_evaluations * t.gradient
-        + cost.loss_evaluations * t.loss
+        + cost.loss_evaluations * loss
         + cost.hessian_vector_products * t.hvp
         + cost.steps * t.step
     )
