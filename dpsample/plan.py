@@ -301,16 +301,27 @@ class Plan:
         """Where parameter ``name`` comes from (a key of :data:`SOURCES`)."""
         return self.params[name].source
 
-    def estimated_seconds(self) -> float:
+    def estimated_seconds(self, *, compiled: bool = False) -> float:
         """Forecast wall time of the private run on this machine.
 
-        A short timing of the loss, cached per loss (:mod:`dpsample.cost`).
+        A short timing of the loss, cached per loss, plus the first run's
+        compilation (:mod:`dpsample.cost`); a pipeline adds its stages'.
+
+        Args:
+            compiled: Leave compilation out (a repeat run in the same process).
         """
         from dpsample import cost as cost_model
 
         if self.stages:
-            return sum(plan.estimated_seconds() for _, plan in self.stages)
-        return cost_model.estimate_seconds(self.spec, self.cost)
+            own = cost_model.estimate_seconds(
+                self.spec, Cost(), self.algorithm, compiled=compiled
+            )
+            return own + sum(
+                plan.estimated_seconds(compiled=compiled) for _, plan in self.stages
+            )
+        return cost_model.estimate_seconds(
+            self.spec, self.cost, self.algorithm, compiled=compiled
+        )
 
     def spent_epsilon(self) -> float:
         """The guarantee's epsilon at the budget's delta (what the run spends)."""

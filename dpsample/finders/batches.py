@@ -4,12 +4,18 @@ The sampling schemes of :mod:`dpsample.finders.oracles` and how one batch of eac
 drawn, as a fixed-shape, jittable function of a key (never of the data):
 
 * ``"full_batch"``: every example, weight 1;
-* ``"without_replacement"``: a uniform size-``b`` subset, drawn afresh at every call,
-  found in ``O(n)`` without a sort and *exactly* uniform (boundary ties are redrawn);
+* ``"without_replacement"``: a uniform size-``b`` subset, drawn afresh at every call
+  and *exactly* uniform: the first ``b`` distinct values of iid uniform indices
+  (``O(b log b)`` work) when ``b`` is small against ``n``, else the ``O(n)`` sort-free
+  smallest-keys method (boundary ties are redrawn);
 * ``"poisson"``: every example joins with probability ``q = b / n``, in a fixed
-  padded buffer of ``max_batch_size`` slots; an overflow keeps a uniformly random
+  padded buffer of ``max_batch_size`` slots, found from geometric gaps between the
+  joined indices (``O(max_batch_size)`` work); an overflow keeps a uniformly random
   subset of that size (dp_accounting's truncated Poisson event, accounted by the
-  oracles);
+  oracles), found in ``O(n)`` on that event only.
+
+Every draw's work depends on the key (the sampling randomness) only, never on the
+data.
 * ``"fresh"``: the caller's disjoint batches, rows of one public random permutation
   (:func:`fresh_batches`; the population variants of seed 000).
 
@@ -132,6 +138,92 @@ def _uniform_subset(rng_key: PRNGKey, n: int, k: int) -> Array:
     return _redrawn(rng_key, draw)
 
 
+#: Without-replacement batches use :func:`_distinct_draws` when its ``k`` draws
+#: are at most ``n / _DISTINCT_FRACTION`` (else the ``O(n)`` :func:`_uniform_subset`).
+_DISTINCT_FRACTION = 4
+
+
+def _distinct_draw_count(n: int, k: int) -> int:
+    """Draws :func:`_distinct_draws` makes for a ``k``-subset of ``range(n)``.
+
+    ``k`` plus a margin over the expected number of repeats (about ``k^2 / (2n)``),
+    so that fewer than ``k`` distinct values (a redraw) is rare; the margin moves
+    the cost only, never the law.
+    """
+    return k + 2 * math.ceil(k * k / n) + 16
+
+
+def _distinct_draws(rng_key: PRNGKey, n: int, k: int) -> Array:
+    """A uniformly random ``k``-subset of ``range(n)`` in ``O(k log k)`` work.
+
+    The first ``k`` distinct values of iid uniform indices, in order of first
+    appearance, are a uniform ordered ``k``-sample without replacement, so as a set
+    a uniform ``k``-subset. :func:`_distinct_draw_count` draws are made as 32-bit
+    words; a word at or above ``n floor(2^32 / n)`` is skipped (the rest, reduced
+    mod ``n``, are then exactly uniform). Fewer than ``k`` distinct accepted values
+    is an event symmetric in the indices, redrawn by :func:`_redrawn`, so the
+    accepted subset is *exactly* uniform (given ideal random bits). Indices come out
+    in increasing order.
+    """
+    draws = _distinct_draw_count(n, k)
+    limit = (2**32 // n) * n
+
+    def draw(key: PRNGKey) -> tuple[Array, Array]:
+        words = jax.random.bits(key, (draws,), jnp.uint32)
+        ok = words < jnp.uint32(limit % 2**32) if limit < 2**32 else words >= 0
+        value = jnp.where(ok, (words % jnp.uint32(n)).astype(jnp.int32), n)
+        order = jnp.argsort(value, stable=True)  # by value, ties by position
+        sv = value[order]
+        first = jnp.concatenate([jnp.ones(1, bool), sv[1:] != sv[:-1]]) & (sv < n)
+        pos = jnp.where(first, order, draws).astype(jnp.int32)  # draws: not a first
+        earliest = -jax.lax.top_k(-pos, k)[0]
+        chosen = value.at[earliest].get(mode="fill", fill_value=n)
+        return jnp.sort(chosen), jnp.sum(first) < k
+
+    return _redrawn(rng_key, draw)
+
+
+def _without_replacement(rng_key: PRNGKey, n: int, k: int) -> Array:
+    """A uniform ``k``-subset of ``range(n)``, increasing (method by ``n``, ``k``)."""
+    if k < n and _DISTINCT_FRACTION * _distinct_draw_count(n, k) <= n:
+        return _distinct_draws(rng_key, n, k)
+    return _uniform_subset(rng_key, n, k)
+
+
+def _poisson(rng_key: PRNGKey, n: int, q: float, m: int) -> tuple[Array, Array]:
+    """A Poisson(``q``) batch of ``range(n)`` in ``m`` padded slots.
+
+    Membership by iid Bernoulli(``q``) is the same law as gaps between consecutive
+    joined indices (and before the first) that are iid Geometric(``q``) on
+    ``{0, 1, ...}``: ``m + 1`` gaps, inverse-CDF from float64 uniforms, place the
+    first ``m + 1`` joined indices in ``O(m)`` work. If the ``(m + 1)``-th lies
+    below ``n`` the batch overflows: the indices after it are then iid
+    Bernoulli(``q``) independently of the gaps (the memoryless property), drawn in
+    ``O(n)`` on that event only, and a uniformly random ``m``-subset of all joined
+    indices is kept (the truncated event).
+    """
+    k_gap, k_rest, k_order = jax.random.split(rng_key, 3)
+    u = jax.random.uniform(k_gap, (m + 1,), jnp.float64)
+    if q >= 1.0:
+        gaps = jnp.zeros(m + 1, jnp.float64)
+    else:
+        gaps = jnp.minimum(jnp.floor(jnp.log1p(-u) / math.log1p(-q)), float(n))
+    pos = jnp.cumsum(gaps + 1.0) - 1.0  # exact: integers below 2^53
+    joined = pos < n
+    idx = jnp.where(joined, pos, 0.0).astype(jnp.int32)
+
+    def compact(_: None) -> tuple[Array, Array]:
+        return idx[:m], joined[:m].astype(jnp.float64)
+
+    def truncate(_: None) -> tuple[Array, Array]:
+        ar = jnp.arange(n, dtype=jnp.int32)
+        later = jax.random.uniform(k_rest, (n,), jnp.float64) < q
+        mask = ((ar > idx[m]) & later).at[idx].set(True)
+        return _uniform_subset_of(k_order, mask, m), jnp.ones(m, jnp.float64)
+
+    return jax.lax.cond(joined[m], truncate, compact, None)
+
+
 def sample_batch(
     rng_key: PRNGKey,
     n: int,
@@ -143,15 +235,16 @@ def sample_batch(
     """Draw one batch as ``(indices, weights)`` of a fixed shape (jittable).
 
     * ``"full_batch"``: ``arange(n)``, weights 1.
-    * ``"without_replacement"``: a uniform size-``batch_size`` subset (the indices of
-      the smallest of ``n`` iid uniform keys, found in ``O(n)`` without a sort and
-      exactly uniform: boundary ties are redrawn), weights 1.
+    * ``"without_replacement"``: an exactly uniform size-``batch_size`` subset in
+      increasing order, weights 1 (``O(b log b)`` work for ``b`` small against
+      ``n``, else ``O(n)``; see the module docstring).
     * ``"poisson"``: each index joins independently with probability
       ``batch_size / n``; the joined indices fill the ``max_batch_size`` slots in
-      index order (one pass, no sort), the rest are padding (weight 0, index 0). If
-      more join than there are slots (an event of probability
-      ``overflow_probability``, accounted by the truncated event), a uniformly random
-      subset of the joined indices is kept, as that event assumes.
+      index order (``O(max_batch_size)`` work, by geometric gaps), the rest are
+      padding (weight 0, index 0). If more join than there are slots (an event of
+      probability ``overflow_probability``, accounted by the truncated event), a
+      uniformly random subset of the joined indices is kept, as that event assumes
+      (``O(n)`` work on that event only).
 
     Args:
         rng_key: A JAX PRNG key.
@@ -175,7 +268,7 @@ def sample_batch(
     if sampling == "full_batch":
         return jnp.arange(n), jnp.ones(n, jnp.float64)
     if sampling == "without_replacement":
-        idx = _uniform_subset(rng_key, n, batch_size)
+        idx = _without_replacement(rng_key, n, batch_size)
         return idx, jnp.ones(batch_size, jnp.float64)
     if sampling == "poisson":
         m = (
@@ -183,18 +276,7 @@ def sample_batch(
             if max_batch_size is None
             else max_batch_size
         )
-        k_in, k_order = jax.random.split(rng_key)
-        joined = jax.random.uniform(k_in, (n,), jnp.float64) < batch_size / n
-        count = jnp.sum(joined)
-
-        def compact(_: None) -> tuple[Array, Array]:
-            return _compact(joined, m), (jnp.arange(m) < count).astype(jnp.float64)
-
-        def truncate(_: None) -> tuple[Array, Array]:
-            idx = _uniform_subset_of(k_order, joined, m)
-            return idx, jnp.ones(m, jnp.float64)  # count > m: every slot is real
-
-        return jax.lax.cond(count <= m, compact, truncate, None)
+        return _poisson(rng_key, n, batch_size / n, m)
     raise ValueError(
         f"sample_batch draws full_batch, poisson or without_replacement batches, got "
         f"{sampling!r}"
