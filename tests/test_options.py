@@ -28,6 +28,7 @@ from dpsample.finders.goldstein import (
 from dpsample.finders.goldstein.options import (
     GoldsteinZeroOrderOptions,
 )
+from dpsample.finders.trust_region import dp_trust_region
 from dpsample.nets import exponential_mechanism
 from dpsample.options import (
     Options,
@@ -48,6 +49,7 @@ CONVENIENCE = {
     "dp_spider": (dp_spider, ("epsilon", "delta"), ()),
     "dp_sgd": (dp_sgd, ("epsilon", "delta"), ()),
     "net": (exponential_mechanism, ("epsilon",), ()),
+    "dp_trust_region": (dp_trust_region, ("epsilon", "delta"), ("x0",)),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -57,6 +59,7 @@ DOCS_PAGE = {
     "dp_spider": "finders.md",
     "dp_sgd": "finders.md",
     "net": "nets.md",
+    "dp_trust_region": "finders.md",
 }
 
 

@@ -1,4 +1,4 @@
-"""The options of the net exponential mechanism, declared once (dpsample.options).
+"""The net exponential mechanism's options, declared once (:mod:`dpsample.options`).
 
 :class:`NetOptions` declares every option of
 :class:`~dpsample.nets.mechanism.NetExponentialMechanism` (registry name ``"net"``), in
