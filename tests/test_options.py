@@ -28,7 +28,10 @@ from dpsample.finders.goldstein import (
 from dpsample.finders.goldstein.options import (
     GoldsteinZeroOrderOptions,
 )
-from dpsample.finders.trust_region import dp_trust_region
+from dpsample.finders.trust_region import (
+    dp_stochastic_trust_region,
+    dp_trust_region,
+)
 from dpsample.nets import exponential_mechanism
 from dpsample.options import (
     Options,
@@ -50,6 +53,11 @@ CONVENIENCE = {
     "dp_sgd": (dp_sgd, ("epsilon", "delta"), ()),
     "net": (exponential_mechanism, ("epsilon",), ()),
     "dp_trust_region": (dp_trust_region, ("epsilon", "delta"), ("x0",)),
+    "dp_stochastic_trust_region": (
+        dp_stochastic_trust_region,
+        ("epsilon", "delta"),
+        ("x0",),
+    ),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -60,6 +68,7 @@ DOCS_PAGE = {
     "dp_sgd": "finders.md",
     "net": "nets.md",
     "dp_trust_region": "finders.md",
+    "dp_stochastic_trust_region": "finders.md",
 }
 
 

@@ -24,6 +24,7 @@ from dpsample.finders.trust_region.schedule import (
     tr_constants,
     tr_enforcement,
     tr_hessian_rank,
+    tr_params,
     tr_schedule,
     tr_start,
     zcdp_budget,
@@ -208,19 +209,6 @@ class DPTrustRegion(PrivateAlgorithm):
             guarantee = guarantee.assuming(assumption)
         sigma_g = z * (g_const / n)
         sigma_h = z * (math.sqrt(rank) * m_const / n)
-        # the options' rows (the declaration's order, sources and rules); the plan's
-        # helpers make the rows whose source they name, the noise rows follow
-        # ``calibration``
-        rows = opts.rows(
-            resolved={"initial_gap": None},  # a row only when the schedule uses it
-            params={
-                "x0": x0_param,
-                **sched.sources,
-                "hessian_rank": rank_param,
-                "enforce_sensitivity": enforce_param,
-                "return_iterates": Param(bool(opts.return_iterates), "default"),
-            },
-        )
         noise = {
             "noise_multiplier": Param(
                 z, "calibrated" if calibration == "tight" else "theorem", z_note
@@ -235,9 +223,17 @@ class DPTrustRegion(PrivateAlgorithm):
                 2 * t / (2.0 * (z / C_SENS) ** 2), "derived", "2T Gaussians"
             ),
         }
-        items = list(rows.items())
-        cut = [k for k, _ in items].index("calibration") + 1
-        params = dict(items[:cut]) | noise | dict(items[cut:])
+        params = tr_params(
+            opts,
+            {
+                "x0": x0_param,
+                **sched.sources,
+                "hessian_rank": rank_param,
+                "enforce_sensitivity": enforce_param,
+            },
+            noise,
+            after="calibration",
+        )
         return Plan(
             algorithm=self.name,
             spec=spec,
