@@ -294,7 +294,7 @@ def _net_config(**sections):
         ({"domain": {"radius": "big"}}, "[domain] radius must be a number"),
         ({"privacy": {"delta": 1.0}}, "[privacy] delta must lie in (0, 1)"),
         ({"privacy": {"epsilon": math.inf}}, "finite number > 0"),
-        ({"options": {"spacings": 0.1}}, "valid options: spacing, net"),
+        ({"options": {"spacings": 0.1}}, "valid options: net, spacing"),
         ({"options": {"epsilon": 3.0}}, "set it in [privacy]"),
         ({"output": {"overwrite": "yes"}}, "[output] overwrite must be a boolean"),
         ({"extra": {}}, "unknown section [extra]"),

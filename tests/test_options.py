@@ -28,6 +28,11 @@ from dpsample.finders.goldstein import (
 from dpsample.finders.goldstein.options import (
     GoldsteinZeroOrderOptions,
 )
+from dpsample.finders.trust_region import (
+    dp_stochastic_trust_region,
+    dp_trust_region,
+)
+from dpsample.nets import exponential_mechanism
 from dpsample.options import (
     Options,
     expand_option_tables,
@@ -46,6 +51,13 @@ CONVENIENCE = {
     "goldstein_first_order": (goldstein_first_order, ("epsilon", "delta"), ("x0",)),
     "dp_spider": (dp_spider, ("epsilon", "delta"), ()),
     "dp_sgd": (dp_sgd, ("epsilon", "delta"), ()),
+    "net": (exponential_mechanism, ("epsilon",), ()),
+    "dp_trust_region": (dp_trust_region, ("epsilon", "delta"), ("x0",)),
+    "dp_stochastic_trust_region": (
+        dp_stochastic_trust_region,
+        ("epsilon", "delta"),
+        ("x0",),
+    ),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -54,6 +66,9 @@ DOCS_PAGE = {
     "goldstein_first_order": "goldstein.md",
     "dp_spider": "finders.md",
     "dp_sgd": "finders.md",
+    "net": "nets.md",
+    "dp_trust_region": "finders.md",
+    "dp_stochastic_trust_region": "finders.md",
 }
 
 

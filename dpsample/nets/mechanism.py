@@ -97,7 +97,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jax.numpy as jnp
 
@@ -119,6 +119,7 @@ from dpsample.nets.grid import (
     grid_net_rows_bound,
     grid_net_size_bound,
 )
+from dpsample.nets.options import MAX_POINTS, NetOptions
 from dpsample.nets.points import PointNet
 from dpsample.nets.resolve import resolve_net
 from dpsample.nets.stream import (
@@ -127,6 +128,7 @@ from dpsample.nets.stream import (
     resolve_chunk_size,
     stream_argmax,
 )
+from dpsample.options import call_options
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult
 from dpsample.problem import Problem, ProblemSpec
@@ -145,9 +147,6 @@ FLOAT_CAVEAT = (
     "float64 Gumbel-max sampler never selects a point scoring more than 42.6 below "
     "the best, so it is not exactly eps-DP (docs/sharp_edges.md)"
 )
-
-#: Default cap on the number of net points (``max_points``).
-MAX_POINTS = 10**8
 
 
 @dataclasses.dataclass(frozen=True)
@@ -293,33 +292,26 @@ class NetExponentialMechanism(PrivateAlgorithm):
             20.0 * spec.lipschitz * diameter * spec.dim / (epsilon * spec.n)
         ) * math.log(ratio)
 
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        spacing: float | None = None,
-        net: GridNet | PointNet | ArrayLike | None = None,
-        chunk_size: int | None = None,
-        max_points: int = MAX_POINTS,
-        failure_prob: float | None = None,
-        minimizer_gap: float = 0.0,
-        enforce_sensitivity: bool = True,
-    ) -> Plan:
+    options_type = NetOptions
+
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = NetOptions.from_options(options)
+        spacing, net, chunk_size = opts.spacing, opts.net, opts.chunk_size
+        enforce_sensitivity, failure_prob = opts.enforce_sensitivity, opts.failure_prob
         epsilon = budget.epsilon
         if not isinstance(enforce_sensitivity, bool):
             raise TypeError(
                 "Expected enforce_sensitivity to be a bool, got "
                 f"{enforce_sensitivity!r}"
             )
-        max_points = validation.positive_int("max_points", max_points)
+        max_points = validation.positive_int("max_points", opts.max_points)
         ball = problem_ball(spec, "exponential_mechanism")
         dim, n = spec.dim, spec.n
         osc, clip, assumption = sensitivity_route(spec, enforce_sensitivity)
         sensitivity = osc / n
         inverse_temperature = epsilon / sensitivity
         r_theorem = theorem_radius(ball, epsilon, n)
-        gap = validation.nonnegative("minimizer_gap", minimizer_gap)
+        gap = validation.nonnegative("minimizer_gap", opts.minimizer_gap)
         zeta = None
         if failure_prob is not None:
             zeta = validation.probability("failure_prob", failure_prob, open_left=True)
@@ -415,13 +407,16 @@ class NetExponentialMechanism(PrivateAlgorithm):
                 "grid net of covering radius r = D d/(eps n) (Thm 5.8): "
                 "spacing 2r/sqrt(d)",
             )
-        params: dict[str, Param] = {
+        # the plan's own rows: the net's (the rule that set it) and what it derives
+        net_rows = {
             "net": Param("grid" if grid else "points", *net_source),
             "spacing": Param(
                 the_net.spacing if isinstance(the_net, GridNet) else None,
                 net_source[0],
                 "lattice spacing h",
             ),
+        }
+        derived = {
             "net_size": Param(net_size, "derived", "exact count (with multiplicity)"),
             "covering_radius": Param(covering, "derived", "h sqrt(d)/2 for a grid"),
             "theorem_radius": Param(r_theorem, "theorem", "Thm 5.8: D d/(eps n)"),
@@ -437,24 +432,14 @@ class NetExponentialMechanism(PrivateAlgorithm):
                 "derived",
                 f"osc/n, osc = {osc:.6g} ({SENSITIVITY_ROUTES[clip]})",
             ),
-            "chunk_size": Param(
-                chunk,
-                "user" if chunk_size is not None else "default",
-                "" if chunk_size is not None else chunk_rule(),
-            ),
-            "num_chunks": Param(num_chunks, "derived", "ceil(net_size/chunk_size)"),
-            "max_points": Param(
-                max_points, "user" if max_points != MAX_POINTS else "default"
-            ),
-            "minimizer_gap": Param(gap, "user" if gap else "default"),
-            "enforce_sensitivity": Param(
-                enforce_sensitivity,
-                "default" if enforce_sensitivity else "user",
-                CLIP_NOTES[clip],
-            ),
+        }
+        chunks = {
+            "num_chunks": Param(num_chunks, "derived", "ceil(net_size/chunk_size)")
         }
         notes = [FLOAT_CAVEAT]
         warm = None
+        risk: dict[str, Param] = {}
+        zeta_row = None  # the failure_prob row, when the warm-start bound is made
         g = spec.lipschitz
         # A grid of a smaller ball does not cover K: its radius bounds nothing there.
         covers_k = not (isinstance(the_net, GridNet) and the_net.radius < ball.radius)
@@ -469,16 +454,15 @@ class NetExponentialMechanism(PrivateAlgorithm):
                 net_size=net_size,
                 inverse_temperature=inverse_temperature,
             )
-            params["risk_bound"] = Param(
-                b.total, "theorem", "Thm 5.8: E excess <= G r + (log N + 1)/k"
-            )
+            risk = {
+                "risk_bound": Param(
+                    b.total, "theorem", "Thm 5.8: E excess <= G r + (log N + 1)/k"
+                )
+            }
             if zeta is None:
                 zeta = bounds.default_failure_prob(dim, epsilon, n)
-                zeta_source = ("default", "sqrt(d)/(eps n)")
-            else:
-                zeta_source = ("user", "")
             if zeta is not None:
-                params["failure_prob"] = Param(zeta, *zeta_source)
+                zeta_row = zeta
                 warm = bounds.net_warm_start_bound(
                     lipschitz=g,
                     covering_radius=covering,
@@ -504,6 +488,25 @@ class NetExponentialMechanism(PrivateAlgorithm):
                     "smaller radius)"
                 )
             )
+        # the options' rows (the declaration's order, sources and rules), with the
+        # plan's rows after the option each follows
+        option_rows = opts.rows(
+            resolved={
+                "chunk_size": chunk,
+                "max_points": max_points,
+                "minimizer_gap": gap,
+                "enforce_sensitivity": enforce_sensitivity,
+                "failure_prob": zeta_row,
+            },
+            notes={"enforce_sensitivity": CLIP_NOTES[clip]}
+            | ({} if chunk_size is not None else {"chunk_size": chunk_rule()}),
+            params=net_rows,
+        )
+        after = {"spacing": derived, "chunk_size": chunks, "enforce_sensitivity": risk}
+        params: dict[str, Param] = {}
+        for name, param in option_rows.items():
+            params[name] = param
+            params |= after.get(name, {})
         return Plan(
             algorithm=self.name,
             spec=spec,
@@ -556,11 +559,13 @@ def exponential_mechanism(
     problem: Problem,
     *,
     epsilon: float,
-    spacing: float | None = None,
     net: GridNet | PointNet | ArrayLike | None = None,
+    spacing: float | None = None,
     chunk_size: int | None = None,
     max_points: int = MAX_POINTS,
+    minimizer_gap: float = 0.0,
     enforce_sensitivity: bool = True,
+    failure_prob: float | None = None,
 ) -> PrivateResult:
     r"""Exponential mechanism over a net of the ball ``K`` (Theorem 5.8), streamed.
 
@@ -574,11 +579,11 @@ def exponential_mechanism(
         problem: A :class:`dpsample.problem.Problem` whose domain is a
             :class:`~dpsample.domains.Ball`.
         epsilon: ``eps > 0`` (finite).
-        spacing: Lattice spacing of the default grid net; overrides the theorem's
-            radius (then ``eps n > d`` is not required).
         net: A :class:`~dpsample.nets.GridNet` of the same ball, a
             :class:`~dpsample.nets.PointNet`, or an array of points ``(N, d)`` in
             ``K``; all must be data-independent. Exclusive with ``spacing``.
+        spacing: Lattice spacing of the default grid net; overrides the theorem's
+            radius (then ``eps n > d`` is not required).
         chunk_size: Candidates per chunk, a positive multiple of
             :data:`~dpsample.nets.stream.NOISE_BLOCK`; default: at most 65536,
             reduced so a chunk's ``(chunk, n)`` loss matrix stays within 32 MiB
@@ -586,6 +591,9 @@ def exponential_mechanism(
             :func:`~dpsample.nets.stream.auto_chunk_size`). It
             affects speed and memory only, not the output.
         max_points: Refuse nets with more than this many points.
+        minimizer_gap: The declared ``g_W >= min_K F_D - inf F_D`` added to the
+            warm-start bound ``psi`` of the plan (``0``: ``K`` holds a global
+            minimizer).
         enforce_sensitivity: Clip every per-example loss so that the bound the
             sensitivity uses holds whatever the data (the default): into the cone
             :class:`ConeClippedLoss` when the Lipschitz route ``2 G D`` is used,
@@ -597,6 +605,9 @@ def exponential_mechanism(
             ``oscillation`` (a property of pairs, which no per-example clip
             enforces), and the guarantee is conditional on it
             (``privacy.assumptions``).
+        failure_prob: ``zeta`` of the plan's warm-start bound (with probability at
+            least ``1 - zeta`` the output's excess empirical risk is at most
+            ``psi``); default ``sqrt(d)/(eps n)``.
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with ``value`` the selected point
@@ -636,11 +647,7 @@ def exponential_mechanism(
         problem,
         epsilon=epsilon,
         delta=0.0,
-        spacing=spacing,
-        net=net,
-        chunk_size=chunk_size,
-        max_points=max_points,
-        enforce_sensitivity=enforce_sensitivity,
+        **call_options(locals()),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 from dpsample._src import precision, validation
 from dpsample.base import AlgorithmInfo, PrivateAlgorithm, optional
@@ -17,16 +18,19 @@ from dpsample.finders.accounting import (
     C_SENS,
     gaussian_sum_guarantee,
 )
+from dpsample.finders.trust_region.options import DPTrustRegionOptions
 from dpsample.finders.trust_region.schedule import (
     check_unconstrained,
     tr_constants,
     tr_enforcement,
     tr_hessian_rank,
+    tr_params,
     tr_schedule,
     tr_start,
     zcdp_budget,
 )
 from dpsample.finders.trust_region.step import run_tr_plan
+from dpsample.options import call_options
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import (
     PrivateResult,
@@ -137,42 +141,31 @@ class DPTrustRegion(PrivateAlgorithm):
     guarantee_type = "(epsilon, delta): 2T Gaussian mechanisms, zCDP (Lemma 7) / PLD"
     summary = "DP trust region: full-batch noisy gradient and Hessian, exact TR steps"
 
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        x0: ArrayLike | None = None,
-        alpha: float | None = None,
-        radius: float | None = None,
-        num_iters: int | None = None,
-        stop_threshold: float | None = None,
-        initial_gap: float | None = None,
-        hessian_rank: int | None = None,
-        calibration: str = "tight",
-        return_iterates: bool = False,
-        enforce_sensitivity: bool = True,
-    ) -> Plan:
+    options_type = DPTrustRegionOptions
+
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = DPTrustRegionOptions.from_options(options)
+        calibration = opts.calibration
         name = "dp_trust_region"
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
         check_unconstrained(spec, name)
-        x0_param = tr_start(spec, x0)
+        x0_param = tr_start(spec, opts.x0)
         g_const, m_const = tr_constants(spec, name)
         n, d = spec.n, spec.dim
         sched = tr_schedule(
             spec,
             name=name,
-            alpha=alpha,
-            radius=radius,
-            num_iters=num_iters,
-            stop_threshold=stop_threshold,
-            initial_gap=initial_gap,
+            alpha=opts.alpha,
+            radius=opts.radius,
+            num_iters=opts.num_iters,
+            stop_threshold=opts.stop_threshold,
+            initial_gap=opts.initial_gap,
             iteration_cost=lambda _a: n + n * d,
             max_evaluations=budget.max_evaluations,
         )
-        rank, rank_param = tr_hessian_rank(spec, hessian_rank)
+        rank, rank_param = tr_hessian_rank(spec, opts.hessian_rank)
         clips, enforce_param, assumption = tr_enforcement(
-            enforce_sensitivity, g_const, m_const, rank, d
+            opts.enforce_sensitivity, g_const, m_const, rank, d
         )
         if calibration not in ("paper", "tight"):
             raise ValueError(
@@ -216,14 +209,7 @@ class DPTrustRegion(PrivateAlgorithm):
             guarantee = guarantee.assuming(assumption)
         sigma_g = z * (g_const / n)
         sigma_h = z * (math.sqrt(rank) * m_const / n)
-        params = {
-            "x0": x0_param,
-            **sched.sources,
-            "hessian_rank": rank_param,
-            "enforce_sensitivity": enforce_param,
-            "calibration": Param(
-                calibration, "default" if calibration == "tight" else "user"
-            ),
+        noise = {
             "noise_multiplier": Param(
                 z, "calibrated" if calibration == "tight" else "theorem", z_note
             ),
@@ -236,8 +222,18 @@ class DPTrustRegion(PrivateAlgorithm):
             "zcdp_rho": Param(
                 2 * t / (2.0 * (z / C_SENS) ** 2), "derived", "2T Gaussians"
             ),
-            "return_iterates": Param(bool(return_iterates), "default"),
         }
+        params = tr_params(
+            opts,
+            {
+                "x0": x0_param,
+                **sched.sources,
+                "hessian_rank": rank_param,
+                "enforce_sensitivity": enforce_param,
+            },
+            noise,
+            after="calibration",
+        )
         return Plan(
             algorithm=self.name,
             spec=spec,
@@ -282,15 +278,15 @@ def dp_trust_region(
     epsilon: float,
     delta: float,
     x0: ArrayLike,
-    alpha: float | None = None,
-    radius: float | None = None,
-    num_iters: int | None = None,
-    stop_threshold: float | None = None,
     initial_gap: float | None = None,
+    alpha: float | None = None,
+    num_iters: int | None = None,
+    radius: float | None = None,
+    stop_threshold: float | None = None,
     hessian_rank: int | None = None,
+    enforce_sensitivity: bool = True,
     calibration: str = "tight",
     return_iterates: bool = False,
-    enforce_sensitivity: bool = True,
 ) -> PrivateResult:
     r"""DP-TR: differentially private trust region (seed 001, Algorithm 1).
 
@@ -440,20 +436,7 @@ def dp_trust_region(
         <https://arxiv.org/abs/1605.02065>`_, 2016.
     """
     return DPTrustRegion().solve(
-        rng_key,
-        problem,
-        epsilon=epsilon,
-        delta=delta,
-        x0=x0,
-        alpha=alpha,
-        radius=radius,
-        num_iters=num_iters,
-        stop_threshold=stop_threshold,
-        initial_gap=initial_gap,
-        hessian_rank=hessian_rank,
-        calibration=calibration,
-        return_iterates=return_iterates,
-        enforce_sensitivity=enforce_sensitivity,
+        rng_key, problem, epsilon=epsilon, delta=delta, **call_options(locals())
     )
 
 

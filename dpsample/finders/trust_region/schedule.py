@@ -10,12 +10,13 @@ inputs only: nothing here reads the data.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from dpsample._src import precision, validation
 from dpsample.domains import Unconstrained
 from dpsample.finders.planning import start_param
+from dpsample.options import Options
 from dpsample.plan import Param
 from dpsample.privacy import epsilon_to_zcdp
 from dpsample.problem import ProblemSpec
@@ -29,6 +30,7 @@ __all__ = [
     "tr_constants",
     "tr_enforcement",
     "tr_hessian_rank",
+    "tr_params",
     "tr_schedule",
     "tr_start",
     "tr_theorem_parameters",
@@ -381,6 +383,46 @@ def tr_enforcement(
             "iterates go (not enforced: enforce_sensitivity=False, no clipping)"
         ),
     )
+
+
+def tr_params(
+    opts: Options,
+    plan_rows: Mapping[str, Param],
+    noise: Mapping[str, Param],
+    *,
+    after: str,
+) -> dict[str, Param]:
+    """DP-TR / DP-STR's parameter table: the options' rows, then the noise rows.
+
+    The declaration's rows (:meth:`~dpsample.options.Options.rows`, its order,
+    sources and rules), where the plan's helpers make the rows whose source they
+    name (``plan_rows``: the start, the schedule, the batch sizes, the rank, the
+    enforcement) and ``return_iterates`` is ``[default]`` in every case; the
+    ``noise`` rows follow the option ``after`` (the calibration, the accounting).
+    ``initial_gap`` has a row only when the schedule used it.
+
+    Examples:
+        >>> from dpsample.finders.trust_region.options import DPTrustRegionOptions
+        >>> from dpsample.finders.trust_region.schedule import tr_params
+        >>> from dpsample.plan import Param
+        >>> rows = tr_params(DPTrustRegionOptions(), {"x0": Param(0.0, "default")},
+        ...                  {"z": Param(1.0, "calibrated")}, after="calibration")
+        >>> list(rows)
+        ['x0', 'enforce_sensitivity', 'calibration', 'z', 'return_iterates']
+    """
+    rows = opts.rows(
+        resolved={"initial_gap": None},
+        params={
+            **plan_rows,
+            "return_iterates": Param(
+                bool(opts.return_iterates),  # type: ignore[attr-defined]
+                "default",
+            ),
+        },
+    )
+    items = list(rows.items())
+    cut = [k for k, _ in items].index(after) + 1
+    return dict(items[:cut]) | dict(noise) | dict(items[cut:])
 
 
 precision.scope_public(globals())

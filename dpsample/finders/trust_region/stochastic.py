@@ -23,6 +23,7 @@ from dpsample.finders.accounting import (
     gaussian_sum_guarantee,
     without_replacement_event,
 )
+from dpsample.finders.trust_region.options import DPStochasticTrustRegionOptions
 from dpsample.finders.trust_region.schedule import (
     STR_FAILURE_PROB,
     check_unconstrained,
@@ -30,10 +31,12 @@ from dpsample.finders.trust_region.schedule import (
     tr_constants,
     tr_enforcement,
     tr_hessian_rank,
+    tr_params,
     tr_schedule,
     tr_start,
 )
 from dpsample.finders.trust_region.step import run_tr_plan
+from dpsample.options import call_options
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import (
     PrivacyGuarantee,
@@ -231,28 +234,19 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
     )
     summary = "DP stochastic trust region: minibatch noisy gradient and Hessian"
 
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        grad_batch_size: int | None = None,
-        hessian_batch_size: int | None = None,
-        x0: ArrayLike | None = None,
-        alpha: float | None = None,
-        radius: float | None = None,
-        num_iters: int | None = None,
-        stop_threshold: float | None = None,
-        initial_gap: float | None = None,
-        hessian_rank: int | None = None,
-        accounting: str = "tight",
-        return_iterates: bool = False,
-        enforce_sensitivity: bool = True,
-    ) -> Plan:
+    options_type = DPStochasticTrustRegionOptions
+
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = DPStochasticTrustRegionOptions.from_options(options)
+        grad_batch_size, hessian_batch_size = (
+            opts.grad_batch_size,
+            opts.hessian_batch_size,
+        )
+        accounting = opts.accounting
         name = "dp_stochastic_trust_region"
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
         check_unconstrained(spec, name)
-        x0_param = tr_start(spec, x0)
+        x0_param = tr_start(spec, opts.x0)
         user_g = (
             None
             if grad_batch_size is None
@@ -295,11 +289,11 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
         sched = tr_schedule(
             spec,
             name=name,
-            alpha=alpha,
-            radius=radius,
-            num_iters=num_iters,
-            stop_threshold=stop_threshold,
-            initial_gap=initial_gap,
+            alpha=opts.alpha,
+            radius=opts.radius,
+            num_iters=opts.num_iters,
+            stop_threshold=opts.stop_threshold,
+            initial_gap=opts.initial_gap,
             iteration_cost=iteration_cost,
             max_evaluations=budget.max_evaluations,
         )
@@ -315,9 +309,9 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             if user_h is not None
             else Param(b_h, "theorem", "ceil(M^2 ln(p/zeta)/(alpha rho)); " + rule),
         }
-        rank, rank_param = tr_hessian_rank(spec, hessian_rank)
+        rank, rank_param = tr_hessian_rank(spec, opts.hessian_rank)
         clips, enforce_param, assumption = tr_enforcement(
-            enforce_sensitivity, g_const, m_const, rank, d
+            opts.enforce_sensitivity, g_const, m_const, rank, d
         )
         if accounting not in ("paper", "strict", "tight"):
             raise ValueError(
@@ -400,15 +394,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
                 )
         if assumption is not None:
             guarantee = guarantee.assuming(assumption)
-        params = {
-            "x0": x0_param,
-            **batch_params,
-            **sched.sources,
-            "hessian_rank": rank_param,
-            "enforce_sensitivity": enforce_param,
-            "accounting": Param(
-                accounting, "default" if accounting == "tight" else "user"
-            ),
+        noise = {
             "noise_multipliers": Param(
                 {"grad": z_g, "hess": z_h}, noise_source, noise_note
             ),
@@ -420,8 +406,19 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
                 "derived",
                 "2 sqrt(k) M / |B_H|",
             ),
-            "return_iterates": Param(bool(return_iterates), "default"),
         }
+        params = tr_params(
+            opts,
+            {
+                "x0": x0_param,
+                **batch_params,
+                **sched.sources,
+                "hessian_rank": rank_param,
+                "enforce_sensitivity": enforce_param,
+            },
+            noise,
+            after="accounting",
+        )
         return Plan(
             algorithm=self.name,
             spec=spec,
@@ -476,15 +473,15 @@ def dp_stochastic_trust_region(
     x0: ArrayLike,
     grad_batch_size: int | None = None,
     hessian_batch_size: int | None = None,
-    alpha: float | None = None,
-    radius: float | None = None,
-    num_iters: int | None = None,
-    stop_threshold: float | None = None,
     initial_gap: float | None = None,
+    alpha: float | None = None,
+    num_iters: int | None = None,
+    radius: float | None = None,
+    stop_threshold: float | None = None,
     hessian_rank: int | None = None,
+    enforce_sensitivity: bool = True,
     accounting: str = "tight",
     return_iterates: bool = False,
-    enforce_sensitivity: bool = True,
 ) -> PrivateResult:
     r"""DP-STR: differentially private stochastic trust region (seed 001, Algorithm 2).
 
@@ -598,22 +595,7 @@ def dp_stochastic_trust_region(
         <https://arxiv.org/abs/1808.00087>`_, 2019.
     """
     return DPStochasticTrustRegion().solve(
-        rng_key,
-        problem,
-        epsilon=epsilon,
-        delta=delta,
-        x0=x0,
-        grad_batch_size=grad_batch_size,
-        hessian_batch_size=hessian_batch_size,
-        alpha=alpha,
-        radius=radius,
-        num_iters=num_iters,
-        stop_threshold=stop_threshold,
-        initial_gap=initial_gap,
-        hessian_rank=hessian_rank,
-        accounting=accounting,
-        return_iterates=return_iterates,
-        enforce_sensitivity=enforce_sensitivity,
+        rng_key, problem, epsilon=epsilon, delta=delta, **call_options(locals())
     )
 
 
