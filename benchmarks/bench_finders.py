@@ -88,6 +88,7 @@ from dpsample._src import precision  # noqa: E402
 from dpsample.domains import Unconstrained  # noqa: E402
 from dpsample.finders import batches, oracles, trust_region  # noqa: E402
 from dpsample.finders.dp_sgd import _sgd_scan  # noqa: E402
+from dpsample.finders.functional import cast_floating  # noqa: E402
 from dpsample.finders.spider_loop import spider_iterates  # noqa: E402
 from dpsample.finders.spider_sosp import plan_spider, stochastic_spider  # noqa: E402
 from dpsample.losses import sigmoid  # noqa: E402
@@ -133,17 +134,10 @@ def _time(fn, *args):
 DTYPES = ("float64", "float32")
 
 
-def _cast(tree, dtype):
-    return jax.tree.map(
-        lambda a: a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a,
-        tree,
-    )
-
-
 def _sgd_reference(prob, theta0, dtype, steps):
     """Non-private JAX SGD in ``dtype``: same model, batch and sampler as dpsample."""
     net = prob.loss_fn
-    data = _cast(prob.data, dtype)
+    data = cast_floating(prob.data, dtype)
     t0 = theta0.astype(dtype)
 
     @jax.jit

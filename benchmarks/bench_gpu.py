@@ -277,22 +277,16 @@ def _sampler(n, batch):
     return draw
 
 
-def _cast(tree, dtype):
-    return jax.tree.map(
-        lambda a: a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a,
-        tree,
-    )
-
-
 def _dp_sgd_rows(net, prob, theta0, batch, steps, dtype, lr=0.1, clip=1.0):
     """name -> fn(): one jitted scan of ``steps`` steps per call (same key)."""
     import optax
 
     from dpsample.finders import oracles
     from dpsample.finders.dp_sgd import _sgd_scan
+    from dpsample.finders.functional import cast_floating
 
     draw = _sampler(prob.n, batch)
-    data = _cast(prob.data, dtype)
+    data = cast_floating(prob.data, dtype)
     t0 = theta0.astype(dtype)
     key = jax.random.key(1)
     rows = {}

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from dpsample._src import precision
-from dpsample._src.clipping import GhostClippedLoss, clipped_sum, usable_clip_bound
+from dpsample._src.clipping import clipped_sum, usable_clip_bound
 from dpsample.finders.batches import draw_batch
 from dpsample.types import Array, PRNGKey
 
@@ -72,7 +72,7 @@ def clipped_gradient_sum(
     w: Array,
     bound: Array,
     dtype: str,
-    ghost: bool | None = None,
+    ghost: bool,
 ) -> Array:
     r"""``sum_i w_i clip_bound(grad f(x, z_i))`` (float64), gradients in ``dtype``.
 
@@ -83,13 +83,11 @@ def clipped_gradient_sum(
     infinite or NaN gradient) contribute zero, so the output never exceeds the bound
     per row and a NaN example cannot poison (or reveal itself in) the release
     (:func:`~dpsample._src.clipping.clipped_sum`). ``bound`` already includes
-    the margin of :func:`~dpsample._src.clipping.clip_margin`. ``ghost`` (default:
-    whether the loss is a :class:`~dpsample._src.clipping.GhostClippedLoss`) asks
-    the loss for its own clipped sum (no ``(m, d)`` per-example gradients); the
-    oracle sets it from :func:`~dpsample._src.clipping.resolve_clipping`.
+    the margin of :func:`~dpsample._src.clipping.clip_margin`. ``ghost`` asks the
+    loss (a :class:`~dpsample._src.clipping.GhostClippedLoss`) for its own clipped
+    sum (no ``(m, d)`` per-example gradients); the oracle decides it, once, with
+    :func:`~dpsample._src.clipping.resolve_clipping`.
     """
-    if ghost is None:
-        ghost = isinstance(loss_fn, GhostClippedLoss)
     if ghost:  # layered model: no (m, d) per-example gradients
         return loss_fn.clipped_gradient_sum(x, batch, w, bound, dtype)
     ft = jnp.dtype(dtype)
