@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 
@@ -15,12 +16,15 @@ from dp_accounting import pld as dp_pld
 
 import dpsample
 from dpsample.errors import MissingConstantError
+from dpsample.finders import oracles
 from dpsample.finders.spider_sosp import (
     PLAN_FIELDS,
+    SpiderSOSP,
     plan_spider,
     spider_sosp,
     stochastic_spider,
 )
+from dpsample.plan import Param
 
 DELTA = 1e-5
 
@@ -89,28 +93,30 @@ def test_perturb_kicks_make_no_o1_calls(case):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "
-    "'Extreme settings'); this noiseless-path check needs a huge epsilon: to be "
-    "rewritten on a noise-free path (found at the merge of 2026-11-28)",
-)
-def test_large_epsilon_is_gradient_descent_and_reaches_minimum(case):
-    # Zero noise: O2 telescopes, so the estimate is the exact gradient and Algorithm 1
-    # is gradient descent with step 1/M (kicks of size ~1e-10 aside).
+def test_without_noise_is_gradient_descent_and_reaches_minimum(case):
+    # Without noise O2 telescopes, so the estimate is the exact gradient and Algorithm 1
+    # is gradient descent with step 1/M. Plans refuse epsilon above MAX_EPSILON since
+    # issue 25, so the noise-free path is the plan at 1e4 with its oracles' noise
+    # multipliers set to 1e-12 and no kick; the schedule (T, step, thresholds) is the
+    # plan's.
     prob = case.problem
     x0 = np.array([0.3, 0.2])
     t = 80
-    res = spider_sosp(
-        jax.random.key(2),
-        prob,
-        epsilon=1e10,
-        delta=DELTA,
-        x0=x0,
-        num_iters=t,
-        alpha=1e-4,
+    algo = SpiderSOSP()
+    plan = algo.plan(
+        prob.spec, dpsample.Budget(1e4, DELTA), x0=x0, num_iters=t, alpha=1e-4
     )
+    quiet = {
+        "o1": oracles.first_kind(prob.spec, noise_multiplier=1e-12),
+        "o2": oracles.second_kind(prob.spec, noise_multiplier=1e-12),
+    }
+    assert plan["noise_multiplier_o1"] > 1e-6 and plan["kick_std"] > 0
+    plan = dataclasses.replace(
+        plan,
+        params={**plan.params, "kick_std": Param(0.0, "user", "noise-free path")},
+        internal={**plan.internal, **quiet},
+    )
+    res = algo.run(jax.random.key(2), plan, prob)
     x = jnp.asarray(x0)
     traj = []
     for _ in range(t):

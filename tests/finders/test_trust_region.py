@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import dp_accounting
@@ -19,12 +20,15 @@ import dpsample
 from dpsample.errors import MissingConstantError
 from dpsample.finders.tr_subproblem import solve_tr_subproblem
 from dpsample.finders.trust_region import (
+    DPStochasticTrustRegion,
+    DPTrustRegion,
     dp_stochastic_trust_region,
     dp_trust_region,
     symmetric_noise,
     tr_theorem_parameters,
     zcdp_budget,
 )
+from dpsample.plan import Param
 from dpsample.privacy import PrivacyGuarantee
 
 DELTA = 1e-5
@@ -114,25 +118,27 @@ def _nonprivate_tr(problem, x0, radius, threshold, num_iters):
     return w, False
 
 
+def _noise_free_run(algorithm, key, problem, **options):
+    """Run ``algorithm`` on its plan at the largest accepted epsilon with the noise set
+    to zero: the noiseless path a huge epsilon used to reach (plans refuse epsilon
+    above MAX_EPSILON since issue 25). Only ``sigma_grad``/``sigma_hess`` change; the
+    schedule (radius, threshold, iterations: set by ``alpha``) is the plan's."""
+    plan = algorithm.plan(problem.spec, dpsample.Budget(1e4, DELTA), **options)
+    zero = {
+        name: Param(0.0, "user", "noise-free test path")
+        for name in ("sigma_grad", "sigma_hess")
+    }
+    assert all(plan[name] > 0 for name in zero)  # the plan had noise to remove
+    plan = dataclasses.replace(plan, params={**plan.params, **zero})
+    return algorithm.run(key, plan, problem)
+
+
 @pytest.mark.slow  # 10 s in the fast suite
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "
-    "'Extreme settings'); this noiseless-path check needs a huge epsilon: to be "
-    "rewritten on a noise-free path (found at the merge of 2026-11-28)",
-)
-def test_dp_tr_large_epsilon_is_nonprivate_tr_and_reaches_minimum(case):
+def test_dp_tr_without_noise_is_nonprivate_tr_and_reaches_minimum(case):
     prob = case.problem
     x0 = np.array([0.3, 0.2])
-    res = dp_trust_region(
-        jax.random.key(1),
-        prob,
-        epsilon=1e12,
-        delta=DELTA,
-        x0=x0,
-        alpha=0.01,
-        initial_gap=2.0,
+    res = _noise_free_run(
+        DPTrustRegion(), jax.random.key(1), prob, x0=x0, alpha=0.01, initial_gap=2.0
     )
     ref, conv = _nonprivate_tr(
         prob, x0, res.info["radius"], res.info["stop_threshold"], res.info["num_iters"]
@@ -204,22 +210,14 @@ def test_return_iterates_are_the_iterations_that_ran(case, finder):
     assert np.all(np.linalg.norm(steps, axis=1) <= res.info["radius"] * (1 + 1e-9))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "
-    "'Extreme settings'); this noiseless-path check needs a huge epsilon: to be "
-    "rewritten on a noise-free path (found at the merge of 2026-11-28)",
-)
-def test_return_iterates_match_the_nonprivate_path_at_huge_epsilon(case):
+def test_return_iterates_match_the_nonprivate_path_without_noise(case):
     # Every iterate (not only the last) is the non-private TR iterate when the noise
     # vanishes: the iterates are the path that ran, in order.
     prob, x0 = case.problem, np.array([0.3, 0.2])
-    res = dp_trust_region(
+    res = _noise_free_run(
+        DPTrustRegion(),
         jax.random.key(1),
         prob,
-        epsilon=1e12,
-        delta=DELTA,
         x0=x0,
         alpha=0.01,
         initial_gap=2.0,
@@ -398,23 +396,16 @@ def test_dp_str_escapes_saddle_to_sosp():
     assert abs(abs(float(res.value[1])) - math.pi) < 0.3, msg
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="issue 25: plans refuse epsilon above MAX_EPSILON = 1e4 (docs/privacy.md "
-    "'Extreme settings'); this noiseless-path check needs a huge epsilon: to be "
-    "rewritten on a noise-free path (found at the merge of 2026-11-28)",
-)
-def test_dp_str_large_epsilon_full_batch_equals_dp_tr(case):
+def test_dp_str_without_noise_full_batch_equals_dp_tr(case):
     # With batches of size n (a permutation of the data) and negligible noise,
     # DP-STR takes DP-TR's noiseless steps.
     x0 = np.array([0.3, 0.2])
-    kw = dict(delta=DELTA, x0=x0, alpha=0.01, initial_gap=2.0)
-    tr = dp_trust_region(jax.random.key(1), case.problem, epsilon=1e12, **kw)
-    st = dp_stochastic_trust_region(
+    kw = dict(x0=x0, alpha=0.01, initial_gap=2.0)
+    tr = _noise_free_run(DPTrustRegion(), jax.random.key(1), case.problem, **kw)
+    st = _noise_free_run(
+        DPStochasticTrustRegion(),
         jax.random.key(1),
         case.problem,
-        epsilon=1e12,
         grad_batch_size=case.problem.n,
         hessian_batch_size=case.problem.n,
         accounting="tight",
