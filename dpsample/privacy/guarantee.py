@@ -75,6 +75,7 @@ import numpy as np
 
 from dpsample._src import precision, validation
 from dpsample.errors import RelationMismatchError
+from dpsample.privacy import interop
 from dpsample.privacy.components import (
     ADD_OR_REMOVE_ONE,  # noqa: F401  (re-exported, as before the split)
     RDP_ORDERS,
@@ -384,7 +385,7 @@ class PrivacyGuarantee:
         The inverse of :meth:`to_dp_event`: ``accountant="pld"`` is
         :meth:`from_event`; ``"rdp"`` reads a bare Gaussian or Laplace event with
         unit shift whatever the relation, as dp_accounting's RDP accountant does
-        (:func:`dpsample.privacy.interop.from_dp_event`).
+        (:func:`dpsample.privacy.interop.dp_event_parts`).
 
         Args:
             event: The dp_accounting event.
@@ -408,11 +409,14 @@ class PrivacyGuarantee:
             >>> round(back.epsilon(1e-5), 4) == round(g.epsilon(1e-5), 4)
             True
         """
-        from dpsample.privacy import interop
-
-        return interop.from_dp_event(
-            event, relation=relation, accountant=accountant, assumptions=assumptions
-        )
+        parts = interop.dp_event_parts(event, accountant=accountant)
+        if accountant == "pld":
+            return cls.from_event(event, relation=relation).assuming(*assumptions)
+        guarantee = cls.none(relation=relation)
+        for comp, k in parts:
+            part = cls(((comp, 1),), relation)
+            guarantee = guarantee.compose(part if k == 1 else part.repeat(k))
+        return guarantee.assuming(*assumptions)
 
     def to_dp_event(
         self, accountant: str = "pld", *, accept_assumptions: bool = False
@@ -458,8 +462,6 @@ class PrivacyGuarantee:
             >>> round(theirs, 3), round(g.epsilon(1e-6), 3)
             (8.326, 8.325)
         """
-        from dpsample.privacy import interop
-
         return interop.to_dp_event(
             self, accountant, accept_assumptions=accept_assumptions
         )
