@@ -68,7 +68,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import dp_accounting
 import numpy as np
@@ -92,6 +92,7 @@ from dpsample.privacy.conversions import (
     zcdp_to_delta,
     zcdp_to_epsilon,
 )
+from dpsample.privacy.report import PrivacyReport, ReportContext
 from dpsample.privacy.routes import (  # noqa: F401  (tests read the split's names)
     _SPLIT_FRACTIONS,
     SPLIT_DELTA_RTOL,
@@ -103,9 +104,6 @@ from dpsample.privacy.routes import (  # noqa: F401  (tests read the split's nam
     split_delta,
     split_epsilon,
 )
-
-if TYPE_CHECKING:
-    from dpsample.privacy.report import PrivacyReport
 
 __all__ = [
     "NeighboringRelation",
@@ -570,8 +568,6 @@ class PrivacyGuarantee:
         Returns:
             The guarantee with that context.
         """
-        from dpsample.privacy.report import ReportContext
-
         if not isinstance(context, ReportContext):
             raise TypeError(f"Expected a ReportContext, got {context!r}")
         return PrivacyGuarantee(
@@ -744,8 +740,6 @@ class PrivacyGuarantee:
             >>> r["tightest"]
             'rdp'
         """
-        from dpsample.privacy.report import PrivacyReport
-
         if delta is None and self.context is None:
             raise ValueError(
                 "give a delta: no plan gave this guarantee a budget (report(delta))"
@@ -754,13 +748,9 @@ class PrivacyGuarantee:
 
     def __str__(self) -> str:
         """The report's table (at the plan's delta, else at ``DISPLAY_DELTA``)."""
-        from dpsample.privacy.report import PrivacyReport
-
         return str(PrivacyReport(self))
 
     def _repr_html_(self) -> str:
-        from dpsample.privacy.report import PrivacyReport
-
         return PrivacyReport(self)._repr_html_()
 
     def __repr__(self) -> str:
