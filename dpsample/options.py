@@ -24,6 +24,10 @@ griffe) see the keyword names only there. :func:`signature_mismatches` compares 
 signature with the declaration, and a test runs it for every declared algorithm, so
 the two cannot drift.
 
+An option several declarations share (the first-order finders' ``x0``,
+``preset``, ...) is written once in a :class:`SharedOptions` table, whose
+:meth:`SharedOptions.field` gives each declaration the same field.
+
 A field made by :func:`fixed` is part of the declaration but not an option: the
 algorithm runs it at one value (the first-order Goldstein finder's ``estimator``);
 it appears in the plan's table, not in the signature, the schema or the docs table.
@@ -52,6 +56,7 @@ import dataclasses
 import importlib
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
@@ -62,6 +67,7 @@ from dpsample.plan import Param
 __all__ = [
     "OPTION_SOURCES",
     "Options",
+    "SharedOptions",
     "call_options",
     "expand_option_tables",
     "fixed",
@@ -135,6 +141,84 @@ def fixed(value: Any, doc: str, *, shown: bool = True) -> Any:
     return dataclasses.field(
         default=value, metadata=meta | {"fixed": True, "shown": shown}
     )
+
+
+@dataclasses.dataclass(frozen=True, init=False)
+class SharedOptions:
+    """Options several declarations share, each written once: name -> field.
+
+    A table of ``name=(default, doc, source, rule)``; :meth:`field` makes the
+    declared field (:func:`option`) of one of them, so every declaration that uses
+    it has the same default, doc, source and rule. The first-order finders' table
+    (:func:`dpsample.finders.planning.finder_option`) and DP-TR/DP-STR's
+    (:func:`dpsample.finders.trust_region.options.tr_option`) are two.
+
+    Args:
+        **entries: ``name=(default, doc, source, rule)``, in the order the table
+            lists them; each source one of :data:`OPTION_SOURCES` (checked here, when
+            the table is made).
+
+    Raises:
+        ValueError: a source not in :data:`OPTION_SOURCES`, or an entry that is not
+            four values.
+
+    Examples:
+        >>> import dataclasses
+        >>> from dpsample.options import Options, SharedOptions
+        >>> SHARED = SharedOptions(
+        ...     x0=(None, "Public start.", "default", "the origin"),
+        ...     scale=(1.0, "O(1) multiplier of the step.", "default", ""),
+        ... )
+        >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+        ... class AOptions(Options):
+        ...     x0: object = SHARED.field("x0")
+        ...     scale: float = SHARED.field("scale")
+        >>> @dataclasses.dataclass(frozen=True, kw_only=True)
+        ... class BOptions(Options):
+        ...     scale: float = SHARED.field("scale")
+        >>> row = AOptions().rows(resolved={"x0": 0.0})["x0"]
+        >>> row.source, row.note, BOptions().scale
+        ('default', 'the origin', 1.0)
+        >>> SHARED.names()
+        ('x0', 'scale')
+        >>> SHARED.field("rate")
+        Traceback (most recent call last):
+            ...
+        KeyError: "no shared option 'rate'; the table has ['x0', 'scale']"
+    """
+
+    entries: Mapping[str, tuple[Any, str, str, str]]
+
+    def __init__(self, **entries: tuple[Any, str, str, str]) -> None:
+        for name, entry in entries.items():
+            if len(entry) != 4:
+                raise ValueError(
+                    f"shared option {name!r}: expected (default, doc, source, rule), "
+                    f"got {entry!r}"
+                )
+            if entry[2] not in OPTION_SOURCES:
+                raise ValueError(
+                    f"shared option {name!r}: expected source in {OPTION_SOURCES}, "
+                    f"got {entry[2]!r}"
+                )
+        object.__setattr__(self, "entries", types.MappingProxyType(entries))
+
+    def names(self) -> tuple[str, ...]:
+        """The options in the table, in its order."""
+        return tuple(self.entries)
+
+    def field(self, name: str) -> Any:
+        """The declared field (:func:`option`) of the shared option ``name``.
+
+        Raises:
+            KeyError: ``name`` is not in the table (the message lists those that are).
+        """
+        if name not in self.entries:
+            raise KeyError(
+                f"no shared option {name!r}; the table has {list(self.entries)}"
+            )
+        default, doc, source, rule = self.entries[name]
+        return option(default, doc, source=source, rule=rule)
 
 
 def _differs(value: Any, default: Any) -> bool:

@@ -24,6 +24,7 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from dpsample import cost as cost_model
 from dpsample._src import precision, validation
 from dpsample.privacy.guarantee import PrivacyGuarantee
 
@@ -310,8 +311,6 @@ class Plan:
         Args:
             compiled: Leave compilation out (a repeat run in the same process).
         """
-        from dpsample import cost as cost_model
-
         if self.stages:
             own = cost_model.estimate_seconds(
                 self.spec, Cost(), self.algorithm, compiled=compiled

@@ -1,11 +1,13 @@
 """docs/adding_an_algorithm.md can be followed: its toy algorithm works end to end.
 
 The page's ```python blocks are executed (in order, in one module namespace) to define
-``NoisyGD``; the test then does what the page's sections 5 and 6 tell a contributor
-to do: register it by its import path (one entry of ``registry.ALGORITHMS``, for this
-test only), add a contract case, and check that the algorithm is reachable by name
-(registry, ``dpsample list``, a TOML configuration), passes the contract tests that
-every registered algorithm passes, refuses bad input before any private work, and
+``NoisyGD`` and its options' declaration ``NoisyGDOptions``; the test then does what
+the page's sections 6 and 7 tell a contributor to do: register it by its import path
+(one entry of ``registry.ALGORITHMS``, for this test only), add a contract case, and
+check that the algorithm is reachable by name (registry, ``dpsample list``, a TOML
+configuration), that its declared options reach the registry, the TOML schema, the
+plan's rows and a docs table, that it passes the contract tests that every
+registered algorithm passes, refuses bad input before any private work, and
 survives an empirical audit whose half-noise twin it must beat.
 """
 
@@ -25,8 +27,11 @@ from test_docs_snippets import blocks
 
 import dpsample
 from dpsample import registry
+from dpsample.config import ConfigError
+from dpsample.config.jobs import resolve_job
 from dpsample.errors import MissingConstantError
-from dpsample.plan import Budget
+from dpsample.options import expand_option_tables
+from dpsample.plan import Budget, Param
 
 PAGE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "adding_an_algorithm.md"
 MODULE = "dpsample_toy_noisy_gd"
@@ -66,7 +71,7 @@ def _problem(seed: int, n: int, wrap=lambda f: f) -> dpsample.Problem:
 
 @pytest.fixture
 def toy(monkeypatch):
-    """The page's algorithm, registered (section 5) with a contract case (section 6)."""
+    """The page's algorithm, registered (section 6) with a contract case (section 7)."""
     module = _page_module()
     monkeypatch.setattr(registry, "ALGORITHMS", (*registry.ALGORITHMS, PATH))
     registry._entries.cache_clear()
@@ -86,13 +91,49 @@ def toy(monkeypatch):
 def test_the_toy_is_reachable_by_name_once_registered(toy):
     entry = registry.get("noisy_gd", "finder")
     assert entry.cls is toy.NoisyGD
-    options = {o.name: o for o in entry.options()}
-    assert set(options) == {"num_steps", "learning_rate"}
-    assert options["num_steps"].default is None
+    assert {o.name for o in entry.options()} == {"num_steps", "learning_rate"}
     from dpsample.cli import list_algorithms
 
     assert "noisy_gd" in str(list_algorithms())
     assert isinstance(registry.create("noisy_gd", num_steps=3), toy.NoisyGD)
+
+
+def test_the_toys_declared_options_reach_registry_schema_and_docs(toy):
+    """Section 2: every surface reads the one declaration (plan rows: next test)."""
+    assert toy.NoisyGD.options_type is toy.NoisyGDOptions
+    # the registry (so `dpsample list`): names, types and defaults
+    options = {o.name: o for o in registry.get("noisy_gd").options()}
+    assert list(options) == ["num_steps", "learning_rate"]
+    assert options["num_steps"].type == (int | None)
+    assert options["learning_rate"].type == (float | None)
+    assert options["learning_rate"].default is None
+    # the TOML schema: names and annotations checked, the valid ones listed
+    job = resolve_job("finder", "noisy_gd")
+    assert job.check_options({"num_steps": 4}) == {"num_steps": 4}
+    with pytest.raises(ConfigError, match="num_steps"):
+        job.check_options({"num_steps": "four"})
+    with pytest.raises(ConfigError, match="valid options: .*learning_rate"):
+        job.check_options({"steps": 4})
+    # the docs' table, from the marker line a docs page carries
+    rule = toy.NoisyGDOptions.declared()[0].metadata["rule"]
+    table = expand_option_tables(f"<!-- options: {MODULE}:NoisyGDOptions -->")
+    assert f"| `num_steps` | `int | None` | `None` | default: {rule} | Steps" in table
+    assert "| `learning_rate` | `float | None` | `None` | default: 1/M |" in table
+
+
+@pytest.mark.slow  # two plans, each a noise calibration (3-4 s on a busy 2-core box)
+def test_the_toys_plan_rows_come_from_its_declaration(toy):
+    """The plan's rows: the declared source and rule, [user] where given."""
+    rule = toy.NoisyGDOptions.declared()[0].metadata["rule"]
+    spec = _problem(0, 50).spec
+    params = toy.NoisyGD().plan(spec, Budget(1.0, 1e-5)).params
+    assert params["num_steps"] == Param(50, "default", rule)
+    assert params["learning_rate"] == Param(1.0, "default", "1/M")
+    capped = toy.NoisyGD(learning_rate=0.5).plan(
+        spec, Budget(1.0, 1e-5, max_evaluations=500)
+    )
+    assert capped.params["learning_rate"] == Param(0.5, "user", "")
+    assert capped.params["num_steps"] == Param(10, "derived", rule)
 
 
 _SLOW = pytest.mark.slow  # as in tests/test_contract.py

@@ -2,8 +2,9 @@
 
 Functions of public inputs only (the spec and the caller's options), called by the
 ``_plan`` methods before any private computation; and the options the first-order
-finders share (:func:`finder_option`), declared once for their
-:mod:`dpsample.options` declarations.
+finders share (:func:`finder_option`), declared once, in a
+:class:`~dpsample.options.SharedOptions` table, for their :mod:`dpsample.options`
+declarations.
 """
 
 from __future__ import annotations
@@ -11,54 +12,54 @@ from __future__ import annotations
 from typing import Any
 
 from dpsample._src import precision
-from dpsample.options import option
+from dpsample.options import SharedOptions
 from dpsample.plan import Param
 from dpsample.problem import ProblemSpec
 
 __all__ = ["finder_option", "start_param"]
 
 #: The options the first-order finders share: ``(default, doc, source, rule)``.
-_FINDER_OPTIONS: dict[str, tuple[Any, str, str, str]] = {
-    "x0": (
+_FINDER_OPTIONS = SharedOptions(
+    x0=(
         None,
         "Public start in the domain `K`.",
         "default",
         "the centre of the domain",
     ),
-    "preset": (
+    preset=(
         "practical",
         "`'practical'` or `'theorem'` (`dpsample.finders.presets`): the rule behind "
         "every value left at `None`.",
         "default",
         "",
     ),
-    "output": (
+    output=(
         None,
         "The released point: `'tail_average'`, `'random'` (the theorem's) or "
         "`'last'` (`dpsample.finders.outputs`).",
         "default",
         "the preset's",
     ),
-    "project": (
+    project=(
         True,
         "Project onto a ball domain after each step (`False` on a ball needs "
         "clipping).",
         "default",
         "",
     ),
-    "return_iterates": (
+    return_iterates=(
         False,
         "Put all iterates in `info['iterates']`.",
         "default",
         "",
     ),
-    "initial_gap": (
+    initial_gap=(
         None,
         "Public bound on `F(x0) - inf F` for the theorem's defaults.",
         "derived",
         "the declared loss_range",
     ),
-}
+)
 
 
 def finder_option(name: str) -> Any:
@@ -78,8 +79,7 @@ def finder_option(name: str) -> Any:
         >>> Opts().preset
         'practical'
     """
-    default, doc, source, rule = _FINDER_OPTIONS[name]
-    return option(default, doc, source=source, rule=rule)
+    return _FINDER_OPTIONS.field(name)
 
 
 def start_param(spec: ProblemSpec, x0: Any, default_note: str) -> Param:

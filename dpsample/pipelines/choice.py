@@ -23,6 +23,7 @@ from dpsample.bounds import (
     stationarity_abar,
     theorem_3_2_stationarity_bound,
 )
+from dpsample.domains import Ball
 from dpsample.pipelines.budget import DEFAULT_SPLIT, sampler_budget
 from dpsample.plan import Budget
 from dpsample.problem import ProblemSpec
@@ -259,8 +260,6 @@ def cold_start_reason(
         >>> cold_start_reason(p.spec, Budget(1.0, 1e-5))[0]
         'cold: no compact K'
     """
-    from dpsample.domains import Ball
-
     if sampler_domain is None and not isinstance(spec.domain, Ball):
         return "cold: no compact K", (
             "cold start: the problem is on "

@@ -68,13 +68,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import dp_accounting
 import numpy as np
 
 from dpsample._src import precision, validation
 from dpsample.errors import RelationMismatchError
+from dpsample.privacy import interop
 from dpsample.privacy.components import (
     ADD_OR_REMOVE_ONE,  # noqa: F401  (re-exported, as before the split)
     RDP_ORDERS,
@@ -91,6 +92,7 @@ from dpsample.privacy.conversions import (
     zcdp_to_delta,
     zcdp_to_epsilon,
 )
+from dpsample.privacy.report import PrivacyReport, ReportContext
 from dpsample.privacy.routes import (  # noqa: F401  (tests read the split's names)
     _SPLIT_FRACTIONS,
     SPLIT_DELTA_RTOL,
@@ -102,9 +104,6 @@ from dpsample.privacy.routes import (  # noqa: F401  (tests read the split's nam
     split_delta,
     split_epsilon,
 )
-
-if TYPE_CHECKING:
-    from dpsample.privacy.report import PrivacyReport
 
 __all__ = [
     "NeighboringRelation",
@@ -384,7 +383,7 @@ class PrivacyGuarantee:
         The inverse of :meth:`to_dp_event`: ``accountant="pld"`` is
         :meth:`from_event`; ``"rdp"`` reads a bare Gaussian or Laplace event with
         unit shift whatever the relation, as dp_accounting's RDP accountant does
-        (:func:`dpsample.privacy.interop.from_dp_event`).
+        (:func:`dpsample.privacy.interop.dp_event_parts`).
 
         Args:
             event: The dp_accounting event.
@@ -408,11 +407,14 @@ class PrivacyGuarantee:
             >>> round(back.epsilon(1e-5), 4) == round(g.epsilon(1e-5), 4)
             True
         """
-        from dpsample.privacy import interop
-
-        return interop.from_dp_event(
-            event, relation=relation, accountant=accountant, assumptions=assumptions
-        )
+        parts = interop.dp_event_parts(event, accountant=accountant)
+        if accountant == "pld":
+            return cls.from_event(event, relation=relation).assuming(*assumptions)
+        guarantee = cls.none(relation=relation)
+        for comp, k in parts:
+            part = cls(((comp, 1),), relation)
+            guarantee = guarantee.compose(part if k == 1 else part.repeat(k))
+        return guarantee.assuming(*assumptions)
 
     def to_dp_event(
         self, accountant: str = "pld", *, accept_assumptions: bool = False
@@ -458,8 +460,6 @@ class PrivacyGuarantee:
             >>> round(theirs, 3), round(g.epsilon(1e-6), 3)
             (8.326, 8.325)
         """
-        from dpsample.privacy import interop
-
         return interop.to_dp_event(
             self, accountant, accept_assumptions=accept_assumptions
         )
@@ -568,8 +568,6 @@ class PrivacyGuarantee:
         Returns:
             The guarantee with that context.
         """
-        from dpsample.privacy.report import ReportContext
-
         if not isinstance(context, ReportContext):
             raise TypeError(f"Expected a ReportContext, got {context!r}")
         return PrivacyGuarantee(
@@ -742,8 +740,6 @@ class PrivacyGuarantee:
             >>> r["tightest"]
             'rdp'
         """
-        from dpsample.privacy.report import PrivacyReport
-
         if delta is None and self.context is None:
             raise ValueError(
                 "give a delta: no plan gave this guarantee a budget (report(delta))"
@@ -752,13 +748,9 @@ class PrivacyGuarantee:
 
     def __str__(self) -> str:
         """The report's table (at the plan's delta, else at ``DISPLAY_DELTA``)."""
-        from dpsample.privacy.report import PrivacyReport
-
         return str(PrivacyReport(self))
 
     def _repr_html_(self) -> str:
-        from dpsample.privacy.report import PrivacyReport
-
         return PrivacyReport(self)._repr_html_()
 
     def __repr__(self) -> str:

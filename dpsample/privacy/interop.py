@@ -15,9 +15,11 @@ differently under REPLACE_ONE: the PLD accountant doubles the shift of a bare
 ``C`` by up to ``2 C``), the RDP accountant analyses it with unit shift whatever the
 relation. The exported event means, to the named accountant under ``g.relation``,
 the same mechanism dpsample accounted (or one that dominates it); the same event
-given to the other accountant means something else. :func:`from_dp_event` reads an
-event in either accountant's convention, so ``from_dp_event(g.to_dp_event(a),
-relation=g.relation, accountant=a)`` accounts as ``g`` or more conservatively.
+given to the other accountant means something else.
+:meth:`PrivacyGuarantee.from_dp_event` reads an event in either accountant's
+convention (:func:`dp_event_parts` gives its components), so
+``PrivacyGuarantee.from_dp_event(g.to_dp_event(a), relation=g.relation,
+accountant=a)`` accounts as ``g`` or more conservatively.
 
 Each component is written as follows (``R`` the guarantee's relation):
 
@@ -75,14 +77,17 @@ run: :mod:`dpsample.privacy.components`.)
 A conditional guarantee (one with :attr:`~PrivacyGuarantee.assumptions`) is refused
 (``ValueError`` listing them): a ``DpEvent`` cannot carry them. Pass
 ``accept_assumptions=True`` to export it anyway; the assumptions are then the
-caller's to keep (give them back to :func:`from_dp_event`). Relations other than
-REPLACE_ONE and ADD_OR_REMOVE_ONE are refused.
+caller's to keep (give them back to :meth:`PrivacyGuarantee.from_dp_event`).
+Relations other than REPLACE_ONE and ADD_OR_REMOVE_ONE are refused.
+
+This module reads a guarantee's fields and writes events, and reads events into
+components; it builds no guarantee, so :mod:`dpsample.privacy.guarantee` imports it
+and not the other way round (the guarantee's import here is for type checking only).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import dp_accounting
@@ -97,7 +102,7 @@ from dpsample.privacy.relations import REPLACE_ONE
 if TYPE_CHECKING:
     from dpsample.privacy.guarantee import PrivacyGuarantee
 
-__all__ = ["ACCOUNTANTS", "from_dp_event", "pure_dp_event", "to_dp_event"]
+__all__ = ["ACCOUNTANTS", "dp_event_parts", "pure_dp_event", "to_dp_event"]
 
 #: The dp_accounting accountants an event can be written for.
 ACCOUNTANTS = ("pld", "rdp")
@@ -323,56 +328,60 @@ def _leaves(event: Any, count: int) -> list[tuple[Any, int]]:
     return [(event, count)]
 
 
-def from_dp_event(
-    event: dp_accounting.DpEvent,
-    *,
-    relation: Any = REPLACE_ONE,
-    accountant: str = "pld",
-    assumptions: Sequence[str] = (),
-) -> PrivacyGuarantee:
-    """The guarantee of a dp_accounting event read as ``accountant`` reads it.
+def dp_event_parts(
+    event: dp_accounting.DpEvent, *, accountant: str = "pld"
+) -> tuple[tuple[Component, int], ...]:
+    """The components a dp_accounting event is read as, by ``accountant``'s convention.
 
-    ``"pld"`` is :meth:`PrivacyGuarantee.from_event` (dp_accounting's documented
-    convention, which its PLD accountant follows). ``"rdp"`` reads a bare
-    ``GaussianDpEvent`` or ``LaplaceDpEvent`` (not inside a sampled event) as the
-    RDP accountant does, with unit shift whatever the relation (noise over the
-    full sensitivity, as :meth:`PrivacyGuarantee.gaussian`), and everything else
-    as ``from_event``.
+    :meth:`PrivacyGuarantee.from_dp_event` composes them into a guarantee (this
+    module builds none: it reads a guarantee's fields and writes events, so the
+    import goes one way, guarantee -> interop). ``"pld"`` is one ``"event"``
+    component (:meth:`PrivacyGuarantee.from_event`: dp_accounting's documented
+    convention, which its PLD accountant follows). ``"rdp"`` reads each leaf of the
+    event as the RDP accountant does: a bare ``GaussianDpEvent`` or
+    ``LaplaceDpEvent`` (not inside a sampled event) with unit shift whatever the
+    relation (noise over the full sensitivity, as :meth:`PrivacyGuarantee.gaussian`),
+    everything else as ``from_event``; no-op leaves and leaves repeated zero times are
+    left out.
 
     Args:
         event: The dp_accounting event.
-        relation: The relation of the accountant the event was written for.
         accountant: ``"pld"`` or ``"rdp"``.
-        assumptions: The assumptions the event's guarantee rests on.
 
     Returns:
-        The guarantee.
+        ``(component, repeats)`` pairs, in the event's order, each repeated at least
+        once.
 
     Raises:
         TypeError: ``event`` is not a ``DpEvent``.
         ValueError: an unknown accountant.
-    """
-    from dpsample.privacy.guarantee import PrivacyGuarantee
 
+    Examples:
+        >>> import dp_accounting
+        >>> from dpsample.privacy import interop
+        >>> event = dp_accounting.SelfComposedDpEvent(
+        ...     dp_accounting.GaussianDpEvent(2.0), 10)
+        >>> [(c.unit_sensitivity, k) for c, k in interop.dp_event_parts(
+        ...     event, accountant="rdp")]
+        [(True, 10)]
+    """
     _check_accountant(accountant)
     if not isinstance(event, dp_accounting.DpEvent):
         raise TypeError(f"Expected a dp_accounting.DpEvent, got {event!r}")
     if accountant == "pld":
-        return PrivacyGuarantee.from_event(event, relation=relation).assuming(
-            *assumptions
+        return ((Component("event", event=event), 1),)
+    return tuple(
+        (
+            Component(
+                "event",
+                unit_sensitivity=isinstance(leaf, relations.SHIFT_EVENTS),
+                event=leaf,
+            ),
+            k,
         )
-    guarantee = PrivacyGuarantee.none(relation=relation)
-    for leaf, k in _leaves(event, 1):
-        if isinstance(leaf, dp_accounting.NoOpDpEvent) or k == 0:
-            continue
-        comp = Component(
-            "event",
-            unit_sensitivity=isinstance(leaf, relations.SHIFT_EVENTS),
-            event=leaf,
-        )
-        part = PrivacyGuarantee(((comp, 1),), relation)
-        guarantee = guarantee.compose(part if k == 1 else part.repeat(k))
-    return guarantee.assuming(*assumptions)
+        for leaf, k in _leaves(event, 1)
+        if not isinstance(leaf, dp_accounting.NoOpDpEvent) and k != 0
+    )
 
 
 precision.scope_public(globals())

@@ -27,7 +27,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from dpsample._src import precision
+from dpsample._src import precision, validation
 
 if TYPE_CHECKING:
     from dpsample.privacy.guarantee import PrivacyGuarantee
@@ -209,8 +209,6 @@ class PrivacyReport(Mapping[str, Any]):
     """
 
     def __init__(self, guarantee: PrivacyGuarantee, delta: float | None = None):
-        from dpsample._src import validation
-
         self.guarantee = guarantee
         self.context: ReportContext | None = getattr(guarantee, "context", None)
         self.assumed_delta = delta is None and self.context is None

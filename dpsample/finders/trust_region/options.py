@@ -3,10 +3,11 @@
 :class:`DPTrustRegionOptions` and :class:`DPStochasticTrustRegionOptions` declare every
 option of :class:`~dpsample.finders.trust_region.DPTrustRegion` and
 :class:`~dpsample.finders.trust_region.DPStochasticTrustRegion`, in the order the
-plan's parameter table lists them; the options they share are declared once,
-:func:`tr_option`. The plans' keywords, the registry's and the TOML schema's
-``[options]``, the plans' option rows and the docs' option tables (docs/finders.md)
-are read from them; :func:`~dpsample.finders.trust_region.dp_trust_region` and
+plan's parameter table lists them; the options they share are declared once, in a
+:class:`~dpsample.options.SharedOptions` table (:func:`tr_option`). The plans'
+keywords, the registry's and the TOML schema's ``[options]``, the plans' option rows
+and the docs' option tables (docs/finders.md) are read from them;
+:func:`~dpsample.finders.trust_region.dp_trust_region` and
 :func:`~dpsample.finders.trust_region.dp_stochastic_trust_region` keep the same
 keywords (``x0`` required there), checked against them by ``tests/test_options.py``.
 The schedule's rows (``initial_gap``, ``alpha``, ``num_iters``, ``radius``,
@@ -29,7 +30,7 @@ import dataclasses
 from typing import Any
 
 from dpsample._src import precision
-from dpsample.options import Options, option
+from dpsample.options import Options, SharedOptions, option
 from dpsample.types import ArrayLike
 
 __all__ = ["DPStochasticTrustRegionOptions", "DPTrustRegionOptions", "tr_option"]
@@ -37,54 +38,54 @@ __all__ = ["DPStochasticTrustRegionOptions", "DPTrustRegionOptions", "tr_option"
 _THEOREM = "theorem"
 
 #: The options DP-TR and DP-STR share: (default, doc, source, rule).
-_TR_OPTIONS: dict[str, tuple[Any, str, str, str]] = {
-    "x0": (None, "Public start, shape `(d,)`.", "default", "the origin"),
-    "initial_gap": (
+_TR_OPTIONS = SharedOptions(
+    x0=(None, "Public start, shape `(d,)`.", "default", "the origin"),
+    initial_gap=(
         None,
         "Public bound `Delta >= L(x0) - min L` of the theorem's `T`.",
         "default",
         "the declared loss_range B",
     ),
-    "alpha": (
+    alpha=(
         None,
         "SOSP accuracy `alpha`.",
         "default",
         "0.1, the value of every experiment of seed 001",
     ),
-    "num_iters": (
+    num_iters=(
         None,
         "Iterations `T` (the stopping rule may end the run earlier).",
         _THEOREM,
         "Theorem 15/18: T = ceil(6 sqrt(rho) Delta / alpha^1.5)",
     ),
-    "radius": (None, "Trust-region radius `r`.", _THEOREM, "sqrt(alpha / rho)"),
-    "stop_threshold": (
+    radius=(None, "Trust-region radius `r`.", _THEOREM, "sqrt(alpha / rho)"),
+    stop_threshold=(
         None,
         "Threshold on the multiplier `lambda_k` of the stopping rule.",
         _THEOREM,
         "sqrt(alpha rho)",
     ),
-    "hessian_rank": (
+    hessian_rank=(
         None,
         "Public bound `k` on the rank of per-example Hessian differences (the "
         "Hessian noise is `sqrt(k) M` over the batch).",
         "default",
         "p (the paper's sqrt(p) factor)",
     ),
-    "enforce_sensitivity": (
+    enforce_sensitivity=(
         True,
         "Clip per-example gradients at `G` and Hessians' upper triangles at "
         "`sqrt(k) M`; `False`: the paper's unclipped algorithm, conditional.",
         "default",
         "clipped at G and sqrt(k) M",
     ),
-    "return_iterates": (
+    return_iterates=(
         False,
         "Put all iterates in `info['iterates']`.",
         "default",
         "",
     ),
-}
+)
 
 
 def tr_option(name: str) -> Any:
@@ -104,8 +105,7 @@ def tr_option(name: str) -> Any:
         >>> Opts().radius is None
         True
     """
-    default, doc, source, rule = _TR_OPTIONS[name]
-    return option(default, doc, source=source, rule=rule)
+    return _TR_OPTIONS.field(name)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
