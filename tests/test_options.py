@@ -41,6 +41,7 @@ from dpsample.options import (
     option_table,
     signature_mismatches,
 )
+from dpsample.pipelines.jl import jl_glm
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -58,6 +59,7 @@ CONVENIENCE = {
         ("epsilon", "delta"),
         ("x0",),
     ),
+    "jl_glm": (jl_glm, ("epsilon", "delta", "max_evaluations"), ("glm",)),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -69,6 +71,7 @@ DOCS_PAGE = {
     "net": "nets.md",
     "dp_trust_region": "finders.md",
     "dp_stochastic_trust_region": "finders.md",
+    "jl_glm": "warm_start.md",
 }
 
 
