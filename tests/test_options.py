@@ -42,6 +42,7 @@ from dpsample.options import (
     signature_mismatches,
 )
 from dpsample.pipelines.jl import jl_glm
+from dpsample.pipelines.quasar import dp_sgd_quasar
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -60,6 +61,11 @@ CONVENIENCE = {
         ("x0",),
     ),
     "jl_glm": (jl_glm, ("epsilon", "delta", "max_evaluations"), ("glm",)),
+    "quasar_sgd": (
+        dp_sgd_quasar,
+        ("epsilon", "delta"),
+        ("quasar_convexity", "failure_prob"),
+    ),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -72,6 +78,7 @@ DOCS_PAGE = {
     "dp_trust_region": "finders.md",
     "dp_stochastic_trust_region": "finders.md",
     "jl_glm": "warm_start.md",
+    "quasar_sgd": "warm_start.md",
 }
 
 
