@@ -301,13 +301,12 @@ class JLMethod(PrivateAlgorithm):
         "clipped to 2 X_max, so no delta is spent on the JL event"
     )
     summary = "a public JL projection of GLM features around an inner algorithm"
+    options_type = JLMethodOptions
 
     def __init__(self, inner: Any = None, **options: Any):
         if inner is not None:
             options["inner"] = inner
         super().__init__(**options)
-
-    options_type = JLMethodOptions
 
     def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
         opts = JLMethodOptions.from_options(options)

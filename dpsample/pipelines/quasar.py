@@ -311,7 +311,6 @@ class QuasarSGD(PrivateAlgorithm):
     summary = "best of k DP-SGD runs for quasar-convex losses, with a public psi"
     # its plan composes num_runs runs of num_steps steps (39 s at 1e5 steps)
     max_counts = {"num_steps": 10**4}
-
     options_type = QuasarSGDOptions
 
     def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
