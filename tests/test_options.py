@@ -41,6 +41,8 @@ from dpsample.options import (
     option_table,
     signature_mismatches,
 )
+from dpsample.pipelines.jl import jl_glm
+from dpsample.pipelines.quasar import dp_sgd_quasar
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -58,6 +60,12 @@ CONVENIENCE = {
         ("epsilon", "delta"),
         ("x0",),
     ),
+    "jl_glm": (jl_glm, ("epsilon", "delta", "max_evaluations"), ("glm",)),
+    "quasar_sgd": (
+        dp_sgd_quasar,
+        ("epsilon", "delta"),
+        ("quasar_convexity", "failure_prob"),
+    ),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -69,6 +77,8 @@ DOCS_PAGE = {
     "net": "nets.md",
     "dp_trust_region": "finders.md",
     "dp_stochastic_trust_region": "finders.md",
+    "jl_glm": "warm_start.md",
+    "quasar_sgd": "warm_start.md",
 }
 
 

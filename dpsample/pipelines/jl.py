@@ -56,8 +56,15 @@ from dpsample.base import AlgorithmInfo, PrivateAlgorithm
 from dpsample.bounds import theorem_3_2_stationarity_bound
 from dpsample.bounds.jl import corollary_8_2_rate, lemma_8_1_dimension, net_psi_shape
 from dpsample.domains import Ball, Unconstrained
-from dpsample.errors import MissingConstantError
 from dpsample.losses import GLMLoss
+from dpsample.options import call_options
+from dpsample.pipelines.jl_options import (
+    JLMethodOptions,
+    _check_declared_constants,
+    _check_family,
+    _feature_bound,
+    _glm_example,
+)
 from dpsample.pipelines.warm_start import WarmStart
 from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import PrivateResult
@@ -206,102 +213,6 @@ def _inner_object(inner: Any) -> PrivateAlgorithm:
     raise TypeError(f"Expected an algorithm object or name, got {inner!r}")
 
 
-def _glm_example(spec: ProblemSpec) -> Any:
-    """The spec's example, checked to be a GLM's ``{"x": (d,), "y": ()}``."""
-    example = spec.example
-    if not (isinstance(example, Mapping) and set(example) == {"x", "y"}):
-        raise ValueError(
-            "the JL method needs GLM data {'x': (n, d) features, 'y': (n,) labels}, "
-            f"got examples {example!r}"
-        )
-    if tuple(example["x"].shape) != (spec.dim,) or tuple(example["y"].shape) != ():
-        raise ValueError(
-            f"Expected features of shape (n, {spec.dim}) and labels of shape (n,), got "
-            f"one example's x of shape {tuple(example['x'].shape)} and y of shape "
-            f"{tuple(example['y'].shape)}"
-        )
-    return example
-
-
-#: Relative tolerance of the check that the problem's declared constants are the
-#: GLM family's (:func:`_check_declared_constants`).
-_CONSTANTS_RTOL = 1e-9
-
-
-def _check_family(spec: ProblemSpec, glm: GLMLoss) -> None:
-    """Refuse unless the problem's loss is known to be the GLM ``glm``.
-
-    The projected problem's constants come from ``glm``'s link, and the problem's
-    loss is what runs: an arbitrary function cannot be told to be that GLM, so
-    the loss must be ``glm`` itself, its ``loss_fn``, or a
-    :class:`~dpsample.losses.GLMLoss` whose link is ``glm``'s (the same object, or
-    the same named link with the same parameters:
-    :meth:`~dpsample.losses.Link.same_as`).
-    """
-    loss = spec.loss_fn
-    if loss is glm or loss is glm.loss_fn:
-        return
-    how = (
-        f"build the problem from the family: Problem(loss, data, domain, "
-        f"**loss.constants(radius=R)._asdict()) with loss = the glm= you pass here "
-        f"({glm.name!r}) or its loss_fn"
-    )
-    if isinstance(loss, GLMLoss):
-        if loss.link.same_as(glm.link):
-            return
-        raise ValueError(
-            f"the problem's loss is the GLM {loss.name!r}, not glm={glm.name!r}: the "
-            "JL method's constants come from glm=, so glm= must be the problem's "
-            f"family; {how}"
-        )
-    name = getattr(loss, "__name__", None) or type(loss).__name__
-    raise ValueError(
-        f"the JL method cannot tell that the problem's loss {name!r} is the GLM "
-        f"{glm.name!r} (its constants would not bound the loss that runs otherwise); "
-        f"{how}"
-    )
-
-
-def _domain_radius(spec: ProblemSpec) -> float | None:
-    """A bound on ``||w||`` over the problem's domain (``None``: unbounded)."""
-    if not isinstance(spec.domain, Ball):
-        return None
-    center = spec.domain.center
-    shift = 0.0 if center is None else float(np.linalg.norm(np.asarray(center)))
-    return shift + spec.domain.radius
-
-
-def _check_declared_constants(
-    spec: ProblemSpec, glm: GLMLoss, label_bound: float
-) -> None:
-    """Refuse where a declared constant of the problem is not the family's.
-
-    Each constant the problem declares must equal ``glm.constants(radius=R,
-    label_bound=label_bound)`` at the family's ``X_max`` and the domain's radius
-    ``R`` (to :data:`_CONSTANTS_RTOL`): a disagreement means a wrong family or a
-    wrong ``X_max``.
-    """
-    derived = glm.constants(
-        radius=_domain_radius(spec), label_bound=label_bound
-    )._asdict()
-    bad = []
-    for field, value in derived.items():
-        declared = getattr(spec, field)
-        if declared is None:
-            continue
-        if value is None or not math.isclose(
-            declared, value, rel_tol=_CONSTANTS_RTOL, abs_tol=0.0
-        ):
-            bad.append(f"{field} = {declared!r} declared, {value!r} from the family")
-    if bad:
-        raise ValueError(
-            f"the problem's declared constants disagree with glm={glm.name!r} at "
-            f"X_max = {glm.feature_bound!r}, label_bound = {label_bound!r}: "
-            + "; ".join(bad)
-            + " (declare the family's: glm.constants(radius=R, label_bound=...))"
-        )
-
-
 @jax.jit
 def _clip_labels(y: Array, bound: Array) -> Array:
     """Labels clipped to ``[-bound, bound]`` (NaN labels become 0)."""
@@ -390,44 +301,24 @@ class JLMethod(PrivateAlgorithm):
         "clipped to 2 X_max, so no delta is spent on the JL event"
     )
     summary = "a public JL projection of GLM features around an inner algorithm"
+    options_type = JLMethodOptions
 
     def __init__(self, inner: Any = None, **options: Any):
         if inner is not None:
             options["inner"] = inner
         super().__init__(**options)
 
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        glm: GLMLoss | None = None,
-        inner: PrivateAlgorithm | str | None = None,
-        projection_dim: int | None = None,
-        rank_bound: int | None = None,
-        inner_radius: float | None = None,
-        label_bound: float = 1.0,
-        inner_options: Mapping[str, Any] | None = None,
-    ) -> Plan:
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = JLMethodOptions.from_options(options)
+        glm, inner, projection_dim = opts.glm, opts.inner, opts.projection_dim
+        rank_bound, inner_options = opts.rank_bound, opts.inner_options
         # ---- public checks, before any private computation -----------------------
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
-        if glm is None:
-            raise MissingConstantError(
-                "the JL method needs the GLM family of the loss (glm=losses.glm(link, "
-                "feature_bound=X_max)): the projected problem's constants come from "
-                "its link and X_max"
-            )
-        if not isinstance(glm, GLMLoss):
-            raise TypeError(f"Expected glm to be a losses.GLMLoss, got {glm!r}")
-        if glm.feature_bound is None:
-            raise MissingConstantError(
-                f"the JL method needs the public feature-norm bound X_max of "
-                f"{glm.name!r}: pass feature_bound= to losses.glm()"
-            )
-        x_max = glm.feature_bound
+        x_max = _feature_bound(glm)
+        assert isinstance(glm, GLMLoss)
         example = _glm_example(spec)
         n, d = spec.n, spec.dim
-        label_bound = validation.nonnegative("label_bound", label_bound)
+        label_bound = validation.nonnegative("label_bound", opts.label_bound)
         label_max = glm.link.label_max
         if label_max is not None and label_bound > label_max:
             raise ValueError(
@@ -443,9 +334,8 @@ class JLMethod(PrivateAlgorithm):
                     f"Expected projection_dim={projection_dim} <= d={d} (the JL method "
                     "reduces the dimension)"
                 )
-        if inner_radius is not None:
-            radius_in = validation.positive("inner_radius", inner_radius)
-            radius_source, radius_note = "user", ""
+        if opts.inner_radius is not None:
+            radius_in = validation.positive("inner_radius", opts.inner_radius)
         elif isinstance(spec.domain, Ball):
             center = spec.domain.center
             if center is not None and bool(np.any(np.asarray(center) != 0.0)):
@@ -454,8 +344,6 @@ class JLMethod(PrivateAlgorithm):
                     "ball not centred at 0"
                 )
             radius_in = STRETCH * spec.domain.radius
-            radius_source = "default"
-            radius_note = "2 R: ||Phi w|| <= 2 ||w|| off the JL event (utility only)"
         else:
             assert isinstance(spec.domain, Unconstrained)
             raise ValueError(
@@ -489,14 +377,8 @@ class JLMethod(PrivateAlgorithm):
                     "projection_dim="
                 )
             k, objective = lemma_8_1_dimension(rate, lipschitz=big_l, max_dim=cap)
-            k_param = Param(
-                k,
-                "theorem",
-                "Lemma 8.1: argmin_j g(j) + L X_max/sqrt(j), j <= min(d, rank_bound)",
-            )
         else:
             k = projection_dim
-            k_param = Param(k, "user")
             if rate is not None:
                 objective = float(rate(k)) + big_l / math.sqrt(k)
         cor = corollary_8_2_rate(lipschitz=big_l, n=n, epsilon=epsilon, rank=cap)
@@ -524,18 +406,23 @@ class JLMethod(PrivateAlgorithm):
             )
         if not guarantee.epsilon(delta) <= epsilon * (1.0 + 1e-9):
             raise RuntimeError("internal error: the inner plan overspends the budget")
+        # the options' rows (sources and rules declared), in the table's order
+        rows = opts.rows(
+            resolved={
+                "inner": inner_obj.name,
+                "projection_dim": k,
+                "inner_radius": radius_in,
+                "label_bound": label_bound,
+                "rank_bound": rank_bound,
+            },
+            params={} if rank_bound else {"rank_bound": Param(None, "default")},
+        )
         params = {
-            "inner": Param(inner_obj.name, "user" if inner is not None else "default"),
-            "projection_dim": k_param,
+            "inner": rows["inner"],
+            "projection_dim": rows["projection_dim"],
             "feature_bound": Param(x_max, "user", "X_max of the GLM family"),
             "clip_bound": Param(clip_bound, "derived", "2 X_max"),
-            "label_bound": Param(
-                label_bound,
-                "user" if label_bound != 1.0 else "default",
-                "labels clipped to [-label_bound, label_bound] before the inner run",
-            ),
-            "inner_radius": Param(radius_in, radius_source, radius_note),
-            "rank_bound": Param(rank_bound, "user" if rank_bound else "default"),
+            **{o: rows[o] for o in ("label_bound", "inner_radius", "rank_bound")},
             "projected_lipschitz": Param(consts.lipschitz, "derived", "2 |phi'| X_max"),
             "projected_smoothness": Param(
                 consts.smoothness, "derived", "4 |phi''| X_max^2"
@@ -645,7 +532,7 @@ def jl_glm(
     *,
     epsilon: float,
     delta: float,
-    glm: GLMLoss | None,
+    glm: GLMLoss,
     inner: PrivateAlgorithm | str | None = None,
     projection_dim: int | None = None,
     rank_bound: int | None = None,
@@ -707,18 +594,15 @@ def jl_glm(
         >>> res.value.shape, res.privacy.epsilon(1e-5) <= 2.0
         ((5,), True)
     """
-    return JLMethod(inner).solve(
+    options = call_options(locals())
+    cap = options.pop("max_evaluations")
+    return JLMethod().solve(
         rng_key,
         problem,
         epsilon=epsilon,
         delta=delta,
-        max_evaluations=max_evaluations,
-        glm=glm,
-        projection_dim=projection_dim,
-        rank_bound=rank_bound,
-        inner_radius=inner_radius,
-        label_bound=label_bound,
-        inner_options=inner_options,
+        max_evaluations=cap,
+        **options,
     )
 
 

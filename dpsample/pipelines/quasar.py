@@ -70,16 +70,15 @@ from dpsample.domains import Ball
 from dpsample.errors import MissingConstantError
 from dpsample.finders.dp_sgd import DPSGD
 from dpsample.mechanisms import exponential_logits, gumbel_max
+from dpsample.options import call_options
 from dpsample.pipelines.budget import resolve_failure_prob
+from dpsample.pipelines.quasar_options import MAX_STEPS, QuasarSGDOptions
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
 from dpsample.problem import Problem, ProblemSpec
 from dpsample.types import ArrayLike, PRNGKey
 
 __all__ = ["QuasarSGD", "QuasarSGDInfo", "QuasarSchedule", "dp_sgd_quasar"]
-
-#: The most full-batch steps a run takes by default (``T`` grows like ``(eps n)^2``).
-MAX_STEPS = 2_000
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -277,7 +276,9 @@ class QuasarSGD(PrivateAlgorithm):
     ``k n`` losses of the selection) and ``psi``; see :func:`dp_sgd_quasar` and the
     module docstring for the algorithm and its guarantee.
 
-    Options: ``quasar_convexity`` (required: the declared ``q`` in ``(0, 1]``),
+    Options (declared once:
+    :class:`~dpsample.pipelines.quasar_options.QuasarSGDOptions`):
+    ``quasar_convexity`` (required: the declared ``q`` in ``(0, 1]``),
     ``failure_prob`` (default ``sqrt(d)/(eps n)``), ``x0``, ``num_steps``,
     ``num_runs``, ``minimizer_gap`` (added to ``psi``). Compute budget: with
     ``Budget(max_evaluations=E)`` each run gets ``(E - k n)/k`` evaluations (its
@@ -310,19 +311,11 @@ class QuasarSGD(PrivateAlgorithm):
     summary = "best of k DP-SGD runs for quasar-convex losses, with a public psi"
     # its plan composes num_runs runs of num_steps steps (39 s at 1e5 steps)
     max_counts = {"num_steps": 10**4}
+    options_type = QuasarSGDOptions
 
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        quasar_convexity: float | None = None,
-        failure_prob: float | None = None,
-        x0: ArrayLike | None = None,
-        num_steps: int | None = None,
-        num_runs: int | None = None,
-        minimizer_gap: float = 0.0,
-    ) -> Plan:
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = QuasarSGDOptions.from_options(options)
+        quasar_convexity, num_steps = opts.quasar_convexity, opts.num_steps
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
         if quasar_convexity is None:
             raise MissingConstantError(
@@ -333,9 +326,10 @@ class QuasarSGD(PrivateAlgorithm):
         if q > 1.0:
             raise ValueError(f"Expected quasar_convexity={q!r} in (0, 1]")
         n, d = spec.n, spec.dim
-        zeta_param = resolve_failure_prob(failure_prob, dim=d, epsilon=epsilon, n=n)
-        zeta = zeta_param.value
-        gap = validation.nonnegative("minimizer_gap", minimizer_gap)
+        zeta = resolve_failure_prob(
+            opts.failure_prob, dim=d, epsilon=epsilon, n=n
+        ).value
+        gap = validation.nonnegative("minimizer_gap", opts.minimizer_gap)
         domain = spec.domain
         if not isinstance(domain, Ball):
             raise ValueError(
@@ -348,12 +342,11 @@ class QuasarSGD(PrivateAlgorithm):
         osc = spec.utility_oscillation()
         if osc is None:
             raise MissingConstantError("The selection needs an oscillation bound")
-        if num_runs is None:
+        if opts.num_runs is None:
             k = max(1, math.ceil(math.log2(2.0 / zeta)))
-            k_param = Param(k, "theorem", "ceil(log2(2/zeta))")
         else:
-            k = validation.positive_int("num_runs", num_runs)
-            k_param = Param(k, "user")
+            k = validation.positive_int("num_runs", opts.num_runs)
+        x0 = opts.x0
         x_start = domain.center_point if x0 is None else spec.check_start(x0)
         x_start = jnp.broadcast_to(jnp.asarray(x_start, jnp.float64), (d,))
         eps_run, delta_run, eps_sel = epsilon / (2.0 * k), delta / k, epsilon / 2.0
@@ -421,23 +414,32 @@ class QuasarSGD(PrivateAlgorithm):
             selection_inverse_temperature=k_sel,
             selection_failure_prob=zeta / 2.0,
         )
+        # the options' rows (sources and rules declared; x0 has none), in the
+        # table's order, with the rows the plan derives between them
+        rows = opts.rows(
+            resolved={
+                "quasar_convexity": q,
+                "failure_prob": zeta,
+                "num_runs": k,
+                "num_steps": sched["num_steps"],
+                "minimizer_gap": gap,
+            },
+            sources={"num_steps": "derived"} if capped else {},
+            notes={
+                "num_steps": "capped: floor(run's share of max_evaluations / n)"
+                if capped
+                else ""
+            },
+        )
         params = {
-            "quasar_convexity": Param(q, "user", "declared"),
-            "failure_prob": zeta_param,
-            "num_runs": k_param,
+            **{o: rows[o] for o in ("quasar_convexity", "failure_prob", "num_runs")},
             "epsilon_run": Param(eps_run, "theorem", "eps/(2k)"),
             "delta_run": Param(delta_run, "theorem", "delta/k"),
             "epsilon_select": Param(eps_sel, "theorem", "eps/2"),
             "selection_inverse_temperature": Param(k_sel, "theorem", "eps_sel n/osc"),
-            "num_steps": Param(
-                sched["num_steps"],
-                "user"
-                if num_steps is not None
-                else ("derived" if capped else "theorem"),
-                "capped: floor(run's share of max_evaluations / n)" if capped else "",
-            ),
+            "num_steps": rows["num_steps"],
             "learning_rate": Param(sched["learning_rate"], "theorem", "Prop. D.1"),
-            "minimizer_gap": Param(gap, "user" if gap else "default"),
+            "minimizer_gap": rows["minimizer_gap"],
         }
         cost = Cost(
             gradient_evaluations=k * run_plan.cost.gradient_evaluations,
@@ -500,9 +502,10 @@ def dp_sgd_quasar(
     delta: float,
     quasar_convexity: float,
     failure_prob: float,
-    x0: Any = None,
+    x0: ArrayLike | None = None,
     num_steps: int | None = None,
     num_runs: int | None = None,
+    minimizer_gap: float = 0.0,
 ) -> PrivateResult:
     r"""Private approximate minimiser of a quasar-convex loss, with a public ``psi``.
 
@@ -543,6 +546,8 @@ def dp_sgd_quasar(
         num_steps: Override of each run's ``T``.
         num_runs: Override of ``k`` (then ``psi``'s failure probability is
             ``2^{-k} + zeta/2``).
+        minimizer_gap: The declared ``g >= min_K F_D - inf F_D``, added to ``psi``
+            (``0``: ``K`` holds a global minimizer).
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with the selected point; ``info``
@@ -570,15 +575,7 @@ def dp_sgd_quasar(
         True
     """
     return QuasarSGD().solve(
-        rng_key,
-        problem,
-        epsilon=epsilon,
-        delta=delta,
-        quasar_convexity=quasar_convexity,
-        failure_prob=failure_prob,
-        x0=x0,
-        num_steps=num_steps,
-        num_runs=num_runs,
+        rng_key, problem, epsilon=epsilon, delta=delta, **call_options(locals())
     )
 
 
