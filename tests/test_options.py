@@ -41,6 +41,7 @@ from dpsample.options import (
     option_table,
     signature_mismatches,
 )
+from dpsample.samplers.gibbs import gibbs
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -58,6 +59,7 @@ CONVENIENCE = {
         ("epsilon", "delta"),
         ("x0",),
     ),
+    "gibbs": (gibbs, ("epsilon", "delta"), ()),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -69,6 +71,7 @@ DOCS_PAGE = {
     "net": "nets.md",
     "dp_trust_region": "finders.md",
     "dp_stochastic_trust_region": "finders.md",
+    "gibbs": "samplers_gibbs.md",
 }
 
 
