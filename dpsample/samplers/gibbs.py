@@ -606,8 +606,8 @@ def gibbs(
             computation) a proximal schedule longer than this.
         c_step: proximal only: the schedule's step constant (default GLL's proof
             constant, ``proximal.schedule``).
-        num_trials: proximal only: the RGO's trials per step (default: raised
-            until the fixed budget's failure is at most ``delta_inner/2``).
+        num_trials: proximal only: the least RGO trials per step (default 50;
+            raised until the fixed budget's failure is at most ``delta_inner/2``).
         num_levels: proximal only: the RGO's series cap (``proximal.schedule``).
         kl_init: proximal only: a bound on the initial KL divergence to the
             target (``proximal.schedule``).

@@ -126,8 +126,8 @@ class GibbsOptions(Options):
         None,
         "A public inverse temperature (skips calibration).",
         source="derived",
-        rule="calibrated: the largest beta meeting the budget (calibrate_gibbs; "
-        "Langevin: calibrate_langevin)",
+        rule="calibrated to the budget: calibrate_gibbs (proximal, MALA), "
+        "calibrate_langevin (Langevin)",
     )
     mu: float | None = _gibbs_option(
         None,
@@ -183,10 +183,11 @@ class GibbsOptions(Options):
     )
     num_trials: int | None = _gibbs_option(
         None,
-        "RGO trials per step (`proximal.schedule`).",
+        "The least RGO trials per step (`proximal.schedule` raises it until the "
+        "fixed budget's failure is `<= delta_inner/2`).",
         routes=("proximal",),
         source="theorem",
-        rule="fixed RGO budget: failure <= delta_inner/2",
+        rule="50 (rgo.DEFAULT_NUM_TRIALS), raised: failure <= delta_inner/2",
     )
     num_levels: int | None = _gibbs_option(
         None,
@@ -196,9 +197,10 @@ class GibbsOptions(Options):
     )
     kl_init: float | None = _gibbs_option(
         None,
-        "A bound on the initial KL divergence to the target (`proximal.schedule`).",
+        "A public bound on `KL(pi_0 || pi)` (`proximal.schedule`).",
         routes=("proximal",),
-        rule="proximal.schedule's",
+        source="theorem",
+        rule="beta min(G D, B) (E25)",
     )
     failure_prob: float | None = _gibbs_option(
         None,
