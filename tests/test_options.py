@@ -43,6 +43,7 @@ from dpsample.options import (
 )
 from dpsample.pipelines.jl import jl_glm
 from dpsample.pipelines.quasar import dp_sgd_quasar
+from dpsample.samplers.gibbs import gibbs
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -66,6 +67,7 @@ CONVENIENCE = {
         ("epsilon", "delta"),
         ("quasar_convexity", "failure_prob"),
     ),
+    "gibbs": (gibbs, ("epsilon", "delta"), ()),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -79,6 +81,7 @@ DOCS_PAGE = {
     "dp_stochastic_trust_region": "finders.md",
     "jl_glm": "warm_start.md",
     "quasar_sgd": "warm_start.md",
+    "gibbs": "samplers_gibbs.md",
 }
 
 

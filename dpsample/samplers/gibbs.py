@@ -42,6 +42,7 @@ from dpsample.nets.clipped import (
     run_clipped,
     sensitivity_route,
 )
+from dpsample.options import call_options
 from dpsample.plan import Budget, Cost, Param, Plan
 from dpsample.privacy.result import PrivateResult
 from dpsample.problem import CONSTANTS, Problem, ProblemSpec
@@ -60,6 +61,13 @@ from dpsample.samplers.gibbs_calibration import (
     gibbs_ball,
     theorem_5_6,
 )
+from dpsample.samplers.gibbs_options import (
+    DEFAULT_METHOD,
+    MAX_LANGEVIN_STEPS,
+    MAX_PROXIMAL_STEPS,
+    TV_FRACTION,
+    GibbsOptions,
+)
 from dpsample.samplers.gibbs_privacy import (
     GibbsPrivacyReport,
     gll_gaussian_dp,
@@ -67,16 +75,8 @@ from dpsample.samplers.gibbs_privacy import (
     target_privacy,
 )
 from dpsample.samplers.routes import ROUTES, Route, RouteRequest, resolve
-from dpsample.samplers.routes.base import (
-    SCHEDULE_OPTIONS,
-    TV_FRACTION,
-    RouteContext,
-    given_beta_alternatives,
-    source,
-)
-from dpsample.samplers.routes.langevin import MAX_LANGEVIN_STEPS
+from dpsample.samplers.routes.base import RouteContext, given_beta_alternatives
 from dpsample.samplers.routes.mala import DEFAULT_MALA_STEPS
-from dpsample.samplers.routes.proximal import MAX_PROXIMAL_STEPS
 from dpsample.samplers.target import GibbsTarget
 from dpsample.types import PRNGKey
 
@@ -106,9 +106,6 @@ __all__ = [
     "target_privacy",
     "theorem_5_6",
 ]
-
-#: The route ``gibbs`` runs unless ``method`` is given.
-DEFAULT_METHOD = "proximal"
 
 #: What the plan's ``enforce_sensitivity`` entry says of each way of enforcing.
 _CLIP_NOTES = {
@@ -196,9 +193,13 @@ class Gibbs(PrivateAlgorithm):
     """One private sample of the regularised Gibbs target: plan, then run.
 
     See :func:`gibbs` for the routes, their guarantees and every option (the same
-    keywords, bound at construction or given to :meth:`plan`; the proximal schedule's
-    options ``c_step``, ``num_trials``, ``num_levels`` and ``kl_init`` are named
-    options here).
+    keywords, bound at construction or given to :meth:`plan`). The options are
+    declared once, :class:`~dpsample.samplers.gibbs_options.GibbsOptions`
+    (``options_type``): the plan reads one such object and passes it to the route
+    in its :class:`~dpsample.samplers.routes.base.RouteRequest`, so an option only
+    one route uses (the proximal schedule's ``c_step``, ``num_trials``,
+    ``num_levels``, ``kl_init``; MALA's ``tv_bound``; Langevin's ``max_steps``) is
+    read by that route from there.
 
     The plan (public inputs only) holds ``beta`` and ``mu`` with their sources, the
     schedule (``num_steps``, ``step_size`` and, for the proximal sampler, the RGO's
@@ -264,37 +265,17 @@ class Gibbs(PrivateAlgorithm):
     #: the sampler's total-variation error (part of the bound's failure probability).
     psi_failure_share: ClassVar[float] = 0.5
 
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        method: str = DEFAULT_METHOD,
-        convex: bool = False,
-        preset: str = "tightest",
-        c_gen: float | str | None = C_GEN_ROUTE_DEFAULT,
-        beta: float | None = None,
-        mu: float | None = None,
-        step_size: float | None = None,
-        num_steps: int | None = None,
-        tv_fraction: float = TV_FRACTION,
-        tv_bound: float | None = None,
-        max_steps: int = MAX_LANGEVIN_STEPS,
-        allow_unproven_schedule: bool = False,
-        max_proximal_steps: int = MAX_PROXIMAL_STEPS,
-        c_step: float | None = None,
-        num_trials: int | None = None,
-        num_levels: int | None = None,
-        kl_init: float | None = None,
-        failure_prob: float | None = None,
-        minimizer_gap: float = 0.0,
-        enforce_sensitivity: bool = True,
-    ) -> Plan:
+    options_type = GibbsOptions
+
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = GibbsOptions.from_options(options)
+        method, convex, beta = opts.method, opts.convex, opts.beta
+        enforce_sensitivity = opts.enforce_sensitivity
         # ---- public validation, before any private computation -------------------
         target_eps = budget.epsilon
         dlt = validation.delta_in_open_unit(budget.delta)
         route = resolve(method)
-        frac = validation.delta_in_open_unit(tv_fraction, name="tv_fraction")
+        frac = validation.delta_in_open_unit(opts.tv_fraction, name="tv_fraction")
         ball = gibbs_ball(spec)
         if not isinstance(enforce_sensitivity, bool):
             raise TypeError(
@@ -313,40 +294,23 @@ class Gibbs(PrivateAlgorithm):
                     "2 B); declare one, or pass enforce_sensitivity=False (the "
                     "guarantee is then conditional on the declared bound)"
                 ) from None
-        given = (c_step, num_trials, num_levels, kl_init)
+        # the routes read the options from the request, these two checked
+        max_steps = validation.positive_int("max_steps", opts.max_steps)
+        checked = dataclasses.replace(opts, tv_fraction=frac, max_steps=max_steps)
         request = RouteRequest(
-            spec,
-            budget,
-            dlt,
-            max_steps=validation.positive_int("max_steps", max_steps),
-            max_proximal_steps=max_proximal_steps,
-            tv_fraction=frac,
-            convex=convex,
-            preset=preset,
-            beta=beta,
-            mu=mu,
-            step_size=step_size,
-            num_steps=num_steps,
-            tv_bound=tv_bound,
-            allow_unproven_schedule=allow_unproven_schedule,
-            schedule_options={
-                k: v
-                for k, v in zip(SCHEDULE_OPTIONS, given, strict=True)
-                if v is not None
-            },
-            enforce_sensitivity=enforce_sensitivity,
-            enforced_oscillation=enforced_osc,
-            clip=clip,
+            spec, budget, dlt, checked, enforced_oscillation=enforced_osc, clip=clip
         )
         route.check_options(request)
-        gap = validation.nonnegative("minimizer_gap", minimizer_gap)
+        gap = validation.nonnegative("minimizer_gap", opts.minimizer_gap)
         zeta = None
-        if failure_prob is not None:
-            zeta = validation.probability("failure_prob", failure_prob, open_left=True)
+        if opts.failure_prob is not None:
+            zeta = validation.probability(
+                "failure_prob", opts.failure_prob, open_left=True
+            )
             if not zeta < 1.0:
                 raise ValueError(f"Expected failure_prob={zeta!r} < 1")
-        cap = route.c_gen(c_gen)
-        if beta is None and mu is not None:
+        cap = route.c_gen(opts.c_gen)
+        if beta is None and opts.mu is not None:
             raise ValueError("mu without beta: pass both, or neither (calibration)")
 
         # ---- the target, then the route's schedule and guarantee ------------------
@@ -356,15 +320,22 @@ class Gibbs(PrivateAlgorithm):
         report = target_privacy(
             target, convex=convex, enforced_oscillation=enforced_osc
         )
-        params = dict(temp.params)
-        params["method"] = Param(route.name, source(route.name != DEFAULT_METHOD))
-        params["convex"] = Param(bool(convex), source(bool(convex)))
-        params["tv_fraction"] = Param(frac, source(frac != TV_FRACTION))
         if not route.clips_values:
             clip = "gradient" if enforce_sensitivity else "none"
-        params["enforce_sensitivity"] = Param(
-            enforce_sensitivity, source(not enforce_sensitivity), _CLIP_NOTES[clip]
+        # the options' rows (the declaration's sources and rules); the route makes
+        # the rows of beta, mu, preset, c_gen and its schedule
+        option_rows = opts.rows(
+            resolved={
+                "method": route.name,
+                "convex": bool(convex),
+                "tv_fraction": frac,
+                "minimizer_gap": gap,
+            },
+            notes={"enforce_sensitivity": _CLIP_NOTES[clip]},
         )
+        params = dict(temp.params)
+        for name in ("method", "convex", "tv_fraction", "enforce_sensitivity"):
+            params[name] = option_rows[name]
         if enforced_osc is not None:
             params["sensitivity_oscillation"] = Param(
                 enforced_osc / spec.n,
@@ -417,11 +388,8 @@ class Gibbs(PrivateAlgorithm):
         if route.warm_start and spec.lipschitz is not None:
             if zeta is None:
                 zeta = bounds.default_failure_prob(spec.dim, target_eps, spec.n)
-                zeta_param = Param(zeta, "default", "sqrt(d)/(eps n)")
-            else:
-                zeta_param = Param(zeta, "user")
             if zeta is not None and zeta + tv < 1.0:
-                params["failure_prob"] = zeta_param
+                params["failure_prob"] = opts.row("failure_prob", zeta)
                 center = np.asarray(ball.center_point, np.float64)
                 warm = bounds.gibbs_warm_start_bound(
                     lipschitz=spec.lipschitz,
@@ -443,7 +411,7 @@ class Gibbs(PrivateAlgorithm):
                 )
         elif route.warm_start:
             notes.append("no warm-start bound: the Lipschitz constant is not declared")
-        params["minimizer_gap"] = Param(gap, source(gap > 0))
+        params["minimizer_gap"] = option_rows["minimizer_gap"]
         internal = {
             "route": route,
             "kernel": kernel,
@@ -529,8 +497,13 @@ def gibbs(
     max_steps: int = MAX_LANGEVIN_STEPS,
     allow_unproven_schedule: bool = False,
     max_proximal_steps: int = MAX_PROXIMAL_STEPS,
+    c_step: float | None = None,
+    num_trials: int | None = None,
+    num_levels: int | None = None,
+    kl_init: float | None = None,
+    failure_prob: float | None = None,
+    minimizer_gap: float = 0.0,
     enforce_sensitivity: bool = True,
-    **proximal_options: Any,
 ) -> PrivateResult:
     r"""Release one approximate sample of the regularised Gibbs target, privately.
 
@@ -631,12 +604,19 @@ def gibbs(
             ``info["privacy_rests_on"]``) say so. Off by default.
         max_proximal_steps: refuse (``ValueError``, before any private
             computation) a proximal schedule longer than this.
+        c_step: proximal only: the schedule's step constant (default GLL's proof
+            constant, ``proximal.schedule``).
+        num_trials: proximal only: the least RGO trials per step (default 50;
+            raised until the fixed budget's failure is at most ``delta_inner/2``).
+        num_levels: proximal only: the RGO's series cap (``proximal.schedule``).
+        kl_init: proximal only: a bound on the initial KL divergence to the
+            target (``proximal.schedule``).
+        failure_prob: ``zeta`` of the warm-start bound (proximal, MALA; default
+            ``sqrt(d)/(eps n)``; see :class:`Gibbs`).
+        minimizer_gap: the declared ``g_W >= min_K F_D - inf F_D`` added to the
+            warm-start bound ``psi`` (``0``: ``K`` holds a global minimizer).
         enforce_sensitivity: clip at the declared constants (default; see
             Privacy), or ``False`` to run on them unenforced (conditional).
-        **proximal_options: the proximal schedule's options ``c_step``,
-            ``num_trials``, ``num_levels``, ``kl_init`` (``proximal.schedule``), and
-            the warm-start bound's ``failure_prob`` and ``minimizer_gap`` (see
-            :class:`Gibbs`).
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with ``value`` the point (shape
@@ -671,25 +651,7 @@ def gibbs(
         2022.
     """
     return Gibbs().solve(
-        rng_key,
-        problem,
-        epsilon=epsilon,
-        delta=delta,
-        method=method,
-        convex=convex,
-        preset=preset,
-        c_gen=c_gen,
-        beta=beta,
-        mu=mu,
-        step_size=step_size,
-        num_steps=num_steps,
-        tv_fraction=tv_fraction,
-        tv_bound=tv_bound,
-        max_steps=max_steps,
-        allow_unproven_schedule=allow_unproven_schedule,
-        max_proximal_steps=max_proximal_steps,
-        enforce_sensitivity=enforce_sensitivity,
-        **proximal_options,
+        rng_key, problem, epsilon=epsilon, delta=delta, **call_options(locals())
     )
 
 

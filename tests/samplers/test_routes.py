@@ -26,6 +26,11 @@ from dpsample.plan import Param
 from dpsample.samplers import diagnostics, routes
 from dpsample.samplers.chains import KernelSpec, initial_point
 from dpsample.samplers.gibbs import Gibbs, gibbs
+from dpsample.samplers.gibbs_options import (
+    BUILTIN_ROUTES,
+    SCHEDULE_OPTIONS,
+    routes_using,
+)
 from dpsample.samplers.routes.base import Route, RouteContext, RoutePlan
 from dpsample.samplers.target import GibbsTarget
 
@@ -68,7 +73,9 @@ class WalkRoute(Route):
 
     def schedule(self, context: RouteContext) -> RoutePlan:
         request = context.request
-        steps = 3 if request.num_steps is None else int(request.num_steps)
+        steps = (
+            3 if request.options.num_steps is None else int(request.options.num_steps)
+        )
         return RoutePlan(
             kernel=WalkKernel(),
             privacy=context.exact,
@@ -77,7 +84,7 @@ class WalkRoute(Route):
             params={
                 "step_size": Param(1.0, "default", "the walk's step"),
                 "num_steps": Param(
-                    steps, "default" if request.num_steps is None else "user"
+                    steps, "default" if request.options.num_steps is None else "user"
                 ),
             },
             notes=("a public random walk: the release reads no data",),
@@ -193,3 +200,12 @@ def test_no_method_string_switch_is_left_in_the_samplers():
     assert switch.search('if method == "mala":')
     assert switch.search("if self.method not in METHODS:")
     assert not switch.search("ValueError: Expected method in ('proximal', ...)")
+
+
+def test_the_options_a_route_refuses_are_those_the_declaration_gives_to_others():
+    # gibbs_options names the built-in routes using each option; a route refuses
+    # (TypeError/ValueError) exactly the schedule options and tv_bound it does not use
+    assert tuple(routes.ROUTES)[:3] == BUILTIN_ROUTES
+    for name in BUILTIN_ROUTES:
+        used = {o for o in (*SCHEDULE_OPTIONS, "tv_bound") if name in routes_using(o)}
+        assert routes.resolve(name).options == used, name

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import jax
@@ -43,6 +42,11 @@ from dpsample.samplers.gibbs_calibration import (
     C_GEN_ROUTE_DEFAULT,
     calibrate_gibbs,
     default_mu,
+)
+from dpsample.samplers.gibbs_options import (
+    SCHEDULE_OPTIONS,
+    TV_FRACTION,
+    GibbsOptions,
 )
 from dpsample.samplers.gibbs_privacy import GibbsPrivacyReport
 from dpsample.samplers.target import GibbsTarget
@@ -63,13 +67,6 @@ __all__ = [
     "resolve",
     "source",
 ]
-
-#: Options passed as extra keywords (``gibbs(..., **proximal_options)``): a route
-#: that does not list one in :attr:`Route.options` refuses it with ``TypeError``.
-SCHEDULE_OPTIONS = ("c_step", "num_trials", "num_levels", "kl_init")
-#: Share of ``delta`` given to the sampler's total-variation error (the rest goes to
-#: the exact target's delta).
-TV_FRACTION = 0.5
 
 
 def source(given: bool, otherwise: str = "default") -> str:
@@ -104,56 +101,34 @@ class RouteRequest:
         spec: The public problem.
         budget: The budget (``epsilon``, ``delta``, ``max_evaluations``).
         delta: The budget's ``delta``, checked in ``(0, 1)``.
-        tv_fraction: The share of ``delta`` given to the sampler's TV error
-            (checked in ``(0, 1)``).
-        convex: Whether the losses were declared convex.
-        preset: The calibration preset.
-        beta: A public ``beta`` (``None``: calibrated).
-        mu: A public ``mu`` (``None``: Theorem 5.6's).
-        step_size: The caller's step size, if any.
-        num_steps: The caller's number of steps, if any.
-        tv_bound: A TV bound the caller vouches for, if any.
-        max_steps: The most steps a budget-filling route runs (checked >= 1).
-        max_proximal_steps: The longest proximal schedule accepted (unchecked).
-        allow_unproven_schedule: Whether a nominal schedule may run.
-        schedule_options: The :data:`SCHEDULE_OPTIONS` given (not ``None``).
-        enforce_sensitivity: Whether the guarantee's constant is enforced (the
-            default) or assumed (``False``: the opt-in, conditional).
+        options: The plan's options, declared once
+            (:class:`~dpsample.samplers.gibbs_options.GibbsOptions`): the route reads
+            those it uses from here. ``tv_fraction`` is checked in ``(0, 1)`` and
+            ``max_steps`` >= 1; the route checks the others it uses.
         enforced_oscillation: On a route whose guarantee goes through the target
-            (:attr:`Route.clips_values`), enforced: the oscillation its clip of the
-            loss values enforces (:func:`dpsample.nets.clipped.sensitivity_route`);
-            else ``None``.
+            (:attr:`Route.clips_values`), with ``options.enforce_sensitivity``: the
+            oscillation its clip of the loss values enforces
+            (:func:`dpsample.nets.clipped.sensitivity_route`); else ``None``.
         clip: That clip: ``"cone"``, ``"range"`` or ``"none"``.
 
     Examples:
         >>> import jax.numpy as jnp
         >>> from dpsample import Ball, Budget, Problem
+        >>> from dpsample.samplers.gibbs_options import GibbsOptions
         >>> from dpsample.samplers.routes.base import RouteRequest
         >>> p = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.zeros(50),
         ...             Ball(1.0, dim=1), lipschitz=1.0)
-        >>> r = RouteRequest(p.spec, Budget(1.0, 1e-5), 1e-5, max_steps=200,
-        ...                  max_proximal_steps=1000)
-        >>> r.epsilon, r.target_delta
-        (1.0, 5e-06)
+        >>> r = RouteRequest(p.spec, Budget(1.0, 1e-5), 1e-5,
+        ...                  GibbsOptions(max_steps=200))
+        >>> r.epsilon, r.target_delta, r.options.max_steps
+        (1.0, 5e-06, 200)
     """
 
     spec: ProblemSpec
     budget: Budget
     delta: float
+    options: GibbsOptions = dataclasses.field(default_factory=GibbsOptions)
     _: dataclasses.KW_ONLY
-    max_steps: int
-    max_proximal_steps: int
-    tv_fraction: float = TV_FRACTION
-    convex: bool = False
-    preset: str = "tightest"
-    beta: float | None = None
-    mu: float | None = None
-    step_size: float | None = None
-    num_steps: int | None = None
-    tv_bound: float | None = None
-    allow_unproven_schedule: bool = False
-    schedule_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    enforce_sensitivity: bool = True
     enforced_oscillation: float | None = None
     clip: str = "none"
 
@@ -165,7 +140,7 @@ class RouteRequest:
     @property
     def target_delta(self) -> float:
         """The exact target's share of ``delta``: ``(1 - tv_fraction) delta``."""
-        return (1.0 - self.tv_fraction) * self.delta
+        return (1.0 - self.options.tv_fraction) * self.delta
 
 
 @dataclasses.dataclass(frozen=True)
@@ -212,14 +187,14 @@ class RouteContext:
     Examples:
         >>> import jax.numpy as jnp
         >>> from dpsample import Ball, Budget, Problem
+        >>> from dpsample.samplers.gibbs_options import GibbsOptions
         >>> from dpsample.samplers.gibbs_privacy import target_privacy
         >>> from dpsample.samplers.routes.base import (RouteContext, RouteRequest,
         ...                                           given_temperature)
         >>> from dpsample.samplers.target import GibbsTarget
         >>> p = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.zeros(50),
         ...             Ball(1.0, dim=1), lipschitz=1.0)
-        >>> r = RouteRequest(p.spec, Budget(1.0, 1e-5), 1e-5, max_steps=200,
-        ...                  max_proximal_steps=1000, beta=4.0)
+        >>> r = RouteRequest(p.spec, Budget(1.0, 1e-5), 1e-5, GibbsOptions(beta=4.0))
         >>> t = given_temperature(r)
         >>> target = GibbsTarget.create(p.spec, beta=t.beta, mu=t.mu)
         >>> report = target_privacy(target)
@@ -327,10 +302,11 @@ class Route(abc.ABC):
             TypeError: A schedule option this route does not take.
             ValueError: ``tv_bound`` on a route that does not take it.
         """
-        foreign = sorted(k for k in request.schedule_options if k not in self.options)
+        given = request.options.schedule_options()
+        foreign = sorted(k for k in given if k not in self.options)
         if foreign:
             raise TypeError(f"unexpected options {foreign} for method {self.name!r}")
-        if request.tv_bound is not None and "tv_bound" not in self.options:
+        if request.options.tv_bound is not None and "tv_bound" not in self.options:
             owners = tuple(r.name for r in ROUTES.values() if "tv_bound" in r.options)
             which = repr(owners[0]) if len(owners) == 1 else f"in {owners}"
             raise ValueError(f"tv_bound is only for method={which}")
@@ -373,15 +349,16 @@ class Route(abc.ABC):
         The calibration is :func:`~dpsample.samplers.gibbs_calibration.calibrate_gibbs`
         at ``(epsilon, (1 - tv_fraction) delta)``.
         """
-        if request.beta is not None:
+        opts = request.options
+        if opts.beta is not None:
             return given_temperature(request)
         cap_const, cap_param = cap
-        preset = request.preset
+        preset = opts.preset
         cal = calibrate_gibbs(
             request.spec,
             epsilon=request.epsilon,
             delta=request.target_delta,
-            convex=request.convex,
+            convex=opts.convex,
             preset=preset,
             c_gen=cap_const,
             enforced_oscillation=request.enforced_oscillation,
@@ -394,7 +371,7 @@ class Route(abc.ABC):
                 f"{preset!r}, cap beta G D <= c_gen log n ({cal.binding} binds)",
             ),
             "mu": Param(cal.mu, "theorem", "Thm 5.6: d/(D^2 beta)"),
-            "preset": Param(preset, source(preset != "tightest")),
+            "preset": opts.row("preset", preset),
             "c_gen": cap_param,
         }
         return Temperature(cal.beta, cal.mu, cal.binding, params, preset=preset)
@@ -486,17 +463,17 @@ def given_temperature(request: RouteRequest) -> Temperature:
     Examples:
         >>> import jax.numpy as jnp
         >>> from dpsample import Ball, Budget, Problem
+        >>> from dpsample.samplers.gibbs_options import GibbsOptions
         >>> from dpsample.samplers.routes.base import RouteRequest, given_temperature
         >>> p = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.zeros(50),
         ...             Ball(1.0, dim=1), lipschitz=1.0)
-        >>> r = RouteRequest(p.spec, Budget(1.0, 1e-5), 1e-5, max_steps=200,
-        ...                  max_proximal_steps=1000, beta=4.0)
+        >>> r = RouteRequest(p.spec, Budget(1.0, 1e-5), 1e-5, GibbsOptions(beta=4.0))
         >>> t = given_temperature(r)
         >>> t.beta, t.mu, t.binding
         (4.0, 0.0625, 'given')
     """
-    beta = validation.positive("beta", request.beta)
-    mu = request.mu
+    beta = validation.positive("beta", request.options.beta)
+    mu = request.options.mu
     mu_v = default_mu(request.spec, beta) if mu is None else mu
     params = {
         "beta": Param(beta, "user"),

@@ -29,6 +29,7 @@ from dpsample.samplers.gibbs_calibration import (
     calibrate_langevin,
     gaussian_noise_to_sensitivity,
 )
+from dpsample.samplers.gibbs_options import MAX_LANGEVIN_STEPS
 from dpsample.samplers.routes.base import (
     Route,
     RouteContext,
@@ -42,9 +43,6 @@ from dpsample.samplers.routes.base import (
 from dpsample.samplers.target import GibbsTarget
 
 __all__ = ["MAX_LANGEVIN_STEPS", "LangevinKernel", "LangevinRoute"]
-
-#: Most projected-Langevin steps ``gibbs`` runs when the budget allows more.
-MAX_LANGEVIN_STEPS = 10_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,17 +112,16 @@ class LangevinRoute(Route):
         The calibrated ``beta`` is the largest whose trajectory over the planned
         steps meets ``(epsilon, delta)`` (:func:`calibrate_langevin`).
         """
-        if request.beta is not None:
+        opts = request.options
+        if opts.beta is not None:
             return given_temperature(request)
         spec, cap_const, cap_param = request.spec, cap[0], cap[1]
         lcal = calibrate_langevin(
             spec,
             epsilon=request.epsilon,
             delta=request.delta,
-            num_steps=_steps(
-                spec, request.budget, request.num_steps, request.max_steps
-            ),
-            step_size=request.step_size,
+            num_steps=_steps(spec, request.budget, opts.num_steps, opts.max_steps),
+            step_size=opts.step_size,
             c_gen=cap_const,
         )
         params = {
@@ -144,11 +141,8 @@ class LangevinRoute(Route):
             context.target,
         )
         spec, budget, beta = request.spec, request.budget, temperature.beta
-        step_size, num_steps, max_steps = (
-            request.step_size,
-            request.num_steps,
-            request.max_steps,
-        )
+        opts = request.options
+        step_size, num_steps, max_steps = opts.step_size, opts.num_steps, opts.max_steps
         g = validation.require_constant(
             "lipschitz", spec.lipschitz, needed_for="the Langevin route"
         )
@@ -203,7 +197,7 @@ class LangevinRoute(Route):
                 "spend less of the budget: the trajectory bound grows with T)",
             )
         privacy = langevin.trajectory_guarantee(target, step_size=h, num_steps=steps)
-        clip = g if request.enforce_sensitivity else None
+        clip = g if opts.enforce_sensitivity else None
         if clip is None:
             privacy = privacy.assuming(
                 f"every f(., z) is G-Lipschitz on K with the declared lipschitz G = "
@@ -219,7 +213,7 @@ class LangevinRoute(Route):
                 else "0.1/(beta (M + mu)), or 0.03/(beta G)^2, <= 0.01 D^2/d",
             ),
             "num_steps": steps_param,
-            "max_steps": Param(max_steps, source(max_steps != MAX_LANGEVIN_STEPS)),
+            "max_steps": opts.row("max_steps", max_steps),
             "clip_norm": Param(
                 clip,
                 "derived" if clip is not None else "user",

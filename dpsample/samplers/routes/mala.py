@@ -71,8 +71,7 @@ class MalaRoute(Route):
         >>> from dpsample.samplers.routes.base import RouteRequest
         >>> p = Problem(lambda x, z: jnp.abs(x[0] - z), jnp.zeros(50),
         ...             Ball(1.0, dim=1), lipschitz=1.0)
-        >>> r = RouteRequest(p.spec, Budget(1.0, 1e-5), 1e-5, max_steps=200,
-        ...                  max_proximal_steps=1000)
+        >>> r = RouteRequest(p.spec, Budget(1.0, 1e-5), 1e-5)
         >>> resolve("mala").check_options(r)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
@@ -86,7 +85,7 @@ class MalaRoute(Route):
     def check_options(self, request: RouteRequest) -> None:
         """The shared refusals, and MALA without a declared ``tv_bound``."""
         super().check_options(request)
-        if request.tv_bound is None:
+        if request.options.tv_bound is None:
             raise ValueError(
                 "MALA has no privacy bound of its own (its accept/reject step reads "
                 "the data; no TV bound to the target is available for this "
@@ -98,8 +97,9 @@ class MalaRoute(Route):
         """The steps asked (or the default) and the target's bound with ``tv_bound``."""
         request, target = context.request, context.target
         bound_name, exact = context.bound, context.exact
-        step_size, num_steps = request.step_size, request.num_steps
-        tv = validation.probability("tv_bound", request.tv_bound)
+        opts = request.options
+        step_size, num_steps = opts.step_size, opts.num_steps
+        tv = validation.probability("tv_bound", opts.tv_bound)
         h = (
             langevin.default_step_size(target)
             if step_size is None
@@ -116,7 +116,7 @@ class MalaRoute(Route):
             *constant_assumptions(
                 request.spec,
                 bound_name,
-                convex=request.convex,
+                convex=opts.convex,
                 proximal=False,
                 enforced=request.enforced_oscillation is not None,
             ),
@@ -124,7 +124,7 @@ class MalaRoute(Route):
         params = {
             "step_size": Param(float(h), source(step_size is not None)),
             "num_steps": Param(steps, source(num_steps is not None)),
-            "tv_bound": Param(tv, "user", "declared by the caller"),
+            "tv_bound": opts.row("tv_bound", tv),
         }
         return RoutePlan(
             kernel=MalaKernel(),

@@ -19,10 +19,10 @@ from dpsample.errors import Code, PlanRefusal, Search
 from dpsample.plan import Param
 from dpsample.samplers import proximal, rgo
 from dpsample.samplers.chains import KernelSpec
+from dpsample.samplers.gibbs_options import MAX_PROXIMAL_STEPS, SCHEDULE_OPTIONS
 from dpsample.samplers.gibbs_privacy import constant_assumptions
 from dpsample.samplers.proximal import ProximalScheduleError
 from dpsample.samplers.routes.base import (
-    SCHEDULE_OPTIONS,
     Route,
     RouteContext,
     RoutePlan,
@@ -31,10 +31,6 @@ from dpsample.samplers.routes.base import (
 from dpsample.samplers.target import GibbsTarget
 
 __all__ = ["MAX_PROXIMAL_STEPS", "ProximalKernel", "ProximalRoute"]
-
-MAX_PROXIMAL_STEPS = 1_000_000
-"""The most proximal steps :func:`~dpsample.samplers.gibbs.gibbs` runs before refusing
-(the proven schedule grows like ``beta^2 G^2 C_LSI``; larger runs take hours)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,23 +104,23 @@ class ProximalRoute(Route):
         """The proven (or allowed nominal) schedule for TV ``tau`` and its guarantee."""
         request, report, target = context.request, context.report, context.target
         bound_name, exact = context.bound, context.exact
-        beta = context.temperature.beta
-        convex = request.convex
-        tau = request.tv_fraction * request.delta / (1.0 + math.exp(request.epsilon))
+        beta, opts = context.temperature.beta, request.options
+        convex = opts.convex
+        tau = opts.tv_fraction * request.delta / (1.0 + math.exp(request.epsilon))
         if report.lsi_constant is None:
             raise ValueError(
                 "the proximal schedule needs an LSI constant (mu > 0 and G declared)"
             )
-        if request.step_size is not None or request.num_steps is not None:
+        if opts.step_size is not None or opts.num_steps is not None:
             raise ValueError(
                 "the proximal route takes step_size/num_steps from its schedule "
                 "(its TV bound depends on them); tune it through proximal options"
             )
         max_prox = validation.positive_int(
-            "max_proximal_steps", request.max_proximal_steps
+            "max_proximal_steps", opts.max_proximal_steps
         )
         lower_beta = Search("beta", beta / 2.0, direction="down")
-        options = dict(request.schedule_options)
+        options = opts.schedule_options()
         try:
             sched = proximal.schedule(
                 target,
@@ -152,7 +148,7 @@ class ProximalRoute(Route):
             )
         rests_on = None
         if not sched.proven:
-            if not request.allow_unproven_schedule:
+            if not opts.allow_unproven_schedule:
                 raise PlanRefusal(
                     f"the proximal schedule with c_step={sched.c_step:g} exceeds "
                     "GLL's proof constant, so its TV bound is not a theorem",
@@ -211,9 +207,7 @@ class ProximalRoute(Route):
                 report.lsi_constant[1], "derived", report.lsi_constant[0]
             ),
             "tv_slack": Param(tv, "derived", "mixing + T delta_inner + initial draw"),
-            "max_proximal_steps": Param(
-                max_prox, source(max_prox != MAX_PROXIMAL_STEPS)
-            ),
+            "max_proximal_steps": opts.row("max_proximal_steps", max_prox),
         }
         return RoutePlan(
             kernel=ProximalKernel(
