@@ -28,6 +28,7 @@ from dpsample.finders.goldstein import (
 from dpsample.finders.goldstein.options import (
     GoldsteinZeroOrderOptions,
 )
+from dpsample.finders.spider_sosp import spider_sosp
 from dpsample.finders.trust_region import (
     dp_stochastic_trust_region,
     dp_trust_region,
@@ -58,6 +59,7 @@ CONVENIENCE = {
         ("epsilon", "delta"),
         ("x0",),
     ),
+    "spider_sosp": (spider_sosp, ("epsilon", "delta"), ()),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -69,6 +71,7 @@ DOCS_PAGE = {
     "net": "nets.md",
     "dp_trust_region": "finders.md",
     "dp_stochastic_trust_region": "finders.md",
+    "spider_sosp": "finders.md",
 }
 
 
