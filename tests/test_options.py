@@ -42,6 +42,7 @@ from dpsample.options import (
     option_table,
     signature_mismatches,
 )
+from dpsample.pipelines.kl_spider import kl_spider
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -60,6 +61,7 @@ CONVENIENCE = {
         ("x0",),
     ),
     "spider_sosp": (spider_sosp, ("epsilon", "delta"), ()),
+    "kl_spider": (kl_spider, ("epsilon", "delta"), ("kl_gamma", "kl_exponent")),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -72,6 +74,7 @@ DOCS_PAGE = {
     "dp_trust_region": "finders.md",
     "dp_stochastic_trust_region": "finders.md",
     "spider_sosp": "finders.md",
+    "kl_spider": "warm_start.md",
 }
 
 
