@@ -45,12 +45,16 @@ class KLSpiderOptions(Options):
     algorithm = "kl_spider"
 
     kl_gamma: float | None = option(
-        None, "Declared KL* constant `gamma > 0` (required).", note="declared"
+        None,
+        "Declared KL* constant `gamma > 0`.",
+        rule="required: the plan refuses to run without it",
+        note="declared",
     )
     kl_exponent: float | None = option(
         None,
         "Declared KL* exponent `kappa` in `[1, 2]` (required; `mu`-PL* is "
         "`kappa = 2`, `gamma = 1/sqrt(2 mu)`).",
+        rule="required: the plan refuses to run without it",
         note="declared",
     )
     initial_gap: float | None = option(

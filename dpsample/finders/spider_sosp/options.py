@@ -76,8 +76,8 @@ class SpiderSOSPOptions(Options):
     num_iters: int | None = option(
         None,
         "Iterations `T` (exactly `T` run); a value over `max_evaluations` is refused.",
-        rule="the preset's: T = c_T B M / gamma^2, c_T = 20 (practical); "
-        "B M L^4 / gamma^2, Thm 4.2/4.6 (paper, source theorem)",
+        rule="the preset's: T = c_T B M / gamma^2 (practical); B M L^4 / gamma^2, "
+        "Thm 4.2/4.6 (paper, source theorem)",
     )
     max_o1_calls: int | None = option(
         None,

@@ -358,6 +358,15 @@ def cap_schedule(
     return lo_values, t
 
 
+def _preset_rule(preset: str) -> str:
+    """The plan's name of the rule behind a preset's values."""
+    return (
+        "seed 000 (paper constants)"
+        if preset == "paper"
+        else "practical preset (non-paper)"
+    )
+
+
 #: The options whose rows follow :data:`PLAN_FIELDS` in the plan's table.
 _TRAILING = ("enforce_sensitivity", "calibration", "initial_gap")
 #: A plan row that shows an option under another name.
@@ -390,7 +399,7 @@ def option_rows(
     sources: dict[str, str] = {}
     notes: dict[str, str] = {}
     if "num_iters" not in given:
-        rule = "seed 000 (paper constants)" if paper else "practical preset (non-paper)"
+        rule = _preset_rule(opts.preset)
         practical_c_t = SPIDER_PRESETS["practical"]["c_T"]
         steps_note = (
             "Thm 4.2/4.6: T = B M L^4 / gamma^2"
@@ -410,7 +419,7 @@ def option_rows(
         notes["alpha"] = "gamma log^3(B M d/(rho omega))" if paper else "c_alpha gamma"
     if "drift_threshold" not in given:
         notes["drift_threshold"] = f"kappa of Thm {'4.2' if empirical else '4.6'}"
-    if not empirical:  # a selection_share was refused
+    if not empirical:  # (it refuses a selection_share: the default applies)
         sources["selection_share"] = "derived"
         notes["selection_share"] = (
             "unused: Algorithm 2 runs on D2 (parallel composition)"
@@ -445,8 +454,7 @@ def params_with_sources(
     as ``alpha_kick``), then ``enforce_sensitivity``, ``calibration``,
     ``initial_gap`` (and any other option's row).
     """
-    paper = preset == "paper"
-    rule = "seed 000 (paper constants)" if paper else "practical preset (non-paper)"
+    paper, rule = preset == "paper", _preset_rule(preset)
     empirical = v["variant"] == "empirical"
     derived = {
         "zcdp": Param(v["zcdp"], "derived", "Lemma A.4: the zCDP of (eps, delta)"),
