@@ -28,6 +28,7 @@ from dpsample.finders.goldstein import (
 from dpsample.finders.goldstein.options import (
     GoldsteinZeroOrderOptions,
 )
+from dpsample.finders.spider_sosp import spider_sosp
 from dpsample.finders.trust_region import (
     dp_stochastic_trust_region,
     dp_trust_region,
@@ -42,6 +43,7 @@ from dpsample.options import (
     signature_mismatches,
 )
 from dpsample.pipelines.jl import jl_glm
+from dpsample.pipelines.kl_spider import kl_spider
 from dpsample.pipelines.quasar import dp_sgd_quasar
 from dpsample.samplers.gibbs import gibbs
 
@@ -68,6 +70,8 @@ CONVENIENCE = {
         ("quasar_convexity", "failure_prob"),
     ),
     "gibbs": (gibbs, ("epsilon", "delta"), ()),
+    "spider_sosp": (spider_sosp, ("epsilon", "delta"), ()),
+    "kl_spider": (kl_spider, ("epsilon", "delta"), ("kl_gamma", "kl_exponent")),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -82,6 +86,8 @@ DOCS_PAGE = {
     "jl_glm": "warm_start.md",
     "quasar_sgd": "warm_start.md",
     "gibbs": "samplers_gibbs.md",
+    "spider_sosp": "finders.md",
+    "kl_spider": "warm_start.md",
 }
 
 

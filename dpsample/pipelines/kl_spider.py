@@ -113,7 +113,9 @@ from dpsample.base import AlgorithmInfo, NonPrivateDiagnostics, PrivateAlgorithm
 from dpsample.bounds import WarmStartBound
 from dpsample.domains import Ball, project_with, projection_operands
 from dpsample.finders.planning import start_param
+from dpsample.options import call_options
 from dpsample.pipelines.budget import resolve_failure_prob
+from dpsample.pipelines.kl_spider_options import KLSpiderOptions
 from dpsample.pipelines.kl_spider_schedule import ZCDP_PER_RHO as ZCDP_PER_RHO
 from dpsample.pipelines.kl_spider_schedule import (
     KLSpiderSchedule,
@@ -273,17 +275,15 @@ class KLSpider(PrivateAlgorithm):
     :class:`~dpsample.pipelines.WarmStart`. See the module docstring for the
     algorithm, its corrections of the paper, the accounting and ``psi``.
 
-    Options: ``kl_gamma`` and ``kl_exponent`` (required: the declared KL* constants
-    ``gamma > 0`` and ``kappa`` in ``[1, 2]``), ``initial_gap`` (public ``F0``;
-    default ``(L gamma)^kappa``, always valid when KL* holds at ``x0``, spec A2),
-    ``x0`` (public, in ``K``; default the centre), ``failure_prob`` (default
-    ``sqrt(d)/(eps n)``), ``num_rounds`` (override of ``K``), ``minimizer_gap``
-    (added to ``psi``), ``diagnostics`` (the non-private count of unfrozen steps).
-    Needs a :class:`~dpsample.domains.Ball` domain, declared ``lipschitz`` and
-    ``smoothness``, and ``delta > 0``. Compute budget: with
-    ``Budget(max_evaluations=E)`` the number of rounds is the largest ``K' <= K``
-    whose schedule (recomputed at ``K'``) costs at most ``E``; ``psi`` is then its
-    ``Phi_{K'}``. A ``num_rounds`` over the cap is refused.
+    Options: declared once in
+    :class:`~dpsample.pipelines.kl_spider_options.KLSpiderOptions` (``kl_gamma`` and
+    ``kl_exponent`` required: the declared KL* constants ``gamma > 0`` and ``kappa``
+    in ``[1, 2]``; the default ``initial_gap`` ``(L gamma)^kappa`` is always valid
+    when KL* holds at ``x0``, spec A2). Needs a :class:`~dpsample.domains.Ball`
+    domain, declared ``lipschitz`` and ``smoothness``, and ``delta > 0``. Compute
+    budget: with ``Budget(max_evaluations=E)`` the number of rounds is the largest
+    ``K' <= K`` whose schedule (recomputed at ``K'``) costs at most ``E``; ``psi``
+    is then its ``Phi_{K'}``. A ``num_rounds`` over the cap is refused.
 
     Privacy:
         Replace-one, zCDP: ``K`` anchors (sensitivity ``2L/n``) and ``sum T_k``
@@ -322,29 +322,19 @@ class KLSpider(PrivateAlgorithm):
     )
     summary = "KL-Spider: a warm start for (gamma, kappa)-KL* losses, with a public psi"
 
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        kl_gamma: float | None = None,
-        kl_exponent: float | None = None,
-        initial_gap: float | None = None,
-        x0: ArrayLike | None = None,
-        failure_prob: float | None = None,
-        num_rounds: int | None = None,
-        minimizer_gap: float = 0.0,
-        diagnostics: bool = False,
-    ) -> Plan:
+    options_type = KLSpiderOptions
+
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = KLSpiderOptions.from_options(options)
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
-        if kl_gamma is None or kl_exponent is None:
+        if opts.kl_gamma is None or opts.kl_exponent is None:
             raise ValueError(
                 "kl_spider needs the declared KL* constants: pass kl_gamma=gamma > 0 "
                 "and kl_exponent=kappa in [1, 2] (F - inf F <= gamma^kappa "
                 "||grad F||^kappa on K; mu-PL* is kappa = 2, gamma = 1/sqrt(2 mu))"
             )
-        gamma = validation.positive("kl_gamma", kl_gamma)
-        kappa = check_exponent(kl_exponent)
+        gamma = validation.positive("kl_gamma", opts.kl_gamma)
+        kappa = check_exponent(opts.kl_exponent)
         domain = spec.domain
         if not isinstance(domain, Ball):
             raise ValueError(
@@ -358,16 +348,16 @@ class KLSpider(PrivateAlgorithm):
             "smoothness", spec.smoothness, needed_for="KL-Spider (step and variations)"
         )
         n, d = spec.n, spec.dim
-        fail_param = resolve_failure_prob(failure_prob, dim=d, epsilon=epsilon, n=n)
-        fail = fail_param.value
-        if initial_gap is None:
+        fail = resolve_failure_prob(
+            opts.failure_prob, dim=d, epsilon=epsilon, n=n
+        ).value
+        if opts.initial_gap is None:
             f0 = (big_l * gamma) ** kappa
-            f0_param = Param(f0, "default", "(L gamma)^kappa (KL* at x0, spec A2)")
         else:
-            f0 = validation.positive("initial_gap", initial_gap)
-            f0_param = Param(f0, "user", "declared public F0")
-        gap = validation.nonnegative("minimizer_gap", minimizer_gap)
-        x0_param = start_param(spec, x0, "the centre of K")
+            f0 = validation.positive("initial_gap", opts.initial_gap)
+        gap = validation.nonnegative("minimizer_gap", opts.minimizer_gap)
+        x0_param = start_param(spec, opts.x0, "the centre of K")
+        num_rounds = opts.num_rounds
         if num_rounds is not None:
             num_rounds = validation.positive_int("num_rounds", num_rounds)
 
@@ -442,13 +432,25 @@ class KLSpider(PrivateAlgorithm):
                 psi + gap, fail if psi_source != "loss_range" else 0.0, 0.0, psi, gap
             )
         )
-        params = {
-            "kl_gamma": Param(gamma, "user", "declared"),
-            "kl_exponent": Param(kappa, "user", "declared"),
-            "initial_gap": f0_param,
-            "x0": x0_param,
-            "failure_prob": fail_param,
-            "num_rounds": k_source,
+        # the options' rows (the declaration's order, sources and rules), with the
+        # schedule's derived rows after ``num_rounds``
+        rows = list(
+            opts.rows(
+                resolved={
+                    "kl_gamma": gamma,
+                    "kl_exponent": kappa,
+                    "initial_gap": f0,
+                    "failure_prob": fail,
+                    "minimizer_gap": gap,
+                    "diagnostics": bool(opts.diagnostics),
+                },
+                notes={}
+                if opts.initial_gap is None
+                else {"initial_gap": "declared public F0"},
+                params={"x0": x0_param, "num_rounds": k_source},
+            ).items()
+        )
+        derived = {
             "contraction": Param(
                 sched.contraction, "theorem", "1 + F0^((2-k)/k)/(64 g^2 b)"
             ),
@@ -466,11 +468,9 @@ class KLSpider(PrivateAlgorithm):
             ),
             "num_steps": Param(sched.num_steps, "derived", "sum (T_k + 1), all run"),
             "psi_source": Param(psi_source, "derived"),
-            "minimizer_gap": Param(gap, "user" if gap else "default"),
-            "diagnostics": Param(
-                bool(diagnostics), "user" if diagnostics else "default"
-            ),
         }
+        cut = [k for k, _ in rows].index("num_rounds") + 1
+        params = dict(rows[:cut]) | derived | dict(rows[cut:])
         cost = Cost(gradient_evaluations=gradient_cost(sched, n), steps=sched.num_steps)
         return Plan(
             algorithm=self.name,
@@ -534,6 +534,8 @@ def kl_spider(
     x0: ArrayLike | None = None,
     failure_prob: float | None = None,
     num_rounds: int | None = None,
+    minimizer_gap: float = 0.0,
+    diagnostics: bool = False,
 ) -> PrivateResult:
     r"""A private approximate minimiser of a ``(gamma, kappa)``-KL* loss, with ``psi``.
 
@@ -552,6 +554,10 @@ def kl_spider(
         x0: Public start in ``K`` (default the centre of ``K``).
         failure_prob: ``psi``'s failure probability (default ``sqrt(d)/(eps n)``).
         num_rounds: Override of ``K``.
+        minimizer_gap: Added to ``psi`` (a public bound on ``min_K F_D - inf
+            F_D``; default 0).
+        diagnostics: Put the non-private count of unfrozen steps in
+            ``info["diagnostics"]`` (never release it).
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult`; ``info`` is a
@@ -584,16 +590,7 @@ def kl_spider(
         ValueError: Expected kl_exponent=2.5 in [1, 2] (Menart's KL-Spider needs ...
     """
     return KLSpider().solve(
-        rng_key,
-        problem,
-        epsilon=epsilon,
-        delta=delta,
-        kl_gamma=kl_gamma,
-        kl_exponent=kl_exponent,
-        initial_gap=initial_gap,
-        x0=x0,
-        failure_prob=failure_prob,
-        num_rounds=num_rounds,
+        rng_key, problem, epsilon=epsilon, delta=delta, **call_options(locals())
     )
 
 

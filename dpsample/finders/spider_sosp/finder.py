@@ -19,6 +19,7 @@ from dpsample.finders import oracles
 from dpsample.finders.planning import start_param
 from dpsample.finders.spider_sosp.algorithm1 import algorithm_1
 from dpsample.finders.spider_sosp.info import SpiderSOSPInfo, SpiderSOSPSchedule
+from dpsample.finders.spider_sosp.options import SpiderSOSPOptions
 from dpsample.finders.spider_sosp.schedule import (
     NEEDED_FOR,
     PLAN_FIELDS,
@@ -26,6 +27,7 @@ from dpsample.finders.spider_sosp.schedule import (
     cap_schedule,
     check_unconstrained_domain,
     empirical_guarantees,
+    option_rows,
     params_with_sources,
     schedule_cost,
     theorem_schedule,
@@ -36,6 +38,7 @@ from dpsample.finders.spider_sosp.selection import (
     selection_sensitivities,
 )
 from dpsample.mechanisms import above_threshold_sosp
+from dpsample.options import call_options
 from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import PrivacyGuarantee, PrivateResult, epsilon_to_zcdp
 from dpsample.privacy.calibration import calibrate
@@ -151,29 +154,14 @@ class SpiderSOSP(PrivateAlgorithm):
         "population": {"variant": "population"},
     }
 
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        x0: ArrayLike | None = None,
-        variant: str = "empirical",
-        preset: str = "practical",
-        failure_prob: float = 0.05,
-        drift_threshold: float | None = None,
-        num_iters: int | None = None,
-        max_o1_calls: int | None = None,
-        alpha: float | None = None,
-        kick_mode: str = "o1",
-        kick_budget: str | None = None,
-        initial_gap: float | None = None,
-        calibration: str = "accountant",
-        selection_order: str = "backward",
-        selection_share: float = 0.5,
-        enforce_sensitivity: bool = True,
-    ) -> Plan:
+    options_type = SpiderSOSPOptions
+
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = SpiderSOSPOptions.from_options(options)
+        variant, preset, kick_mode = opts.variant, opts.preset, opts.kick_mode
+        calibration, selection_order = opts.calibration, opts.selection_order
         epsilon, delta = validation.check_privacy(budget.epsilon, budget.delta)
-        enforce = oracles.check_enforce(enforce_sensitivity)
+        enforce = oracles.check_enforce(opts.enforce_sensitivity)
         if calibration not in ("accountant", "closed_form"):
             raise ValueError(
                 "Expected calibration 'accountant' or 'closed_form', got "
@@ -184,14 +172,16 @@ class SpiderSOSP(PrivateAlgorithm):
                 "Expected selection_order 'backward' or 'forward', got "
                 f"{selection_order!r}"
             )
-        selection_share = validation.finite_scalar("selection_share", selection_share)
+        selection_share = validation.finite_scalar(
+            "selection_share", opts.selection_share
+        )
         if not 0.0 < selection_share < 1.0:
             raise ValueError(
                 f"Expected selection_share in (0, 1), got {selection_share!r}"
             )
         check_unconstrained_domain(spec.domain, spec.dim)
-        x0_param = start_param(spec, x0, "the origin")
-        omega = validation.delta_in_open_unit(failure_prob, name="failure_prob")
+        x0_param = start_param(spec, opts.x0, "the origin")
+        omega = validation.delta_in_open_unit(opts.failure_prob, name="failure_prob")
         if variant not in ("empirical", "population"):
             raise ValueError(
                 f"Expected variant 'empirical' or 'population', got {variant!r}"
@@ -206,7 +196,7 @@ class SpiderSOSP(PrivateAlgorithm):
             raise ValueError(f"Expected preset 'practical' or 'paper', got {preset!r}")
         if kick_mode not in ("o1", "perturb"):
             raise ValueError(f"Expected kick_mode 'o1' or 'perturb', got {kick_mode!r}")
-        user_kick_budget = kick_budget
+        kick_budget = opts.kick_budget
         if kick_mode == "perturb":
             if kick_budget not in (None, "none"):
                 raise ValueError(
@@ -223,14 +213,16 @@ class SpiderSOSP(PrivateAlgorithm):
             validation.require_constant(
                 name, getattr(spec, name), needed_for=NEEDED_FOR
             )
-        if initial_gap is None:
+        if opts.initial_gap is None:
             b_c = validation.require_constant(
                 "loss_range",
                 spec.loss_range,
                 needed_for=NEEDED_FOR + " (or initial_gap=)",
             )
         else:
-            b_c = validation.positive("initial_gap", initial_gap)
+            b_c = validation.positive("initial_gap", opts.initial_gap)
+        num_iters, max_o1_calls = opts.num_iters, opts.max_o1_calls
+        alpha, drift_threshold = opts.alpha, opts.drift_threshold
         if num_iters is not None:
             num_iters = validation.positive_int("num_iters", num_iters)
         if max_o1_calls is not None:
@@ -304,26 +296,16 @@ class SpiderSOSP(PrivateAlgorithm):
             selection_order=selection_order,
             selection_share=selection_share,
         )
-        params = params_with_sources(
+        rows = option_rows(
+            opts,
             values,
             x0_param,
-            preset=preset,
-            user=dict(
-                variant=variant != "empirical",
-                preset=preset != "practical",
-                kick_mode=kick_mode != "o1",
-                kick_budget=user_kick_budget is not None,
-                drift_threshold=drift_threshold is not None,
-                num_iters=num_iters is not None,
-                max_o1_calls=max_o1_calls is not None,
-                alpha=alpha is not None,
-                failure_prob=failure_prob != 0.05,
-                selection_order=selection_order != "backward",
-                selection_share=selection_share != 0.5,
-            ),
+            enforce=enforce,
+            initial_gap=b_c,
             capped_from=capped_from,
             cap=cap,
         )
+        params = params_with_sources(values, rows, preset=preset)
         if phi != phi_closed:
             params["zcdp"] = Param(
                 phi,
@@ -331,24 +313,6 @@ class SpiderSOSP(PrivateAlgorithm):
                 "largest phi whose exact guarantee meets (eps, delta); Lemma A.4's "
                 f"closed form gives {phi_closed:.6g}",
             )
-        params["enforce_sensitivity"] = Param(
-            enforce,
-            "default" if enforce else "user",
-            "O1/O2 clip at the declared G and M"
-            if enforce
-            else "opted out: Algorithm 1's guarantee is conditional on the declared "
-            "G and M",
-        )
-        params["calibration"] = Param(
-            calibration,
-            "user" if calibration != "accountant" else "default",
-            "exact accountant" if calibration == "accountant" else "Lemma A.4",
-        )
-        params["initial_gap"] = Param(
-            b_c,
-            "user" if initial_gap is not None else "derived",
-            "" if initial_gap is not None else "the declared loss_range",
-        )
         # Algorithm 1's oracles, planned on the spec of the data they will see.
         relation = spec.relation
         if variant == "empirical":
@@ -661,25 +625,7 @@ def spider_sosp(
         <https://arxiv.org/abs/2008.11193>`_, 2021.
     """
     return SpiderSOSP().solve(
-        rng_key,
-        problem,
-        epsilon=epsilon,
-        delta=delta,
-        x0=x0,
-        variant=variant,
-        preset=preset,
-        failure_prob=failure_prob,
-        drift_threshold=drift_threshold,
-        num_iters=num_iters,
-        max_o1_calls=max_o1_calls,
-        alpha=alpha,
-        kick_mode=kick_mode,
-        kick_budget=kick_budget,
-        initial_gap=initial_gap,
-        calibration=calibration,
-        selection_order=selection_order,
-        selection_share=selection_share,
-        enforce_sensitivity=enforce_sensitivity,
+        rng_key, problem, epsilon=epsilon, delta=delta, **call_options(locals())
     )
 
 

@@ -14,6 +14,7 @@ from dpsample._src import precision, validation
 from dpsample.domains import Unconstrained
 from dpsample.finders import oracles
 from dpsample.finders.accounting import C_SENS
+from dpsample.finders.spider_sosp.options import SpiderSOSPOptions
 from dpsample.plan import Cost, Param
 from dpsample.privacy import PrivacyGuarantee
 from dpsample.problem import ProblemSpec
@@ -357,66 +358,111 @@ def cap_schedule(
     return lo_values, t
 
 
-def params_with_sources(
+def _preset_rule(preset: str) -> str:
+    """The plan's name of the rule behind a preset's values."""
+    return (
+        "seed 000 (paper constants)"
+        if preset == "paper"
+        else "practical preset (non-paper)"
+    )
+
+
+#: The options whose rows follow :data:`PLAN_FIELDS` in the plan's table.
+_TRAILING = ("enforce_sensitivity", "calibration", "initial_gap")
+#: A plan row that shows an option under another name.
+_ROW_OF = {"alpha_kick": "alpha"}
+
+
+def option_rows(
+    opts: SpiderSOSPOptions,
     v: dict[str, Any],
     x0: Param,
     *,
-    preset: str,
-    user: dict[str, bool],
+    enforce: bool,
+    initial_gap: float,
     capped_from: int | None,
     cap: int | None,
 ) -> dict[str, Param]:
-    """The plan's parameters with their sources (see :data:`PLAN_FIELDS`)."""
-    paper = preset == "paper"
-    rule = "seed 000 (paper constants)" if paper else "practical preset (non-paper)"
+    """The plan's rows of the options (:class:`SpiderSOSPOptions`), values resolved.
 
-    def given(name: str, source: str, note: str = "") -> Param:
-        if user.get(name):
-            return Param(v[name], "user")
-        return Param(v[name], source, note)
-
-    practical_c_t = SPIDER_PRESETS["practical"]["c_T"]
-    steps_note = (
-        "Thm 4.2/4.6: T = B M L^4 / gamma^2"
-        if paper
-        else f"{rule}: T = c_T B M / gamma^2, c_T = {practical_c_t:g}"
-    )
-    if capped_from is not None:
-        steps_note += (
-            f"; capped at T={v['num_iters']} (max_evaluations={cap:,}: the largest "
-            f"T whose cost fits, was {capped_from}); the rest re-derived at this T"
-        )
+    The declaration gives each row's source and rule; the plan names at run time
+    the rule of a theorem value that depends on the preset or the variant
+    (``num_iters``, with the compute cap; ``drift_threshold``; the population
+    variant's unused ``selection_share``) and the notes of an opt-out
+    (``enforce_sensitivity=False``) or of ``calibration="closed_form"``. ``alpha``'s
+    row is the schedule's ``alpha_kick`` (the preset's rule;
+    :func:`params_with_sources` shows it under that name).
+    """
+    given = opts.given()
+    paper = opts.preset == "paper"
     empirical = v["variant"] == "empirical"
-    return {
-        "x0": x0,
-        "variant": given("variant", "default", "empirical risk (Theorem 4.2)"),
-        "preset": given("preset", "default", "non-paper constants (SPIDER_PRESETS)"),
-        "kick_mode": given("kick_mode", "default", "kicks call O1 (Algorithm 1)"),
-        "kick_budget": given(
-            "kick_budget", "default", "shared for the paper preset, else separate"
-        ),
+    sources: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    if "num_iters" not in given:
+        rule = _preset_rule(opts.preset)
+        practical_c_t = SPIDER_PRESETS["practical"]["c_T"]
+        steps_note = (
+            "Thm 4.2/4.6: T = B M L^4 / gamma^2"
+            if paper
+            else f"{rule}: T = c_T B M / gamma^2, c_T = {practical_c_t:g}"
+        )
+        if capped_from is not None:
+            steps_note += (
+                f"; capped at T={v['num_iters']} (max_evaluations={cap:,}: the "
+                f"largest T whose cost fits, was {capped_from}); the rest re-derived "
+                "at this T"
+            )
+        sources["num_iters"] = "theorem" if paper else "default"
+        notes["num_iters"] = steps_note
+    if "alpha" not in given:
+        sources["alpha"] = "theorem" if paper else "default"
+        notes["alpha"] = "gamma log^3(B M d/(rho omega))" if paper else "c_alpha gamma"
+    if "drift_threshold" not in given:
+        notes["drift_threshold"] = f"kappa of Thm {'4.2' if empirical else '4.6'}"
+    if not empirical:  # (it refuses a selection_share: the default applies)
+        sources["selection_share"] = "derived"
+        notes["selection_share"] = (
+            "unused: Algorithm 2 runs on D2 (parallel composition)"
+        )
+    if not enforce:
+        notes["enforce_sensitivity"] = (
+            "opted out: Algorithm 1's guarantee is conditional on the declared G and M"
+        )
+    if opts.calibration != "accountant":
+        notes["calibration"] = "Lemma A.4"
+    resolved = {name: v[name] for name in PLAN_FIELDS if hasattr(opts, name)}
+    return opts.rows(
+        resolved=resolved
+        | {
+            "alpha": v["alpha_kick"],
+            "enforce_sensitivity": enforce,
+            "initial_gap": initial_gap,
+        },
+        sources=sources,
+        notes=notes,
+        params={"x0": x0},
+    )
+
+
+def params_with_sources(
+    v: dict[str, Any], rows: dict[str, Param], *, preset: str
+) -> dict[str, Param]:
+    """The plan's parameters with their sources (see :data:`PLAN_FIELDS`).
+
+    ``rows``: the options' rows (:func:`option_rows`), placed among the schedule's
+    derived rows in the plan's order: ``x0``, :data:`PLAN_FIELDS` (``alpha``'s row
+    as ``alpha_kick``), then ``enforce_sensitivity``, ``calibration``,
+    ``initial_gap`` (and any other option's row).
+    """
+    paper, rule = preset == "paper", _preset_rule(preset)
+    empirical = v["variant"] == "empirical"
+    derived = {
         "zcdp": Param(v["zcdp"], "derived", "Lemma A.4: the zCDP of (eps, delta)"),
         "step_size": Param(v["step_size"], "theorem", "eta = 1/M"),
-        "drift_threshold": given(
-            "drift_threshold",
-            "theorem",
-            "kappa of Thm 4.2" if empirical else "kappa of Thm 4.6",
-        ),
         "gamma": Param(v["gamma"], "theorem", "Lemma 3.3 (E10), damped fixed point"),
-        "alpha_kick": Param(v["alpha_kick"], "user")
-        if user.get("alpha")
-        else Param(
-            v["alpha_kick"],
-            "theorem" if paper else "default",
-            "gamma log^3(B M d/(rho omega))" if paper else "c_alpha gamma",
-        ),
         "alpha_select": Param(v["alpha_select"], "derived", "= alpha_kick"),
-        "num_iters": given("num_iters", "theorem" if paper else "default", steps_note),
         "freeze_period": Param(
             v["freeze_period"], "theorem", "Gamma = M L / sqrt(rho gamma)"
-        ),
-        "max_o1_calls": given(
-            "max_o1_calls", "theorem", "N1_drift (+ N1_kick when separate), <= T"
         ),
         "n1_drift": Param(
             v["n1_drift"],
@@ -458,21 +504,14 @@ def params_with_sources(
             "theorem",
             "sqrt(2 s phi): s phi for AboveThreshold" if empirical else "sqrt(2 phi)",
         ),
-        "selection_order": given(
-            "selection_order",
-            "default",
-            "x_T first (non-paper; AboveThreshold's guarantee does not depend on "
-            "the public order)",
-        ),
-        "selection_share": given(
-            "selection_share",
-            "default" if empirical else "derived",
-            "Algorithm 2's share of phi (the paper's 1/2)"
-            if empirical
-            else "unused: Algorithm 2 runs on D2 (parallel composition)",
-        ),
-        "failure_prob": given("failure_prob", "default", "omega = 0.05"),
     }
+    out = {"x0": rows["x0"]}
+    for name in PLAN_FIELDS:
+        option_ = _ROW_OF.get(name, name)
+        out[name] = rows[option_] if option_ in rows else derived[name]
+    out |= {name: rows[name] for name in _TRAILING}
+    shown = {*out, *_ROW_OF.values()}
+    return out | {name: p for name, p in rows.items() if name not in shown}
 
 
 precision.scope_public(globals())
