@@ -41,6 +41,7 @@ from dpsample.options import (
     option_table,
     signature_mismatches,
 )
+from dpsample.pipelines.warm_start import warm_start
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -58,6 +59,14 @@ CONVENIENCE = {
         ("epsilon", "delta"),
         ("x0",),
     ),
+    # the net's keywords are folded into sampler_options; ledger, max_evaluations
+    # are WarmStart.solve's
+    "warm_start": (
+        warm_start,
+        ("epsilon", "delta", "spacing", "net", "max_points", "chunk_size")
+        + ("ledger", "max_evaluations"),
+        (),
+    ),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -69,6 +78,7 @@ DOCS_PAGE = {
     "net": "nets.md",
     "dp_trust_region": "finders.md",
     "dp_stochastic_trust_region": "finders.md",
+    "warm_start": "warm_start.md",
 }
 
 
