@@ -45,6 +45,7 @@ from dpsample.options import (
 from dpsample.pipelines.jl import jl_glm
 from dpsample.pipelines.kl_spider import kl_spider
 from dpsample.pipelines.quasar import dp_sgd_quasar
+from dpsample.pipelines.warm_start import warm_start
 from dpsample.samplers.gibbs import gibbs
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -72,6 +73,14 @@ CONVENIENCE = {
     "gibbs": (gibbs, ("epsilon", "delta"), ()),
     "spider_sosp": (spider_sosp, ("epsilon", "delta"), ()),
     "kl_spider": (kl_spider, ("epsilon", "delta"), ("kl_gamma", "kl_exponent")),
+    # the net's keywords are folded into sampler_options; ledger, max_evaluations
+    # are WarmStart.solve's
+    "warm_start": (
+        warm_start,
+        ("epsilon", "delta", "spacing", "net", "max_points", "chunk_size")
+        + ("ledger", "max_evaluations"),
+        (),
+    ),
 }
 
 #: The docs page that shows each declared algorithm's option table.
@@ -88,6 +97,7 @@ DOCS_PAGE = {
     "gibbs": "samplers_gibbs.md",
     "spider_sosp": "finders.md",
     "kl_spider": "warm_start.md",
+    "warm_start": "warm_start.md",
 }
 
 

@@ -59,12 +59,12 @@ from dpsample.bounds import (
 )
 from dpsample.domains import Ball
 from dpsample.errors import BudgetExceededError
+from dpsample.options import call_options
 from dpsample.pipelines.budget import (
     DEFAULT_SPLIT,
     SPEND_RULES,
 )
 from dpsample.pipelines.choice import (
-    DEFAULT_FINDER,
     DEFAULT_MAX_EVALUATIONS,
     DEFAULT_SAMPLERS,
     choose_sampler,
@@ -73,6 +73,7 @@ from dpsample.pipelines.choice import (
 )
 from dpsample.pipelines.data_split import VARIANTS, DataSplit
 from dpsample.pipelines.warm_start_info import WarmStartDiagnostics, WarmStartInfo
+from dpsample.pipelines.warm_start_options import WarmStartOptions
 from dpsample.pipelines.warm_start_plan import (
     check_budget,
     check_public,
@@ -113,6 +114,10 @@ __all__ = [
 
 
 _MAX_POINTS = 10**7  # the convenience's cap on the net (as before the objects)
+
+#: :func:`warm_start`'s keywords that are the net sampler's options, not the
+#: pipeline's (folded into ``sampler_options`` by :func:`_net_options`).
+_NET_KEYWORDS = ("spacing", "net", "chunk_size", "max_points")
 
 
 class WarmStart(PrivateAlgorithm):
@@ -162,9 +167,10 @@ class WarmStart(PrivateAlgorithm):
       their sum. The run draws ``(key_split, key_A, key_B)``, runs stage A, then
       stage B from ``x_0`` (the finder plan's ``x0`` replaced, source ``pipeline``).
 
-    Options are those of :func:`warm_start` but ``ledger`` (an argument of
-    :meth:`solve`, which :func:`warm_start` calls) and the net's own options
-    (passed in ``sampler_options``).
+    Options: :class:`~dpsample.pipelines.warm_start_options.WarmStartOptions`
+    (declared once; :func:`warm_start` takes the same keywords, plus
+    :meth:`solve`'s ``ledger`` and ``max_evaluations`` and the net's own options,
+    which it folds into ``sampler_options``).
 
     Examples:
         >>> import jax, jax.numpy as jnp, dpsample
@@ -197,6 +203,7 @@ class WarmStart(PrivateAlgorithm):
         "(population: sequential, parallel reported)"
     )
     summary = "a private warm start (sampler, psi) feeding a stationary-point finder"
+    options_type = WarmStartOptions
 
     def __init__(self, sampler: Any = None, finder: Any = None, **options: Any):
         if sampler is not None:
@@ -205,90 +212,42 @@ class WarmStart(PrivateAlgorithm):
             options["finder"] = finder
         super().__init__(**options)
 
-    def _plan(  # type: ignore[override]
-        self,
-        spec: ProblemSpec,
-        budget: Budget,
-        *,
-        sampler: PrivateAlgorithm | str | None = None,
-        finder: PrivateAlgorithm | str | None = None,
-        split: float | None = None,
-        variant: str | DataSplit = "erm",
-        delta_split: float | None = None,
-        failure_prob: float | None = None,
-        minimizer_gap: float = 0.0,
-        sampler_options: Mapping[str, Any] | None = None,
-        finder_options: Mapping[str, Any] | None = None,
-        sampler_domain: Ball | None = None,
-        declared_psi: float | None = None,
-        declared_psi_failure_prob: float | None = None,
-        spend: str = "all",
-        diagnostics: bool = False,
-    ) -> Plan:
+    def _plan(self, spec: ProblemSpec, budget: Budget, **options: Any) -> Plan:
+        opts = WarmStartOptions.from_options(options)
         budget = check_budget(budget)  # once: the steps read its typed values
-        finder_given, split_given = finder is not None, split is not None
-        finder = DEFAULT_FINDER if finder is None else finder
-        split = DEFAULT_SPLIT if split is None else split
-        if sampler is None:  # the default rule: warm start, or start cold
-            if sampler_options:
+        if opts.sampler is None:  # the default rule: warm start, or start cold
+            if opts.sampler_options:
                 raise ValueError(
                     "sampler_options need an explicit sampler (the default one is "
                     "chosen by a public rule)"
                 )
             early = cold_start_reason(
-                spec, budget, split=split, sampler_domain=sampler_domain
+                spec,
+                budget,
+                split=DEFAULT_SPLIT if opts.split is None else opts.split,
+                sampler_domain=opts.sampler_domain,
             )
             if early is not None:
                 return cold_start_plan(
-                    spec, budget, finder=finder, finder_given=finder_given,
-                    finder_options=finder_options, rule=early[0], reason=early[1],
-                    diagnostics=diagnostics,
-                )  # fmt: skip
-        c = check_public(  # public checks, before any private computation
-            spec,
-            budget,
-            finder=finder,
-            split=split,
-            variant=variant,
-            delta_split=delta_split,
-            failure_prob=failure_prob,
-            minimizer_gap=minimizer_gap,
-            finder_options=finder_options,
-            sampler_domain=sampler_domain,
-            spend=spend,
-        )
-        if sampler is None:
-            choice = default_sampler(c, budget, split_given=split_given)
+                    spec, budget, opts, rule=early[0], reason=early[1]
+                )
+        c = check_public(spec, budget, opts)  # before any private computation
+        sampler_given = opts.sampler is not None
+        if not sampler_given:
+            choice = default_sampler(c, budget, opts)
             if choice.sampler is None:
                 return cold_start_plan(
-                    spec, budget, finder=finder, finder_given=finder_given,
-                    finder_options=finder_options, rule=choice.rule,
-                    reason=choice.reason, diagnostics=diagnostics,
-                )  # fmt: skip
+                    spec, budget, opts, rule=choice.rule, reason=choice.reason
+                )
             c, a = stage_a_chosen(c, budget, choice)
         else:
-            a = stage_a_sampler(c, budget, sampler, sampler_options)
-        psi = psi_bound(
-            c,
-            spec,
-            a,
-            declared_psi=declared_psi,
-            declared_psi_failure_prob=declared_psi_failure_prob,
-        )
+            a = stage_a_sampler(c, budget, opts)
+        psi = psi_bound(c, spec, a, opts)
         b = stage_b_finder(c, a, psi.finder_gap)
         stationarity = stationarity_bounds(c, spec, a, psi, b.target)
         dispatcher = dispatcher_decision(c, spec)
-        params = params_table(
-            c,
-            a,
-            psi,
-            b.target,
-            sampler_given=sampler is not None,
-            finder_given=finder_given,
-            split_given=split_given,
-            failure_prob=failure_prob,
-        )
-        if sampler is None:
+        params = params_table(c, a, psi, b.target, opts)
+        if not sampler_given:
             params["default_rule"] = Param(choice.rule, "default", choice.reason)
         return Plan(
             algorithm=self.name,
@@ -299,16 +258,16 @@ class WarmStart(PrivateAlgorithm):
             cost=a.plan.cost + b.plan.cost,
             warm_start=None,
             stages=(("sampler", a.plan), ("finder", b.plan)),
-            notes=(f"default rule: {a.choice}",) if sampler is None else (),
+            notes=() if sampler_given else (f"default rule: {a.choice}",),
             internal=internal_record(
                 c,
                 a,
                 psi,
                 stationarity=stationarity,
                 dispatcher=dispatcher,
-                diagnostics=diagnostics,
+                diagnostics=opts.diagnostics,
             )
-            | {"default_rule": None if sampler is not None else choice.rule},
+            | {"default_rule": choice.rule if not sampler_given else None},
         )
 
     def solve(  # type: ignore[override]
@@ -449,8 +408,9 @@ def warm_start(
     delta: float,
     sampler: PrivateAlgorithm | str | None = None,
     finder: PrivateAlgorithm | str | None = None,
-    split: float | None = None,
     variant: str | DataSplit = "erm",
+    split: float | None = None,
+    spend: str = "all",
     delta_split: float | None = None,
     failure_prob: float | None = None,
     minimizer_gap: float = 0.0,
@@ -463,10 +423,9 @@ def warm_start(
     sampler_domain: Ball | None = None,
     declared_psi: float | None = None,
     declared_psi_failure_prob: float | None = None,
-    ledger: BudgetLedger | None = None,
     diagnostics: bool = False,
+    ledger: BudgetLedger | None = None,
     max_evaluations: int | None = None,
-    spend: str = "all",
 ) -> PrivateResult:
     r"""Warm-start pipelines (seed 003 Algorithms 2 and 4): sampler, then finder.
 
@@ -508,12 +467,15 @@ def warm_start(
         delta: Total delta in ``(0, 1)``.
         sampler: A sampler name or object, or ``None`` (chosen by cost).
         finder: A finder name or object.
+        variant: ``"erm"`` (Algorithm 2) or ``"population"`` (Algorithm 4), or a
+            :class:`~dpsample.pipelines.data_split.DataSplit` object.
         split: Fraction of ``epsilon`` for the warm start, in ``(0, 1)``. Default:
             the default rule's least share whose psi qualifies
             (:data:`~dpsample.pipelines.choice.WARM_SPLITS`) when the sampler is
             chosen by it, else 1/2 (Algorithm 2).
-        variant: ``"erm"`` (Algorithm 2) or ``"population"`` (Algorithm 4), or a
-            :class:`~dpsample.pipelines.data_split.DataSplit` object.
+        spend: ``"all"`` (default: the finder gets what the sampler's plan leaves
+            unspent, calibrated on the composed guarantee) or ``"split"`` (fixed
+            shares); see :data:`SPEND_RULES`.
         delta_split: Fraction of ``delta`` for a sampler that needs one (default
             ``1/2``; refused for a pure sampler).
         failure_prob: ``zeta`` of ``psi``; default ``sqrt(d)/(eps n)``.
@@ -530,18 +492,15 @@ def warm_start(
             ``Unconstrained``.
         declared_psi: A public ``psi`` the caller vouches for (utility only).
         declared_psi_failure_prob: Its failure probability (default ``zeta``).
-        ledger: A ledger to charge; default ``BudgetLedger(epsilon, delta)``. Both
-            stages' planned guarantees are charged before either runs.
         diagnostics: Add non-private diagnostics (risks, gradient norms, the
             smallest Hessian eigenvalue for ``d <= 200``, and for a net the
             realised gap over the net), **computed on the private data and not
             covered by the guarantee** (never release them).
+        ledger: A ledger to charge; default ``BudgetLedger(epsilon, delta)``. Both
+            stages' planned guarantees are charged before either runs.
         max_evaluations: Compute budget (see :class:`~dpsample.plan.Budget`): split
             like epsilon between the stages; it also replaces
             :data:`DEFAULT_MAX_EVALUATIONS` in the default sampler's choice.
-        spend: ``"all"`` (default: the finder gets what the sampler's plan leaves
-            unspent, calibrated on the composed guarantee) or ``"split"`` (fixed
-            shares); see :data:`SPEND_RULES`.
 
     Returns:
         :class:`~dpsample.privacy.PrivateResult` with ``value`` the finder's output,
@@ -573,46 +532,26 @@ def warm_start(
         >>> res.info["psi"] < prob.loss_range, res.privacy.epsilon(1e-5) <= 2.0
         (True, True)
     """
-    sampler, sampler_options = _net_options(
-        sampler,
-        sampler_options,
-        {"spacing": spacing, "net": net, "chunk_size": chunk_size},
-        max_points,
+    options = call_options(locals())
+    net_given = {k: options.pop(k) for k in _NET_KEYWORDS}
+    options["sampler"], options["sampler_options"] = _net_options(
+        options["sampler"], options["sampler_options"], net_given
     )
-    return WarmStart(sampler, finder).solve(
-        rng_key,
-        problem,
-        epsilon=epsilon,
-        delta=delta,
-        max_evaluations=max_evaluations,
-        ledger=ledger,
-        split=split,
-        variant=variant,
-        delta_split=delta_split,
-        failure_prob=failure_prob,
-        minimizer_gap=minimizer_gap,
-        sampler_options=sampler_options,
-        finder_options=finder_options,
-        sampler_domain=sampler_domain,
-        declared_psi=declared_psi,
-        declared_psi_failure_prob=declared_psi_failure_prob,
-        spend=spend,
-        diagnostics=diagnostics,
-    )
+    return WarmStart().solve(rng_key, problem, epsilon=epsilon, delta=delta, **options)
 
 
 def _net_options(
     sampler: PrivateAlgorithm | str | None,
     sampler_options: Mapping[str, Any] | None,
     given: dict[str, Any],
-    max_points: int,
 ) -> tuple[PrivateAlgorithm | str | None, Mapping[str, Any] | None]:
-    """The convenience's net options (``spacing``, ...) folded into the sampler's.
+    """The convenience's net options (:data:`_NET_KEYWORDS`) folded into the sampler's.
 
     Any of them chooses the net when no sampler is given; with the net they join
     its ``sampler_options`` (with the convenience's ``max_points`` cap); with
     another sampler they are refused. Returns ``(sampler, sampler_options)``.
     """
+    max_points = given.pop("max_points")
     net_options = {k: v for k, v in given.items() if v is not None}
     if max_points != _MAX_POINTS:
         net_options["max_points"] = validation.positive_int("max_points", max_points)

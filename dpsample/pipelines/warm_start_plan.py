@@ -22,6 +22,7 @@ from dpsample.base import PrivateAlgorithm
 from dpsample.domains import Ball
 from dpsample.errors import PlanRefusal
 from dpsample.pipelines.budget import (
+    DEFAULT_SPLIT,
     SPEND_RTOL,
     SPEND_RULES,
     finder_budget,
@@ -30,11 +31,13 @@ from dpsample.pipelines.budget import (
     stage_budgets,
 )
 from dpsample.pipelines.choice import (
+    DEFAULT_FINDER,
     SamplerChoice,
     choose,
     should_warm_start,
 )
 from dpsample.pipelines.data_split import VARIANTS, DataSplit, HalfDeviations
+from dpsample.pipelines.warm_start_options import TABLE_OPTIONS, WarmStartOptions
 from dpsample.plan import Budget, Param, Plan
 from dpsample.privacy import PrivacyGuarantee
 from dpsample.privacy.calibration import canonical_guarantee
@@ -105,6 +108,20 @@ def _stage_options(
                 f"{', '.join(valid)}"
             )
     return dict(options)
+
+
+def _finder(opts: WarmStartOptions) -> PrivateAlgorithm | str:
+    """Stage B as given, or :data:`~dpsample.pipelines.choice.DEFAULT_FINDER`."""
+    return DEFAULT_FINDER if opts.finder is None else opts.finder
+
+
+def _split(opts: WarmStartOptions) -> float:
+    """Stage A's share as given, or :data:`~dpsample.pipelines.budget.DEFAULT_SPLIT`.
+
+    The share the checks and the cold-start rule read; the default rule tries its
+    own shares when none is given (:func:`default_sampler`).
+    """
+    return DEFAULT_SPLIT if opts.split is None else opts.split
 
 
 def _sampler_ball(spec: ProblemSpec, sampler_domain: Ball | None) -> Ball:
@@ -257,40 +274,34 @@ def _finder_stage(
 
 
 def check_public(
-    spec: ProblemSpec,
-    budget: Budget,
-    *,
-    finder: PrivateAlgorithm | str,
-    split: float,
-    variant: str | DataSplit,
-    delta_split: float | None,
-    failure_prob: float | None,
-    minimizer_gap: float,
-    finder_options: Mapping[str, Any] | None,
-    sampler_domain: Ball | None,
-    spend: str,
+    spec: ProblemSpec, budget: Budget, opts: WarmStartOptions
 ) -> CheckedInputs:
     """The public checks, before any private computation (in the plan's order).
 
-    ``budget`` is typed and checked already (:func:`check_budget`).
+    ``budget`` is typed and checked already (:func:`check_budget`); ``opts`` are
+    the plan's options (the default finder and split filled in here).
     """
     epsilon, delta = budget.epsilon, budget.delta
-    data_split, variant_name = _data_split(variant)
+    data_split, variant_name = _data_split(opts.variant)
+    spend = opts.spend
     if spend not in SPEND_RULES:
         raise ValueError(f"Expected spend in {SPEND_RULES}, got {spend!r}")
-    split = validation.positive("split", split)
+    split = validation.positive("split", _split(opts))
     if not split < 1.0:
         raise ValueError(f"Expected split={split!r} in (0, 1)")
+    delta_split = opts.delta_split
     if delta_split is not None:
         delta_split = validation.delta_in_open_unit(delta_split, name="delta_split")
-    gap_w = validation.nonnegative("minimizer_gap", minimizer_gap)
-    finder_obj, f_options = _finder_stage(finder, finder_options, variant_name)
-    ball = _sampler_ball(spec, sampler_domain)
+    gap_w = validation.nonnegative("minimizer_gap", opts.minimizer_gap)
+    finder_obj, f_options = _finder_stage(
+        _finder(opts), opts.finder_options, variant_name
+    )
+    ball = _sampler_ball(spec, opts.sampler_domain)
     big_l = validation.require_constant(
         "lipschitz", spec.lipschitz, needed_for="the warm start's bound psi"
     )
     zeta = resolve_failure_prob(
-        failure_prob,
+        opts.failure_prob,
         dim=spec.dim,
         epsilon=epsilon,
         n=spec.n,
@@ -318,13 +329,13 @@ def check_public(
 
 
 def default_sampler(
-    c: CheckedInputs, budget: Budget, *, split_given: bool
+    c: CheckedInputs, budget: Budget, opts: WarmStartOptions
 ) -> SamplerChoice:
     """The default rule's stage A (:func:`~dpsample.pipelines.choice.choose`)."""
     return choose(
         c.spec_a,
         budget,
-        split=c.split if split_given else None,
+        split=c.split if opts.split is not None else None,
         delta_split=0.5 if c.delta_split is None else c.delta_split,
         max_evaluations=budget.max_evaluations,
         failure_prob=c.data_split.sampler_failure_prob(c.zeta),
@@ -352,13 +363,10 @@ def stage_a_chosen(
 def cold_start_plan(
     spec: ProblemSpec,
     budget: Budget,
+    opts: WarmStartOptions,
     *,
-    finder: PrivateAlgorithm | str,
-    finder_given: bool,
-    finder_options: Mapping[str, Any] | None,
     rule: str,
     reason: str,
-    diagnostics: bool,
 ) -> Plan:
     """The default rule's cold start: the finder alone, planned on the whole budget.
 
@@ -368,7 +376,7 @@ def cold_start_plan(
     typed and checked already (:func:`check_budget`).
     """
     epsilon, delta = budget.epsilon, budget.delta
-    finder_obj, f_options = _finder_stage(finder, finder_options, "erm")
+    finder_obj, f_options = _finder_stage(_finder(opts), opts.finder_options, "erm")
     try:
         plan_b = finder_obj.plan(spec, budget, **f_options)
     except PlanRefusal as refusal:
@@ -380,7 +388,9 @@ def cold_start_plan(
     params = {
         "sampler": Param("none", "default", reason),
         "default_rule": Param(rule, "default", reason),
-        "finder": Param(finder_obj.name, "user" if finder_given else "default"),
+        "finder": Param(
+            finder_obj.name, "user" if opts.finder is not None else "default"
+        ),
         "epsilon_split": Param(
             (0.0, epsilon), "derived", "cold start: the finder takes the whole budget"
         ),
@@ -400,7 +410,7 @@ def cold_start_plan(
         stages=(("finder", plan_b),),
         notes=(f"default rule: {reason}",),
         internal={
-            "diagnostics": bool(diagnostics),
+            "diagnostics": bool(opts.diagnostics),
             "sampler": None,
             "finder": finder_obj,
             "stationarity": (cold, cold),
@@ -411,16 +421,13 @@ def cold_start_plan(
 
 
 def stage_a_sampler(
-    c: CheckedInputs,
-    budget: Budget,
-    sampler: PrivateAlgorithm | str,
-    sampler_options: Mapping[str, Any] | None,
+    c: CheckedInputs, budget: Budget, opts: WarmStartOptions
 ) -> SamplerStage:
     """Stage A: the given sampler, planned on its share."""
     zeta_a = c.data_split.sampler_failure_prob(c.zeta)
-    sampler_obj, choice = stage_algorithm(sampler, "sampler"), "given"
+    sampler_obj, choice = stage_algorithm(opts.sampler, "sampler"), "given"
     s_options = _stage_options(
-        sampler_obj, sampler_options, _SAMPLER_RESERVED, "sampler"
+        sampler_obj, opts.sampler_options, _SAMPLER_RESERVED, "sampler"
     )
     pure = bool(getattr(sampler_obj, "pure_dp", False))
     if pure and c.delta_split is not None:
@@ -443,12 +450,7 @@ def stage_a_sampler(
 
 
 def psi_bound(
-    c: CheckedInputs,
-    spec: ProblemSpec,
-    a: SamplerStage,
-    *,
-    declared_psi: float | None,
-    declared_psi_failure_prob: float | None,
+    c: CheckedInputs, spec: ProblemSpec, a: SamplerStage, opts: WarmStartOptions
 ) -> PsiBound:
     """psi: declared, derived (the sampler's plan) or loss_range; then widened.
 
@@ -456,6 +458,8 @@ def psi_bound(
     larger psi, declared or derived, is replaced by it (source ``"loss_range"``).
     """
     bound = a.plan.warm_start
+    declared_psi = opts.declared_psi
+    declared_psi_failure_prob = opts.declared_psi_failure_prob
     if declared_psi is not None:
         psi = validation.positive("declared_psi", declared_psi)
         psi_fail = (
@@ -608,55 +612,72 @@ def params_table(
     a: SamplerStage,
     psi: PsiBound,
     target: float,
-    *,
-    sampler_given: bool,
-    finder_given: bool,
-    split_given: bool,
-    failure_prob: float | None,
+    opts: WarmStartOptions,
 ) -> dict[str, Param]:
-    """The plan's parameters: each value with its source and note."""
-    given = failure_prob is not None
-    params = {
-        "sampler": Param(
-            a.sampler.name, "user" if sampler_given else "default", a.choice
-        ),
-        "finder": Param(c.finder.name, "user" if finder_given else "default"),
-        "variant": Param(c.variant, "user" if c.variant != "erm" else "default"),
-        "split": Param(
-            c.split,
-            "user" if split_given else "default",
-            "" if split_given or sampler_given else "the default rule's share",
-        ),
-        "epsilon_split": Param(
-            (a.budget_a.epsilon, target),
-            "derived",
-            "(split eps, rest)"
-            if target == a.budget_b.epsilon
-            else "(split eps, the finder's target calibrated so that the "
-            "composition with the sampler's planned guarantee meets eps)",
-        ),
-        "spend": Param(c.spend, "user" if c.spend != "all" else "default"),
-        "delta_split": Param(
-            (a.budget_a.delta, a.budget_b.delta),
-            "derived",
-            "pure sampler: (0, delta)" if a.pure else "delta_split (default 1/2)",
-        ),
-        "failure_prob": Param(
-            c.zeta,
-            "user" if given else "default",
-            "" if given else "sqrt(d)/(eps n) (Theorem 3.2)",
-        ),
-        "psi": Param(
-            psi.value,
-            "derived" if psi.source != "declared" else "user",
-            f"warm-start bound ({psi.source})",
-        ),
-        "psi_failure_prob": Param(psi.failure_prob, "derived"),
-        "finder_initial_gap": Param(psi.finder_gap, "derived", "psi (+ 2 U(|D_2|))"),
-        "minimizer_gap": Param(
-            c.minimizer_gap, "user" if c.minimizer_gap else "default"
-        ),
+    """The plan's parameters: each value with its source and note.
+
+    The rows of the options in
+    :data:`~dpsample.pipelines.warm_start_options.TABLE_OPTIONS`
+    (:meth:`~dpsample.options.Options.rows`: the declaration's order, sources and
+    rules, a value the caller gives ``[user]``), the derived rows after the option
+    each belongs to (the stages' epsilons after ``split``, psi's after
+    ``failure_prob``), then the data split's rows. A variant is given by its name
+    (a ``DataSplit`` object named ``"erm"`` is the default) and ``minimizer_gap``
+    by its checked value.
+    """
+    sampler_given = opts.sampler is not None
+    checked = dataclasses.replace(
+        opts, variant=c.variant, minimizer_gap=c.minimizer_gap
+    )
+    rows = checked.rows(
+        resolved={
+            "sampler": a.sampler.name,
+            "finder": c.finder.name,
+            "split": c.split,
+            "failure_prob": c.zeta,
+        },
+        notes={
+            "sampler": a.choice,
+            "finder": "",
+            "split": ""
+            if opts.split is not None or sampler_given
+            else "the default rule's share",
+        },
+        params={
+            "delta_split": Param(
+                (a.budget_a.delta, a.budget_b.delta),
+                "derived",
+                "pure sampler: (0, delta)" if a.pure else "delta_split (default 1/2)",
+            )
+        },
+    )
+    after = {
+        "split": {
+            "epsilon_split": Param(
+                (a.budget_a.epsilon, target),
+                "derived",
+                "(split eps, rest)"
+                if target == a.budget_b.epsilon
+                else "(split eps, the finder's target calibrated so that the "
+                "composition with the sampler's planned guarantee meets eps)",
+            )
+        },
+        "failure_prob": {
+            "psi": Param(
+                psi.value,
+                "derived" if psi.source != "declared" else "user",
+                f"warm-start bound ({psi.source})",
+            ),
+            "psi_failure_prob": Param(psi.failure_prob, "derived"),
+            "finder_initial_gap": Param(
+                psi.finder_gap, "derived", "psi (+ 2 U(|D_2|))"
+            ),
+        },
     }
+    params: dict[str, Param] = {}
+    for name in TABLE_OPTIONS:
+        params[name] = rows[name]
+        params |= after.get(name, {})
     params.update(c.data_split.params(c.spec_a, c.spec_b))
     return params
 
