@@ -151,3 +151,41 @@ def test_warm_start_gibbs_on_the_readme_problem_says_what_plans():
         sampler_options=offered,
     ).plan(readme, budget)
     assert plan.stage("sampler")["beta"] == offered["beta"]
+
+
+def _ball_spec(d: int, n: int):
+    data = np.random.default_rng(0).normal(size=(n, d))
+    return Problem(
+        lambda x, z: jax.numpy.sum((x - z) ** 2) / (8.0 * d),
+        data,
+        Ball(1.0, dim=d),
+        lipschitz=1.0,
+        loss_range=1.0,
+    ).spec
+
+
+@pytest.mark.parametrize(
+    ("d", "n", "cap", "says", "in_pipeline"),
+    [
+        # the cap is below the coarsest net's cost (main: a NaN ValueError)
+        (8, 200, 50_000, "raise max_evaluations to at least", None),
+        # no grid net fits in d = 30 (main: a search that ran for minutes)
+        (
+            30,
+            1000,
+            None,
+            "No value of 'spacing' makes it plan",
+            "No value of 'spacing' (in sampler_options) makes it plan",
+        ),
+    ],
+)
+def test_net_refuses_a_net_no_spacing_fits_and_says_so(d, n, cap, says, in_pipeline):
+    with pytest.raises(PlanRefusal) as info:
+        registry.create("net").plan(_ball_spec(d, n), Budget(1.0, 0.0, cap))
+    message = str(info.value)
+    assert says in message, message
+    assert "It plans with" not in message
+    # The same refusal inside the pipeline, named there.
+    with pytest.raises(PlanRefusal) as info:
+        WarmStart("net").plan(_ball_spec(d, n), Budget(1.0, 1e-6, cap))
+    assert (in_pipeline or says) in str(info.value), str(info.value)

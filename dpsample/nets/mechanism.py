@@ -354,7 +354,12 @@ class NetExponentialMechanism(PrivateAlgorithm):
             rows = num_chunks * chunk
             if cap is None or rows * n <= cap:
                 break
-            if net_given or spacing_given or not r_theorem or the_net.size() <= 1:
+            coarsest = the_net.size() <= 1 or (
+                # Beyond 10^6 R no lattice point leaves the net any more (its
+                # reach is sqrt(d)/2 to within 1e-6): a coarser net costs the same.
+                spacing is not None and spacing > 1e6 * ball.radius
+            )
+            if net_given or spacing_given or not r_theorem or coarsest:
                 reason = (
                     f"the net needs {rows * n:,} loss evaluations ({rows:,} rows x "
                     f"n={n:,}), more than max_evaluations={cap:,}"
@@ -376,7 +381,7 @@ class NetExponentialMechanism(PrivateAlgorithm):
                     why=(
                         "coarsen the net (spacing=) or raise max_evaluations"
                         if net_given
-                        else "the cap is below one chunk of the coarsest net: raise "
+                        else "The cap is below what the coarsest net needs: raise "
                         f"max_evaluations to at least {rows * n:,}"
                     ),
                 )
@@ -651,19 +656,26 @@ def exponential_mechanism(
     )
 
 
-def _fitting_spacing(ball, spacing: float, max_points: int) -> float:
-    """The first spacing ``spacing * 1.05^k`` whose net provably fits.
+def _fitting_spacing(ball, spacing: float, max_points: int) -> float | None:
+    """The first spacing ``spacing * 1.05^k`` whose net provably fits, or ``None``.
 
     Public bounds only: :func:`~dpsample.nets.grid.grid_net_rows_bound` on the row
-    table and :func:`~dpsample.nets.grid.grid_net_size_bound` on the points.
+    table and :func:`~dpsample.nets.grid.grid_net_size_bound` on the points. Both
+    fall as the spacing grows, towards the floor of a grid whose reach is
+    ``sqrt(d)/2`` lattice units (``3^d`` points): where even a spacing of
+    ``10^6 R`` does not fit, none does (``None``).
     """
     d, radius, h = ball.dim, ball.radius, spacing
-    for _ in range(2000):
-        if (
+
+    def fits(h: float) -> bool:
+        return (
             grid_net_rows_bound(d, radius, h) <= MAX_ROWS
             and grid_net_size_bound(d, radius, h) <= max_points
-        ):
-            break
+        )
+
+    if not fits(max(h, 1e6 * radius)):
+        return None
+    while not fits(h):
         h *= 1.05
     return h
 
@@ -673,15 +685,40 @@ def _too_large(ball, spacing: float, max_points: int) -> PlanRefusal:
     d, radius = ball.dim, ball.radius
     points = grid_net_size_bound(d, radius, spacing)
     rows = grid_net_rows_bound(d, radius, spacing)
-    return PlanRefusal(
+    reason = (
         f"the grid net of spacing {spacing:.3g} (covering radius "
         f"{spacing * math.sqrt(d) / 2:.3g}) on the radius-{radius:.3g} ball in "
         f"dimension {d} is too large: up to {points:.3g} points (max_points="
         f"{max_points:,}) and a row table of up to {rows:.3g} rows (at most "
-        f"{MAX_ROWS:,})",
+        f"{MAX_ROWS:,})"
+    )
+    start = _fitting_spacing(ball, spacing, max_points)
+    if start is None:
+        coarsest = 1e6 * radius  # the bounds' floor (see _fitting_spacing)
+        floor_points = grid_net_size_bound(d, radius, coarsest)
+        floor_rows = grid_net_rows_bound(d, radius, coarsest)
+        alternatives: list[tuple[dict[str, Any], str]] = []
+        if floor_rows <= MAX_ROWS:
+            alternatives.append(
+                ({"max_points": math.ceil(floor_points)}, "the coarsest net then fits")
+            )
+        alternatives.append(({}, "a sampler whose cost does not grow like 3^d (gibbs)"))
+        return PlanRefusal(
+            reason,
+            search=Search("spacing", spacing, factor=1.05, refine=False),
+            none_works=True,
+            why=(
+                f"even the coarsest grid net in dimension {d} may hold up to "
+                f"{floor_points:.3g} points (max_points={max_points:,}) and a row "
+                f"table of {floor_rows:.3g} rows (at most {MAX_ROWS:,})"
+            ),
+            alternatives=tuple(alternatives),
+        )
+    return PlanRefusal(
+        reason,
         search=Search(
             "spacing",
-            _fitting_spacing(ball, spacing, max_points),
+            start,
             factor=1.05,
             max_tries=400,
             refine=False,
