@@ -73,6 +73,28 @@ _math_exp = _elementwise(math.exp)
 _math_log1p = _elementwise(math.log1p)
 
 
+#: From this ``x`` on, ``x + log1p(-exp(-2 x))`` is ``x`` in float64 (issue 27):
+#: ``exp(-2 x) <= e^-40 < 2^-57`` is below a quarter of ``x``'s ulp (at least
+#: ``2^-48`` for ``x >= 16``), so the sum rounds to ``x`` whatever ``exp``'s last bit.
+_LOG_SINH_FLAT = 20.0
+
+
+def _log_sinh_sum(x: np.ndarray) -> np.ndarray:
+    """``x + log1p(-exp(-2 x))`` (``x > 0``) with libm's ``exp`` and ``log1p``.
+
+    The elementwise libm calls (:func:`_elementwise`, about 100 ns an element:
+    most of a wide grid's inversion) are made only where they can change the
+    sum, below :data:`_LOG_SINH_FLAT`; above it the sum is ``x`` exactly, as
+    dp_accounting's ``common.log_sinh`` computes it.
+    """
+    out = np.array(x, dtype=np.float64, copy=True)
+    near = x < _LOG_SINH_FLAT
+    if np.any(near):
+        small = x[near]
+        out[near] = small + _math_log1p(-_math_exp(-2 * small))
+    return out
+
+
 class _VectorGaussianPrivacyLoss(_plm.GaussianPrivacyLoss):
     """dp_accounting's ``GaussianPrivacyLoss``; the loss inverted on a whole grid."""
 
@@ -101,7 +123,7 @@ class _VectorGaussianPrivacyLoss(_plm.GaussianPrivacyLoss):
         )
         half = np.abs(eps) / 2
         safe = np.where(half == 0, 1.0, half)  # log_sinh(0) = 0, set below
-        log_sinh = safe + _math_log1p(-_math_exp(-2 * safe)) - _LOG2
+        log_sinh = _log_sinh_sum(safe) - _LOG2
         a = log_alpha + np.where(half == 0, 0.0, log_sinh)
         sign = np.where(eps >= 0, -1.0, 1.0)  # asinh_exp(a, -sign(eps)), |b| = 1
         asinh = sign * np.logaddexp(0.5 * np.logaddexp(0, 2 * a), a)
@@ -275,22 +297,103 @@ def _logsumexp_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(out), out, out_inf)[:, 0]
 
 
+#: Longest block of the log-MGF enclosures (:func:`_log_mgf_enclosures`); the
+#: block is shorter where more releases are composed (an enclosure's width, in
+#: grid steps of the bound, is about the block times the count), and below
+#: :data:`_MGF_MIN_BLOCK` every order is evaluated.
+_MGF_BLOCK = 1024
+_MGF_MIN_BLOCK = 16
+#: Absolute and relative slack of those enclosures: far above the rounding of
+#: either computation (about ``1e-13`` for 10^7 terms), far below a grid step.
+_MGF_SLACK = 1e-9
+
+
+def _log_mgf_enclosures(
+    probs: np.ndarray, orders: np.ndarray, block: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per order ``t``, ``[low, high]`` around :func:`_log_mgfs`' value.
+
+    In a block of indices ``s..e`` every term ``p_i exp(i t)`` lies between
+    ``P exp(min(s t, e t))`` and ``P exp(max(s t, e t))`` with ``P`` the block's
+    mass (``fl(i t)`` is monotone in ``i`` like ``i t``), so the log-sums of the
+    block masses at the blocks' ends enclose the log-MGF; :data:`_MGF_SLACK`
+    covers the rounding of both sides. ``probs`` must be finite and ``>= 0``.
+    """
+    from scipy.special import logsumexp
+
+    size = len(probs)
+    starts = np.arange(0, size, block)
+    ends = np.minimum(starts + block, size) - 1
+    with np.errstate(divide="ignore"):
+        log_mass = np.log(np.add.reduceat(probs, starts))
+    first = orders[:, None] * starts[None, :]
+    last = orders[:, None] * ends[None, :]
+    low = logsumexp(log_mass + np.minimum(first, last), axis=1)
+    high = logsumexp(log_mass + np.maximum(first, last), axis=1)
+    return (
+        low - _MGF_SLACK * (1.0 + np.abs(low)),
+        high + _MGF_SLACK * (1.0 + np.abs(high)),
+    )
+
+
+def _chernoff_orders(
+    probs: np.ndarray, orders: np.ndarray, num_times: int, offset: float
+) -> np.ndarray:
+    """Indices of the ``orders`` whose bound can decide a truncation bound.
+
+    dp_accounting takes the smallest ``ceil`` of the positive orders' bounds
+    and the largest ``floor`` of the negative ones'. A bound is monotone in the
+    log-MGF, so each order's bound lies between its values at the enclosure's
+    ends (:func:`_log_mgf_enclosures`); an order whose best case cannot reach
+    the best worst case of its side (or the trivial bound) never decides it,
+    and its log-MGF is not needed. Orders with a non-finite enclosure are kept.
+    Long, non-negative ``probs`` only (all orders otherwise).
+    """
+    size = len(probs)
+    block = min(_MGF_BLOCK, size // (2000 * max(1, num_times)))
+    if (
+        size <= _ROWS_AT_ONCE
+        or block < _MGF_MIN_BLOCK
+        or not np.all(np.isfinite(probs))
+        or np.any(probs < 0)
+    ):
+        return np.arange(len(orders))
+    low, high = _log_mgf_enclosures(probs, orders, block)
+    with np.errstate(all="ignore"):
+        at_low = (num_times * low + offset) / orders
+        at_high = (num_times * high + offset) / orders
+    finite = np.isfinite(at_low) & np.isfinite(at_high)
+    up, down = orders > 0, orders < 0
+    # positive orders: bound in [at_low, at_high]; negative: [at_high, at_low]
+    best_up = min(
+        [(size - 1) * num_times] + [math.ceil(b) for b in at_high[up & finite]]
+    )
+    best_down = max([0] + [math.floor(b) for b in at_high[down & finite]])
+    keep = ~finite
+    keep |= up & finite & (np.ceil(np.where(finite, at_low, 0.0)) <= best_up)
+    keep |= down & finite & (np.floor(np.where(finite, at_low, 0.0)) >= best_down)
+    return np.flatnonzero(keep)
+
+
 def _self_convolve(
     probs: np.ndarray, num_times: int, tail_mass_truncation: float
 ) -> tuple[int, np.ndarray]:
     """dp_accounting's ``common.self_convolve``, its bounds' logsumexps batched.
 
     ``compute_self_convolve_bounds`` (Chernoff bounds at its 40 default orders,
-    :func:`_log_mgfs` for the log-MGFs, the same loop) and the same FFT.
+    :func:`_log_mgfs` for the log-MGFs, the same loop) and the same FFT. On a
+    long input only the orders that can decide a bound are evaluated
+    (:func:`_chernoff_orders`; issue 27: 40 passes over millions of points at
+    the extreme settings): the bounds are the same integers.
     """
     size = len(probs)
     upper_bound, lower_bound = (size - 1) * num_times, 0
     if tail_mass_truncation != 0:
         orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / size
-        for order, log_mgf_value in zip(orders, _log_mgfs(probs, orders), strict=True):
-            bound = (
-                num_times * log_mgf_value + math.log(2 / tail_mass_truncation)
-            ) / order
+        offset = math.log(2 / tail_mass_truncation)
+        used = orders[_chernoff_orders(probs, orders, num_times, offset)]
+        for order, log_mgf_value in zip(used, _log_mgfs(probs, used), strict=True):
+            bound = (num_times * log_mgf_value + offset) / order
             if not math.isfinite(bound):
                 continue
             if order > 0:
