@@ -137,6 +137,67 @@ def test_self_convolution_is_dp_accountings_bit_for_bit(size):
         np.testing.assert_array_equal(out, out_ref)
 
 
+def _bump(size, rng, zeros=True):
+    """A PLD-like PMF: a Gaussian bump with long tails of tiny mass, some zeros."""
+    probs = np.exp(-0.5 * ((np.arange(size) - 0.3 * size) / (0.02 * size + 1)) ** 2)
+    if zeros:
+        probs[rng.integers(0, size, size // 7)] = 0.0
+    return probs / probs.sum() * (1 - 1e-12)
+
+
+@pytest.mark.parametrize(("size", "times"), [(80_000, 1), (200_000, 6)])
+def test_long_self_convolution_screens_orders_bit_for_bit(size, times):
+    """Long inputs evaluate only the Chernoff orders that can decide a bound
+    (issue 27): the same truncation and probabilities as dp_accounting's (at
+    one release no order beats the trivial bounds; at six, two orders decide
+    both bounds, the lower one above 0)."""
+    from dp_accounting.pld import common
+
+    probs = _bump(size, np.random.default_rng(times))
+    orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / size
+    used = fast_pld._chernoff_orders(probs, orders, times, math.log(2e15))  # noqa: SLF001
+    assert len(used) < 3  # the screened branch runs
+    lo, out = fast_pld._self_convolve(probs, times, 1e-15)  # noqa: SLF001
+    lo_ref, out_ref = common.self_convolve(probs, times, 1e-15)
+    assert lo == lo_ref and (lo > 0) == (times > 1)
+    np.testing.assert_array_equal(out, out_ref)
+
+
+@pytest.mark.parametrize("sd", [0.05, 1.0, 30.0])
+def test_gaussian_loss_cdfs_are_scipys_bit_for_bit(sd):
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    x = np.random.default_rng(0).normal(0.0, 10 * sd, 5000)
+    x = np.concatenate([x, [0.0, -0.0, np.inf, -np.inf, np.nan]])
+    ref = plm.GaussianPrivacyLoss(sd, sensitivity=1, sampling_prob=0.3)
+    new = fast_pld._VectorGaussianPrivacyLoss(sd, sensitivity=1, sampling_prob=0.3)  # noqa: SLF001
+    for name in ("noise_cdf", "noise_log_cdf", "mu_upper_cdf", "mu_lower_log_cdf"):
+        np.testing.assert_array_equal(getattr(new, name)(x), getattr(ref, name)(x))
+        assert getattr(new, name)(0.3) == getattr(ref, name)(0.3)
+
+
+def test_composition_truncates_tails_as_dp_accounting():
+    """:func:`fast_pld._compose` (tails found by a cumsum): dp_accounting's
+    ``compose``, on symmetric and asymmetric PLDs, with and without truncation."""
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import privacy_loss_distribution as pld_mod
+
+    rng = np.random.default_rng(5)
+
+    def dense(size, lower, inf_mass):
+        return pld_pmf.DensePLDPmf(1e-3, lower, _bump(size, rng), inf_mass, True)
+
+    sym = pld_mod.PrivacyLossDistribution(dense(30_000, -700, 1e-16))
+    asym = pld_mod.PrivacyLossDistribution(dense(5_000, 30, 0.0), dense(800, -9, 1e-9))
+    cases = [(pld_mod.identity(1e-3), sym), (sym, asym), (asym, sym), (asym, asym)]
+    for first, second in cases:
+        for tail in (1e-15, 0.0, 1e-6):
+            _assert_same_pld(
+                fast_pld._compose(first, second, tail),  # noqa: SLF001
+                first.compose(second, tail),
+            )
+
+
 def test_fast_pld_is_faster_than_the_accountant():
     """A ratio, interleaved in one process (best of 3): at least 2x.
 

@@ -13,17 +13,28 @@ for the events whose analysis is a Gaussian one (``GaussianDpEvent``, a
 ``PoissonSampledDpEvent`` of one, ``TruncatedSubsampledGaussianDpEvent``): the same
 constructors of dp_accounting, called with a subclass of its ``GaussianPrivacyLoss``
 whose ``get_delta_for_epsilon`` inverts the loss on the whole grid at once, by the
-same formula in the same operation order (numpy's ``log1p``/``exp`` instead of
-``math``'s: the values agree to rounding, a few ulps; ``tests/test_fast_pld.py``
-checks the PLDs agree to ``1e-12``). Nothing else is rewritten: the tails, the
-connect-the-dots discretisation, the truncated mixture and the compositions are
-dp_accounting's own code, but for two more of its pure-Python passes, done here
-by the same operations (issue 27): a self-composition's Chernoff truncation
-bounds (40 ``scipy.special.logsumexp`` calls, batched: :func:`_self_convolve`),
-and the dense connect-the-dots PMF, built from its probability array instead of
-through a dict (:func:`_connect_dots_fixed_gap`). Cases it does not vectorise
-(add/remove adjacency under subsampling) run dp_accounting's loop unchanged, and
-events it does not cover give ``None`` (the caller runs the accountant).
+same formula in the same operation order (libm's ``exp``/``log1p`` elementwise, as
+dp_accounting's ``math`` calls; ``tests/test_plan_speed.py`` checks the PLDs and
+their epsilons are the accountant's bit for bit). Nothing else is rewritten: the
+tails, the connect-the-dots discretisation, the truncated mixture and the
+compositions are dp_accounting's own code, but for more of its pure-Python or
+per-call-overhead passes, done here by the same operations (issue 27): a
+self-composition's Chernoff truncation bounds (40 ``scipy.special.logsumexp``
+calls, batched, and on a long input only the orders that can decide a bound:
+:func:`_self_convolve`), the dense connect-the-dots PMF, built from its
+probability array instead of through a dict (:func:`_connect_dots_fixed_gap`),
+the noise's CDFs without scipy's distribution wrapper
+(:meth:`_VectorGaussianPrivacyLoss.noise_cdf`), and the accountant's composition
+with its tail truncation found by a ``cumsum`` instead of a Python loop
+(:func:`_compose`). Cases it does not vectorise (add/remove adjacency under
+subsampling) run dp_accounting's loop unchanged, and events it does not cover
+give ``None`` (the caller runs the accountant).
+
+What stays dp_accounting's own and bounds a plan at the extreme settings (a
+2.6-million-point PLD self-composed to 6.6 million points, DP-SGD at ``n =
+1e7``): the FFTs of the self-composition and ``get_epsilon_for_delta``'s
+Python loop over the grid (a libm ``exp`` per point, which numpy's ``exp`` does
+not reproduce bit for bit).
 
 It reaches two private names of dp_accounting
 (``privacy_loss_distribution._create_pld_pmf_from_monotone_privacy_loss`` and
@@ -45,6 +56,8 @@ from dp_accounting.pld import pld_pmf as _pmf_mod
 from dp_accounting.pld import privacy_loss_distribution as _pld_mod
 from dp_accounting.pld import privacy_loss_mechanism as _plm
 from scipy import fft as _fft
+from scipy import signal as _signal
+from scipy import special as _special
 
 from dpsample._src import precision
 
@@ -71,6 +84,28 @@ def _elementwise(fn: Any) -> Any:
 #: libm's by an ulp on some arguments, and dp_accounting calls ``math``'s.
 _math_exp = _elementwise(math.exp)
 _math_log1p = _elementwise(math.log1p)
+
+
+#: From this ``x`` on, ``x + log1p(-exp(-2 x))`` is ``x`` in float64 (issue 27):
+#: ``exp(-2 x) <= e^-40 < 2^-57`` is below a quarter of ``x``'s ulp (at least
+#: ``2^-48`` for ``x >= 16``), so the sum rounds to ``x`` whatever ``exp``'s last bit.
+_LOG_SINH_FLAT = 20.0
+
+
+def _log_sinh_sum(x: np.ndarray) -> np.ndarray:
+    """``x + log1p(-exp(-2 x))`` (``x > 0``) with libm's ``exp`` and ``log1p``.
+
+    The elementwise libm calls (:func:`_elementwise`, about 100 ns an element:
+    most of a wide grid's inversion) are made only where they can change the
+    sum, below :data:`_LOG_SINH_FLAT`; above it the sum is ``x`` exactly, as
+    dp_accounting's ``common.log_sinh`` computes it.
+    """
+    out = np.array(x, dtype=np.float64, copy=True)
+    near = x < _LOG_SINH_FLAT
+    if np.any(near):
+        small = x[near]
+        out[near] = small + _math_log1p(-_math_exp(-2 * small))
+    return out
 
 
 class _VectorGaussianPrivacyLoss(_plm.GaussianPrivacyLoss):
@@ -101,12 +136,32 @@ class _VectorGaussianPrivacyLoss(_plm.GaussianPrivacyLoss):
         )
         half = np.abs(eps) / 2
         safe = np.where(half == 0, 1.0, half)  # log_sinh(0) = 0, set below
-        log_sinh = safe + _math_log1p(-_math_exp(-2 * safe)) - _LOG2
+        log_sinh = _log_sinh_sum(safe) - _LOG2
         a = log_alpha + np.where(half == 0, 0.0, log_sinh)
         sign = np.where(eps >= 0, -1.0, 1.0)  # asinh_exp(a, -sign(eps)), |b| = 1
         asinh = sign * np.logaddexp(0.5 * np.logaddexp(0, 2 * a), a)
         x = sd2 / sens * (asinh - eps / 2)
         return np.where(eps == 0, 0.0, x)
+
+    def noise_cdf(self, x: Any) -> Any:
+        """The noise's CDF: scipy's ``norm(scale=sd).cdf`` without its wrapper.
+
+        scipy computes ``ndtr((x - 0) / sd)`` on every point and handles
+        ``nan`` and ``+-inf`` by masks, to the same values ``ndtr`` gives
+        them; its per-call masks and copies were a fifth of a wide grid's time
+        (issue 27). Scalars go to scipy.
+        """
+        if isinstance(x, numbers.Number):
+            return super().noise_cdf(x)
+        return _special.ndtr(np.asarray(x, dtype=np.float64) / self._standard_deviation)
+
+    def noise_log_cdf(self, x: Any) -> Any:
+        """The noise's log-CDF: ``log_ndtr(x / sd)``, as :meth:`noise_cdf`."""
+        if isinstance(x, numbers.Number):
+            return super().noise_log_cdf(x)
+        return _special.log_ndtr(
+            np.asarray(x, dtype=np.float64) / self._standard_deviation
+        )
 
     def get_delta_for_epsilon(self, epsilon: Any) -> Any:
         """dp_accounting's hockey-stick divergence, the cut-offs computed at once."""
@@ -275,22 +330,103 @@ def _logsumexp_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(out), out, out_inf)[:, 0]
 
 
+#: Longest block of the log-MGF enclosures (:func:`_log_mgf_enclosures`); the
+#: block is shorter where more releases are composed (an enclosure's width, in
+#: grid steps of the bound, is about the block times the count), and below
+#: :data:`_MGF_MIN_BLOCK` every order is evaluated.
+_MGF_BLOCK = 1024
+_MGF_MIN_BLOCK = 16
+#: Absolute and relative slack of those enclosures: far above the rounding of
+#: either computation (about ``1e-13`` for 10^7 terms), far below a grid step.
+_MGF_SLACK = 1e-9
+
+
+def _log_mgf_enclosures(
+    probs: np.ndarray, orders: np.ndarray, block: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per order ``t``, ``[low, high]`` around :func:`_log_mgfs`' value.
+
+    In a block of indices ``s..e`` every term ``p_i exp(i t)`` lies between
+    ``P exp(min(s t, e t))`` and ``P exp(max(s t, e t))`` with ``P`` the block's
+    mass (``fl(i t)`` is monotone in ``i`` like ``i t``), so the log-sums of the
+    block masses at the blocks' ends enclose the log-MGF; :data:`_MGF_SLACK`
+    covers the rounding of both sides. ``probs`` must be finite and ``>= 0``.
+    """
+    from scipy.special import logsumexp
+
+    size = len(probs)
+    starts = np.arange(0, size, block)
+    ends = np.minimum(starts + block, size) - 1
+    with np.errstate(divide="ignore"):
+        log_mass = np.log(np.add.reduceat(probs, starts))
+    first = orders[:, None] * starts[None, :]
+    last = orders[:, None] * ends[None, :]
+    low = logsumexp(log_mass + np.minimum(first, last), axis=1)
+    high = logsumexp(log_mass + np.maximum(first, last), axis=1)
+    return (
+        low - _MGF_SLACK * (1.0 + np.abs(low)),
+        high + _MGF_SLACK * (1.0 + np.abs(high)),
+    )
+
+
+def _chernoff_orders(
+    probs: np.ndarray, orders: np.ndarray, num_times: int, offset: float
+) -> np.ndarray:
+    """Indices of the ``orders`` whose bound can decide a truncation bound.
+
+    dp_accounting takes the smallest ``ceil`` of the positive orders' bounds
+    and the largest ``floor`` of the negative ones'. A bound is monotone in the
+    log-MGF, so each order's bound lies between its values at the enclosure's
+    ends (:func:`_log_mgf_enclosures`); an order whose best case cannot reach
+    the best worst case of its side (or the trivial bound) never decides it,
+    and its log-MGF is not needed. Orders with a non-finite enclosure are kept.
+    Long, non-negative ``probs`` only (all orders otherwise).
+    """
+    size = len(probs)
+    block = min(_MGF_BLOCK, size // (2000 * max(1, num_times)))
+    if (
+        size <= _ROWS_AT_ONCE
+        or block < _MGF_MIN_BLOCK
+        or not np.all(np.isfinite(probs))
+        or np.any(probs < 0)
+    ):
+        return np.arange(len(orders))
+    low, high = _log_mgf_enclosures(probs, orders, block)
+    with np.errstate(all="ignore"):
+        at_low = (num_times * low + offset) / orders
+        at_high = (num_times * high + offset) / orders
+    finite = np.isfinite(at_low) & np.isfinite(at_high)
+    up, down = orders > 0, orders < 0
+    # positive orders: bound in [at_low, at_high]; negative: [at_high, at_low]
+    best_up = min(
+        [(size - 1) * num_times] + [math.ceil(b) for b in at_high[up & finite]]
+    )
+    best_down = max([0] + [math.floor(b) for b in at_high[down & finite]])
+    keep = ~finite
+    keep |= up & finite & (np.ceil(np.where(finite, at_low, 0.0)) <= best_up)
+    keep |= down & finite & (np.floor(np.where(finite, at_low, 0.0)) >= best_down)
+    return np.flatnonzero(keep)
+
+
 def _self_convolve(
     probs: np.ndarray, num_times: int, tail_mass_truncation: float
 ) -> tuple[int, np.ndarray]:
     """dp_accounting's ``common.self_convolve``, its bounds' logsumexps batched.
 
     ``compute_self_convolve_bounds`` (Chernoff bounds at its 40 default orders,
-    :func:`_log_mgfs` for the log-MGFs, the same loop) and the same FFT.
+    :func:`_log_mgfs` for the log-MGFs, the same loop) and the same FFT. On a
+    long input only the orders that can decide a bound are evaluated
+    (:func:`_chernoff_orders`; issue 27: 40 passes over millions of points at
+    the extreme settings): the bounds are the same integers.
     """
     size = len(probs)
     upper_bound, lower_bound = (size - 1) * num_times, 0
     if tail_mass_truncation != 0:
         orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / size
-        for order, log_mgf_value in zip(orders, _log_mgfs(probs, orders), strict=True):
-            bound = (
-                num_times * log_mgf_value + math.log(2 / tail_mass_truncation)
-            ) / order
+        offset = math.log(2 / tail_mass_truncation)
+        used = orders[_chernoff_orders(probs, orders, num_times, offset)]
+        for order, log_mgf_value in zip(used, _log_mgfs(probs, used), strict=True):
+            bound = (num_times * log_mgf_value + offset) / order
             if not math.isfinite(bound):
                 continue
             if order > 0:
@@ -327,6 +463,93 @@ def _self_compose(pld: Any, num_times: int, tail: float = 1e-15) -> Any:
     if pld._symmetric:  # noqa: SLF001
         return _pld_mod.PrivacyLossDistribution(remove)
     add = _self_compose_pmf(pld._pmf_add, num_times, tail)  # noqa: SLF001
+    return _pld_mod.PrivacyLossDistribution(remove, add)
+
+
+def _prefix_to_truncate(arr: np.ndarray, threshold: float) -> int:
+    """dp_accounting's ``_find_prefix_to_truncate``: its running sum as a ``cumsum``.
+
+    The loop adds the elements one by one from ``0`` and stops at the first
+    index where the sum exceeds ``threshold``; ``np.cumsum`` makes the same
+    additions in the same order (a sequential accumulation), so the index is
+    the same, without a Python step per element (issue 27: millions of steps
+    through a wide PLD's tiny tail).
+    """
+    above = np.cumsum(arr) > threshold
+    return int(np.argmax(above)) if above.any() else len(arr)
+
+
+def _truncate_tails(
+    probs: np.ndarray, tail_mass_truncation: float, pessimistic_estimate: bool
+) -> tuple[int, np.ndarray, float]:
+    """dp_accounting's ``pld_pmf._truncate_tails`` on :func:`_prefix_to_truncate`."""
+    if tail_mass_truncation == 0:
+        return 0, probs, 0
+    left_idx = _prefix_to_truncate(probs, tail_mass_truncation / 2)
+    right_idx = len(probs) - _prefix_to_truncate(
+        np.flip(probs), tail_mass_truncation / 2
+    )
+    right_idx = max(right_idx, left_idx + 1)
+    left_mass = np.sum(probs[:left_idx])
+    right_mass = np.sum(probs[right_idx:])
+    truncated_probs = probs[left_idx:right_idx]
+    if pessimistic_estimate:
+        truncated_probs[0] += left_mass
+        return left_idx, truncated_probs, right_mass
+    truncated_probs[-1] += right_mass
+    return left_idx, truncated_probs, 0
+
+
+def _compose_pmfs(pmf1: Any, pmf2: Any, tail_mass_truncation: float) -> Any:
+    """dp_accounting's ``compose_pmfs``; dense PMFs on :func:`_truncate_tails`."""
+    if (
+        isinstance(pmf1, _pmf_mod.SparsePLDPmf)
+        and isinstance(pmf2, _pmf_mod.SparsePLDPmf)
+        and pmf1.size * pmf2.size <= _pmf_mod._MAX_PMF_SPARSE_SIZE  # noqa: SLF001
+    ):
+        return pmf1.compose(pmf2, tail_mass_truncation)
+    one, two = pmf1.to_dense_pmf(), pmf2.to_dense_pmf()
+    if type(one) is not _pmf_mod.DensePLDPmf or type(two) is not type(one):
+        return one.compose(two, tail_mass_truncation)
+    # DensePLDPmf.compose (dp_accounting 0.6), step by step
+    # pylint: disable=protected-access
+    one.validate_composable(two)
+    lower_loss = one._lower_loss + two._lower_loss  # noqa: SLF001
+    probs = _signal.fftconvolve(one._probs, two._probs)  # noqa: SLF001
+    infinity_mass = (
+        one._infinity_mass  # noqa: SLF001
+        + two._infinity_mass  # noqa: SLF001
+        - one._infinity_mass * two._infinity_mass  # noqa: SLF001
+    )
+    offset, probs, right_tail = _truncate_tails(
+        probs,
+        tail_mass_truncation,
+        one._pessimistic_estimate,  # noqa: SLF001
+    )
+    return _pmf_mod.DensePLDPmf(
+        one._discretization,  # noqa: SLF001
+        lower_loss + offset,
+        probs,
+        infinity_mass + right_tail,
+        one._pessimistic_estimate,  # noqa: SLF001
+    )
+
+
+def _compose(first: Any, second: Any, tail_mass_truncation: float = 1e-15) -> Any:
+    """dp_accounting's ``PrivacyLossDistribution.compose``, on :func:`_compose_pmfs`."""
+    # pylint: disable=protected-access
+    remove = _compose_pmfs(
+        first._pmf_remove,  # noqa: SLF001
+        second._pmf_remove,  # noqa: SLF001
+        tail_mass_truncation,
+    )
+    if first._symmetric and second._symmetric:  # noqa: SLF001
+        return _pld_mod.PrivacyLossDistribution(remove)
+    add = _compose_pmfs(
+        first._pmf_add,  # noqa: SLF001
+        second._pmf_add,  # noqa: SLF001
+        tail_mass_truncation,
+    )
     return _pld_mod.PrivacyLossDistribution(remove, add)
 
 
@@ -393,7 +616,7 @@ def accountant_pld(
             plds.append(pld)
     total = _pld_mod.identity(value_discretization_interval=interval)
     for pld in plds:
-        total = total.compose(pld)
+        total = _compose(total, pld)
     return total
 
 
