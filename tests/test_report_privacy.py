@@ -16,6 +16,9 @@ hold), with the same key and every public input equal. In the report written for
   caught by the first check when its value happens not to change);
 * the budget verdict states the guarantee's assumptions ("within budget, assuming:
   ...") and the ledger carries the same ones.
+
+The runs on ``D`` also carry test_cli's checks of every example's run (what it
+prints, the folder it writes, the resolved config), so the examples run once for both.
 """
 
 import contextlib
