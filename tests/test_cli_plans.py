@@ -345,10 +345,12 @@ def test_a_given_seed_is_an_assumption_and_is_written_nowhere(where, tmp_path, c
 
 
 @pytest.mark.slow
-def test_quickstart_default_key_is_fresh():
-    # A seeded quickstart's key is an assumption of its verdict and ledger:
-    # test_report_privacy.py::test_the_verdict_states_the_guarantees_assumptions
-    # (on the seeded quickstart that module runs anyway).
+def test_quickstart_seed_is_an_assumption_and_the_default_key_is_fresh():
+    seeded = cli.quickstart(epsilon=1.0, radius=2.0, seed=5)
+    total = seeded["privacy"]["total"]
+    assert config.SEED_ASSUMPTION in total["assumptions"]
+    assert config.SEED_ASSUMPTION in total["verdict"]
+    assert seeded["privacy"]["ledger"]["assumptions"] == total["assumptions"]
     fresh = cli.quickstart(epsilon=1.0, radius=2.0)
     assert config.SEED_ASSUMPTION not in fresh["privacy"]["total"]["assumptions"]
     assert "OS entropy" in fresh["run"]["rng_key"]
