@@ -145,9 +145,9 @@ _SLOW = pytest.mark.slow  # as in tests/test_contract.py
         "test_registry_entry_describes_the_algorithm",
         pytest.param("test_plan_is_public_frozen_complete_and_printable", marks=_SLOW),
         pytest.param(
-            "test_run_returns_the_plans_guarantee_and_typed_info", marks=_SLOW
+            "test_run_returns_the_plans_guarantee_and_typed_info_as_the_function_does",
+            marks=_SLOW,
         ),
-        pytest.param("test_convenience_function_is_plan_then_run", marks=_SLOW),
         "test_mismatched_data_and_foreign_plans_are_refused",
         pytest.param(
             "test_a_second_run_with_the_same_shapes_does_not_recompile", marks=_SLOW

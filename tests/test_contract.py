@@ -96,23 +96,19 @@ def test_plan_is_public_frozen_complete_and_printable(name):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
-def test_run_returns_the_plans_guarantee_and_typed_info(name):
+def test_run_returns_the_plans_guarantee_and_typed_info_as_the_function_does(name):
+    """One run checks both: the run's result, and the convenience function as plan
+    then run (same key, same result)."""
     case, problem, algo, plan = _plan(name)
-    res = algo.run(jax.random.key(0), plan, problem.data)
+    key = jax.random.key(3)
+    via_objects = algo.run(key, plan, problem.data)
+    res = via_objects
     assert isinstance(res, PrivateResult)
     assert res.privacy is plan.guarantee
     assert isinstance(res.info, AlgorithmInfo)
     assert dataclasses.is_dataclass(res.info)
     assert dict(res.info)  # a mapping of its public fields
     assert "diagnostics" not in dict(res.info)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", NAMES)
-def test_convenience_function_is_plan_then_run(name):
-    case, problem, algo, plan = _plan(name)
-    key = jax.random.key(3)
-    via_objects = algo.run(key, plan, problem.data)
     via_function = case.convenience(key, problem, case.budget, dict(case.options))
     np.testing.assert_array_equal(
         np.asarray(via_function.value), np.asarray(via_objects.value)

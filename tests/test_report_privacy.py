@@ -16,15 +16,22 @@ hold), with the same key and every public input equal. In the report written for
   caught by the first check when its value happens not to change);
 * the budget verdict states the guarantee's assumptions ("within budget, assuming:
   ...") and the ledger carries the same ones.
+
+The runs on ``D`` also carry test_cli's checks of every example's run (what it
+prints, the folder it writes, the resolved config), so the examples run once for both.
 """
 
+import contextlib
 import dataclasses
+import io
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cli import _check_output_folder
 
 from dpsample import cli, config, registry
 from dpsample.base import AlgorithmInfo, NonPrivateDiagnostics, PrivateAlgorithm
@@ -73,12 +80,16 @@ def _other_data(data):
     return out
 
 
-def _run_all(tmp: Path, tag: str) -> dict[str, dict]:
+def _run_all(tmp: Path, tag: str, printed: dict | None = None) -> dict[str, dict]:
     reports = {}
     for path in EXAMPLES:
         out = tmp / f"{path.stem}-{tag}"
         # the same key on D and D' (a given seed: its report is conditional on it)
-        assert cli.main(["run", str(path), "--output", str(out), "--seed", "0"]) == 0
+        args = ["run", str(path), "--output", str(out), "--seed", "0"]
+        with contextlib.redirect_stdout(io.StringIO()) as stdout:
+            assert cli.main(args) == 0
+        if printed is not None:
+            printed[path.stem] = (stdout.getvalue(), out)
         reports[path.stem] = json.loads((out / "report.json").read_text())
     # `dpsample quickstart --json` prints json.dumps(cli.quickstart()); the CLI adds
     # nothing to it, so the dict is checked directly.
@@ -89,15 +100,43 @@ def _run_all(tmp: Path, tag: str) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory):
-    """``{name: (report on D, report on D')}`` for every example and the quickstart."""
+def runs(tmp_path_factory):
+    """``(reports, printed)``: ``reports`` is ``{name: (report on D, report on D')}``
+    for every example and the quickstart, ``printed`` is ``{example: (what the run
+    printed, its output folder)}`` for the runs on ``D``."""
     tmp = tmp_path_factory.mktemp("reports")
-    on_d = _run_all(tmp, "d")
+    printed: dict = {}
+    on_d = _run_all(tmp, "d", printed)
     with pytest.MonkeyPatch.context() as mp:
         load = config_problem.load_data
         mp.setattr(config_problem, "load_data", lambda cfg: _other_data(load(cfg)))
         on_other = _run_all(tmp, "other")
-    return {name: (on_d[name], on_other[name]) for name in on_d}
+    return {name: (on_d[name], on_other[name]) for name in on_d}, printed
+
+
+@pytest.fixture(scope="module")
+def reports(runs):
+    """``{name: (report on D, report on D')}`` for every example and the quickstart."""
+    return runs[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_config_runs(runs, example):
+    """``dpsample run CONFIG -o DIR`` on each example (the runs on ``D`` above: the
+    same command in process; test_cli runs the installed script in a subprocess):
+    it prints the released point and the non-private section and writes the folder
+    (test_cli's checks), and the resolved config is the example's."""
+    stdout, folder = runs[1][example.stem]
+    raw = tomllib.loads(example.read_text())
+    assert raw["output"]["dir"].startswith("runs/")  # runs/ is git-ignored
+    assert "RELEASED POINT" in stdout and "NON-PRIVATE" in stdout
+    _, report, resolved = _check_output_folder(folder, raw["privacy"])
+    assert resolved["job"] == {k: v for k, v in raw["job"].items() if k != "seed"}
+    for key, value in raw.get("options", {}).items():
+        assert resolved["options"][key] == value
+    if raw["job"]["kind"] == "finder":
+        assert len(resolved["options"]["x0"]) == report["problem"]["dim"]
 
 
 def _leaves(node, path=()):
