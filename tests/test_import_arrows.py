@@ -145,13 +145,9 @@ def test_no_reference_to_dpsample_code_outside_the_registry():
     assert _references(made_up) == ["dpsample.bounds:theorem"]
 
 
-#: Modules whose in-function imports do not yet say why (issue 29 item 5), each
-#: another change's to fix: may only shrink.
-KNOWN_UNEXPLAINED = {
-    "dpsample/pipelines/warm_start.py",  # _diagnostics: finders.stationarity
-    "dpsample/privacy/calibration.py",  # _coarse_epsilon: dp_accounting, fast_*
-    "dpsample/privacy/fast_pld.py",  # _truncated_subsampled_gaussian_pld: scipy
-}
+#: Modules whose in-function imports do not yet say why (issue 29 item 5): none
+#: since every deferred import says why; keep it empty.
+KNOWN_UNEXPLAINED: set[str] = set()
 
 
 def _unexplained_imports(text: str) -> list[int]:

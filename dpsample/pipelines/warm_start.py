@@ -59,6 +59,7 @@ from dpsample.bounds import (
 )
 from dpsample.domains import Ball
 from dpsample.errors import BudgetExceededError
+from dpsample.finders import stationarity
 from dpsample.options import call_options
 from dpsample.pipelines.budget import (
     DEFAULT_SPLIT,
@@ -641,8 +642,6 @@ def _diagnostics(
     problem_on_k: Problem,
 ) -> WarmStartDiagnostics:
     """NOT PRIVATE: quantities read from the private data, for experiments only."""
-    from dpsample.finders import stationarity
-
     risk0 = float(problem.empirical_risk(x0))
     out: dict[str, Any] = {
         "label": "NOT PRIVATE: computed on the private data; never release",

@@ -120,6 +120,8 @@ def coarse_epsilon(
 
 
 def _coarse_epsilon(key: tuple[tuple[Any, Any, int], ...], delta: float) -> float:
+    # Deferred: dp_accounting (0.6 s) and the fast accountants load at the first
+    # calibration, not with `import dpsample` (issue 27 goal 2).
     import dp_accounting
     from dp_accounting import pld
 

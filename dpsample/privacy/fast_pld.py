@@ -270,7 +270,13 @@ def _gaussian_pld(
 
 
 def _truncated_subsampled_gaussian_pld(event: Any, interval: float, relation: Any):
-    """dp_accounting's ``from_truncated_subsampled_gaussian_mechanism``, vectorised."""
+    """dp_accounting's ``from_truncated_subsampled_gaussian_mechanism``, vectorised.
+
+    The sensitivity-2 branch's ``z / 2`` is dp_accounting's definition of this
+    event (a truncated batch can differ in two rows), mirrored bit for bit, not a
+    convention of dpsample's (those live in :mod:`dpsample.privacy.relations`).
+    """
+    # Deferred: scipy.stats costs about 0.3 s to import; only this event needs it.
     from scipy import stats
 
     n, q = event.dataset_size, event.sampling_probability
@@ -352,8 +358,6 @@ def _log_mgf_enclosures(
     block masses at the blocks' ends enclose the log-MGF; :data:`_MGF_SLACK`
     covers the rounding of both sides. ``probs`` must be finite and ``>= 0``.
     """
-    from scipy.special import logsumexp
-
     size = len(probs)
     starts = np.arange(0, size, block)
     ends = np.minimum(starts + block, size) - 1
@@ -361,8 +365,8 @@ def _log_mgf_enclosures(
         log_mass = np.log(np.add.reduceat(probs, starts))
     first = orders[:, None] * starts[None, :]
     last = orders[:, None] * ends[None, :]
-    low = logsumexp(log_mass + np.minimum(first, last), axis=1)
-    high = logsumexp(log_mass + np.maximum(first, last), axis=1)
+    low = _special.logsumexp(log_mass + np.minimum(first, last), axis=1)
+    high = _special.logsumexp(log_mass + np.maximum(first, last), axis=1)
     return (
         low - _MGF_SLACK * (1.0 + np.abs(low)),
         high + _MGF_SLACK * (1.0 + np.abs(high)),
