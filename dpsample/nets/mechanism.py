@@ -355,9 +355,8 @@ class NetExponentialMechanism(PrivateAlgorithm):
             if cap is None or rows * n <= cap:
                 break
             coarsest = the_net.size() <= 1 or (
-                # Beyond 10^6 R no lattice point leaves the net any more (its
-                # reach is sqrt(d)/2 to within 1e-6): a coarser net costs the same.
-                spacing is not None and spacing > 1e6 * ball.radius
+                # a coarser net than this costs the same (_COARSEST_SPACING)
+                spacing is not None and spacing > _COARSEST_SPACING * ball.radius
             )
             if net_given or spacing_given or not r_theorem or coarsest:
                 reason = (
@@ -656,6 +655,12 @@ def exponential_mechanism(
     )
 
 
+#: Spacings beyond this many radii give the same grid net: no lattice point leaves it
+#: any more (its reach is ``sqrt(d)/2`` lattice units to within ``1e-6``), so the
+#: net's searches stop there.
+_COARSEST_SPACING = 1e6
+
+
 def _fitting_spacing(ball, spacing: float, max_points: int) -> float | None:
     """The first spacing ``spacing * 1.05^k`` whose net provably fits, or ``None``.
 
@@ -673,7 +678,7 @@ def _fitting_spacing(ball, spacing: float, max_points: int) -> float | None:
             and grid_net_size_bound(d, radius, h) <= max_points
         )
 
-    if not fits(max(h, 1e6 * radius)):
+    if not fits(max(h, _COARSEST_SPACING * radius)):
         return None
     while not fits(h):
         h *= 1.05
@@ -694,7 +699,7 @@ def _too_large(ball, spacing: float, max_points: int) -> PlanRefusal:
     )
     start = _fitting_spacing(ball, spacing, max_points)
     if start is None:
-        coarsest = 1e6 * radius  # the bounds' floor (see _fitting_spacing)
+        coarsest = _COARSEST_SPACING * radius  # the bounds' floor
         floor_points = grid_net_size_bound(d, radius, coarsest)
         floor_rows = grid_net_rows_bound(d, radius, coarsest)
         alternatives: list[tuple[dict[str, Any], str]] = []
