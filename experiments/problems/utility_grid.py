@@ -52,6 +52,7 @@ __all__ = [
     "EPOCHS",
     "PROBLEMS",
     "RULE",
+    "BASELINES",
     "SMOKE",
     "SPECS",
     "entry_label",
@@ -162,6 +163,19 @@ RULE = {
     "extra": {k: v for k, v in DEFAULT["extra"].items() if k != "mlp"},
     "extra_epsilons": DEFAULT["extra_epsilons"],
     "only": {"absolute": ("warm_start", "dp_sgd"), "*": ("warm_start",)},
+}
+#: The baselines' grid (``experiments/utility_baselines.toml``): the two DP-SGD
+#: entries (the library's default and the practitioners' schedule) at every point of
+#: the default grid, the MLP's included, with the default grid's cell keys (the same
+#: configurations), so that the goal table (``--default``) can be re-measured against
+#: current baselines without re-running every entry of the default grid.
+BASELINES = {
+    "seeds": DEFAULT["seeds"],
+    "epsilons": DEFAULT["epsilons"],
+    "points": DEFAULT["points"],
+    "extra": DEFAULT["extra"],
+    "extra_epsilons": DEFAULT["extra_epsilons"],
+    "only": {"*": ("dp_sgd", "dp_sgd_practice")},
 }
 #: The cluster grid: the full cross product.
 CLUSTER = {
@@ -400,6 +414,9 @@ Sizing (re-timed 2026-11-28 after issue 24's DP-SGD lot; docs/utility_benchmark.
 # python experiments/utility_timing.py --report
 #   experiments/results/utility_timing/table_2026-11-28.log
 #   experiments/results/utility_timing/retime_u24.log""",
+    "baselines": """\
+Sizing: the default grid's points, its two DP-SGD entries only (about 0.2-1 CPU-s
+# a further seed, 8-17 s a point's first cell: utility_timing's table).""",
     "rule": """\
 Sizing: the default grid's points (the MLP's but), two entries; the rule starts
 # cold (DP-SGD's cost) but on the small-d points where the net runs.""",
@@ -526,7 +543,7 @@ def render(which: str) -> str:
     """The text of ``experiments/utility.toml`` (``"default"``) or the cluster spec.
 
     Args:
-        which: ``"default"``, ``"cluster"`` or ``"rule"``.
+        which: ``"default"``, ``"cluster"``, ``"rule"`` or ``"baselines"``.
 
     Returns:
         The TOML text: :data:`HEADER` (the comments, ``[experiment]``, the base
@@ -535,7 +552,12 @@ def render(which: str) -> str:
     """
     if which not in SPECS:
         raise ValueError(f"which is one of {tuple(SPECS)}, not {which!r}")
-    grid = {"default": DEFAULT, "cluster": CLUSTER, "rule": RULE}[which]
+    grid = {
+        "default": DEFAULT,
+        "cluster": CLUSTER,
+        "rule": RULE,
+        "baselines": BASELINES,
+    }[which]
     name = SPECS[which].removesuffix(".toml")
     head = HEADER.format(name=name, seeds=grid["seeds"], sizing=SIZING[which])
     body = _tables(grid, "grid")
@@ -551,6 +573,7 @@ SPECS = {
     "default": "utility.toml",
     "cluster": "utility_cluster.toml",
     "rule": "utility_default.toml",
+    "baselines": "utility_baselines.toml",
 }
 
 

@@ -140,6 +140,17 @@ def test_default_grid_shape():
     assert all(p.get("job") for p in points)
 
 
+def test_baselines_grid_is_the_default_grids_dp_sgd_blocks():
+    # utility_baselines.toml re-measures the two DP-SGD entries with the default
+    # grid's own configurations (hence its cell keys): the same blocks, no others
+    baselines = ug.cells_of(ug.BASELINES)
+    default = [
+        b for b in ug.cells_of(ug.DEFAULT) if b[1] in ("dp_sgd", "dp_sgd_practice")
+    ]
+    assert sorted(baselines) == sorted(default)
+    assert {label for _, label, *_ in baselines} == {"dp_sgd", "dp_sgd_practice"}
+
+
 def test_practice_options_are_public_rules():
     o = ug.practice_options("absolute", 1_000, 10)
     assert o["batch_size"] == 50 and o["num_steps"] == 200
