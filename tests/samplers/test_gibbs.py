@@ -273,3 +273,17 @@ def test_proximal_route_refuses_a_plan_over_the_compute_budget():
     assert fits.cost.evaluations == cost
     with pytest.raises(ValueError, match="max_evaluations"):
         Gibbs().plan(problem.spec, Budget(4.0, 1e-5, cost - 1), **options)
+
+
+def test_proximal_num_trials_row_says_whether_the_given_value_ran():
+    # the schedule treats a given num_trials as a minimum: the row is the caller's
+    # ("user") only where that value ran unchanged, else the rule's, saying it raised it
+    spec = _problem(n=40).spec
+    budget = dpsample.Budget(EPS, 1e-3)
+    default = G.Gibbs().plan(spec, budget, beta=0.2).params["num_trials"]
+    assert (default.source, default.value) == ("default", 50)
+    more = G.Gibbs().plan(spec, budget, beta=0.2, num_trials=57).params["num_trials"]
+    assert (more.source, more.value) == ("user", 57)
+    low = G.Gibbs().plan(spec, budget, beta=0.2, num_trials=1).params["num_trials"]
+    assert low.source == "theorem" and 1 < low.value <= 50
+    assert low.note.startswith("raised from the given 1:")

@@ -33,6 +33,33 @@ from dpsample.samplers.target import GibbsTarget
 __all__ = ["MAX_PROXIMAL_STEPS", "ProximalKernel", "ProximalRoute"]
 
 
+def _num_trials_row(used: int, given: int | None) -> Param:
+    """The ``num_trials`` row: whose value ran, and whether the rule raised it.
+
+    The schedule treats ``num_trials`` (given, or the default
+    :data:`~dpsample.samplers.rgo.DEFAULT_NUM_TRIALS`) as a minimum and raises it
+    until the fixed RGO budget's failure is ``<= delta_inner/2``; the row's source
+    says which happened.
+
+    Examples:
+        >>> _num_trials_row(50, None).source, _num_trials_row(80, 80).source
+        ('default', 'user')
+        >>> _num_trials_row(64, 10).note
+        'raised from the given 10: fixed RGO budget: failure <= delta_inner/2'
+    """
+    rule = "fixed RGO budget: failure <= delta_inner/2"
+    floor, whose = (
+        (rgo.DEFAULT_NUM_TRIALS, "default") if given is None else (given, "user")
+    )
+    if used == floor:
+        return Param(used, whose, f"{rule} needs no more")
+    return Param(
+        used,
+        "theorem",
+        f"raised from the {'given' if given else 'default'} {floor}: {rule}",
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class ProximalKernel(KernelSpec):
     """The proximal sampler's kernel with its RGO's fixed budget (hashable).
@@ -190,11 +217,7 @@ class ProximalRoute(Route):
         params = {
             "step_size": Param(float(h), "theorem", theorem_note),
             "num_steps": Param(int(steps), "theorem", theorem_note),
-            "num_trials": Param(
-                sched.num_trials,
-                "theorem",
-                "fixed RGO budget: failure <= delta_inner/2",
-            ),
+            "num_trials": _num_trials_row(sched.num_trials, options.get("num_trials")),
             "num_levels": Param(sched.num_levels, source("num_levels" in options)),
             "c_step": Param(
                 sched.c_step,
