@@ -16,6 +16,7 @@ import numpy as np
 from dpsample._src import precision, validation
 from dpsample.base import PrivateAlgorithm
 from dpsample.finders import oracles
+from dpsample.finders.outputs import release
 from dpsample.finders.planning import start_param
 from dpsample.finders.spider_sosp.algorithm1 import algorithm_1
 from dpsample.finders.spider_sosp.info import SpiderSOSPInfo, SpiderSOSPSchedule
@@ -193,7 +194,9 @@ class SpiderSOSP(PrivateAlgorithm):
                 "composition)"
             )
         if preset not in SPIDER_PRESETS:
-            raise ValueError(f"Expected preset 'practical' or 'paper', got {preset!r}")
+            raise ValueError(
+                f"Expected preset in {tuple(SPIDER_PRESETS)}, got {preset!r}"
+            )
         if kick_mode not in ("o1", "perturb"):
             raise ValueError(f"Expected kick_mode 'o1' or 'perturb', got {kick_mode!r}")
         kick_budget = opts.kick_budget
@@ -356,6 +359,7 @@ class SpiderSOSP(PrivateAlgorithm):
                 "o2": o2,
                 "alg1_guarantee": alg1,
                 "sequential_guarantee": sequential if variant == "population" else None,
+                "tail_candidate": values["tail_candidate"],
             },
         )
 
@@ -378,7 +382,7 @@ class SpiderSOSP(PrivateAlgorithm):
         common = dict(
             algorithm="Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2)",
             plan=SpiderSOSPSchedule(**{k: plan[k] for k in PLAN_FIELDS}),
-            preset_label="paper" if preset == "paper" else "non-paper (practical)",
+            preset_label="paper" if preset == "paper" else f"non-paper ({preset})",
             n_o1_drift=run.n_o1_drift,
             n_o1_kick=run.n_o1_kick,
             n_o2=run.n_o2,
@@ -392,6 +396,7 @@ class SpiderSOSP(PrivateAlgorithm):
                 **common,
                 selected=None,
                 fallback="x0 (O1 cap reached: data-independent output, E7)",
+                released="x0",
             )
             return PrivateResult(x0, plan.guarantee, info)  # type: ignore[arg-type]
         xs_np = np.asarray(xs)
@@ -401,6 +406,14 @@ class SpiderSOSP(PrivateAlgorithm):
         # per examined candidate.
         backward = plan["selection_order"] == "backward"
         candidates = xs_np[::-1] if backward else xs_np
+        # The "practical" preset examines the tail average (the mean of the last
+        # ceil(T/2) iterates, post-processing of Algorithm 1's release) first: the
+        # iterates settle at the error of their O1 anchor and the mean cancels most
+        # of it (TAIL_CANDIDATE).
+        tail = bool(plan.internal.get("tail_candidate", False))
+        if tail:
+            tail_value, _ = release(k_alg2, xs, "tail_average", plan.spec.domain)
+            candidates = np.concatenate([np.asarray(tail_value)[None], candidates])
         # Clipped at the declared G and M unless the plan opts out
         # (enforce_sensitivity=False, the paper's unclipped Algorithm 2).
         grad_norm, min_eig = selection_queries(
@@ -425,7 +438,7 @@ class SpiderSOSP(PrivateAlgorithm):
             grad_sensitivity=grad_sens,
             eig_sensitivity=eig_sens,
             failure_prob=plan["failure_prob"],
-            num_candidates=plan["num_iters"],
+            num_candidates=len(candidates),
             relation=spec.relation,
         )
         index = int(sel.value)
@@ -441,12 +454,28 @@ class SpiderSOSP(PrivateAlgorithm):
                 **common,
                 selected=None,
                 fallback="x0 (AboveThreshold returned no candidate)",
+                released="x0",
                 **thresholds,
             )
             return PrivateResult(x0, plan.guarantee, info)  # type: ignore[arg-type]
+        if tail:
+            if index == 0:
+                info = SpiderSOSPInfo(
+                    **common,
+                    selected=None,
+                    fallback=None,
+                    released="tail_average",
+                    **thresholds,
+                )
+                return PrivateResult(  # type: ignore[arg-type]
+                    jnp.asarray(candidates[0]), plan.guarantee, info
+                )
+            index -= 1
         if backward:
             index = plan["num_iters"] - 1 - index
-        info = SpiderSOSPInfo(**common, selected=index, fallback=None, **thresholds)
+        info = SpiderSOSPInfo(
+            **common, selected=index, fallback=None, released="iterate", **thresholds
+        )
         value = jnp.asarray(xs_np[index])
         return PrivateResult(value, plan.guarantee, info)  # type: ignore[arg-type]
 
