@@ -523,7 +523,12 @@ def spider_sosp(
       oracles, fresh batches) and :math:`D_2` (:math:`\lfloor n/2\rfloor`, the
       selection, :math:`S = D_2`); an SOSP of the population risk is sought.
 
-    Released value: the selected iterate; if AboveThreshold outputs ⊥ (no candidate
+    Released value: the selected candidate: with the default ``preset="practical"``
+    Algorithm 2 examines the tail average of the iterates (the mean of the last
+    ``ceil(T/2)``, post-processing of Algorithm 1's release) first, then the iterates
+    in ``selection_order`` (``info["released"]`` says which was released; ``T + 1``
+    candidates in its guarantee and cost); with the other presets only the
+    iterates. If AboveThreshold outputs ⊥ (no candidate
     passes; the paper does not say what to do, E6) the public ``x0`` is released and
     ``info["fallback"] = "x0"``; if the O1 cap would have been exceeded (E7) the run
     stops, Algorithm 2 is skipped and ``x0`` is released (``info["cap_hit"]``): the
@@ -566,8 +571,12 @@ def spider_sosp(
         delta: target delta in ``(0, 1)``.
         x0: the public initial point (finite, shape ``(d,)``; default the origin).
         variant: ``"empirical"`` or ``"population"``.
-        preset: ``"practical"`` (non-paper constants, see :data:`SPIDER_PRESETS`) or
-            ``"paper"``.
+        preset: ``"practical"`` (default, non-paper: ``T`` from one O1 anchor's
+            error, :func:`~dpsample.finders.spider_sosp.schedule.anchor_steps`, and
+            Algorithm 2 examines the tail average first; issue 24),
+            ``"practical_iterate"`` (non-paper constants, ``T = c_T B M/\gamma^2``,
+            an iterate released: the default before issue 24) or ``"paper"``
+            (:data:`SPIDER_PRESETS`).
         failure_prob: :math:`\omega`, default 0.05.
         drift_threshold: override of :math:`\kappa`.
         num_iters: override of ``T`` (>= 1).
@@ -576,7 +585,7 @@ def spider_sosp(
         kick_mode: ``"o1"`` (paper) or ``"perturb"`` (variant, no kick O1 calls).
         kick_budget: ``"shared"`` (kick O1 calls count toward the Lemma 3.7 cap;
             default for ``"paper"``) or ``"separate"`` (cap = drift bound + kick
-            bound; default for ``"practical"``).
+            bound; default for the non-paper presets).
         initial_gap: a public bound ``B >= F(x0) - inf F`` used in place of the
             declared ``loss_range`` wherever the theorems use ``B`` as the initial
             gap (``kappa``, ``T``, ``N1_drift``, the log factors): e.g. a warm
@@ -619,8 +628,9 @@ def spider_sosp(
         :class:`SpiderSOSPInfo`) holds the schedule (``info["plan"]``, the plan's
         parameters named in :data:`PLAN_FIELDS`), the counters of
         Algorithm 1, ``cap_hit``, ``selected`` (index or ``None``), ``fallback``,
-        the Algorithm 2 thresholds and slacks, and ``preset_label`` (``"paper"`` or
-        ``"non-paper (practical)"``).
+        ``released`` (``"tail_average"``, ``"iterate"`` or ``"x0"``), the
+        Algorithm 2 thresholds and slacks, and ``preset_label`` (``"paper"`` or
+        ``"non-paper (<preset>)"``).
 
     Raises:
         ValueError: invalid privacy parameters or options, ``num_iters < 1``,
