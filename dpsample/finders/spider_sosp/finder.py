@@ -650,8 +650,8 @@ def spider_sosp(
         ...                loss_range=4.0)
         >>> res = spider_sosp(jax.random.key(0), prob, epsilon=4.0, delta=1e-5,
         ...                   x0=jnp.array([1.0, -1.0]), num_iters=60)
-        >>> res.info["selected"] is not None, bool(jnp.linalg.norm(res.value) < 0.5)
-        (True, True)
+        >>> res.info["released"], bool(jnp.linalg.norm(res.value) < 0.5)
+        ('tail_average', True)
         >>> res.privacy.epsilon(1e-5) <= 4.0
         True
 
