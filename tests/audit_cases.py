@@ -1659,6 +1659,7 @@ def spider_sosp_audit(
     :func:`_spider_sosp_case` and :func:`_spider_sosp_transcript_case`)."""
     from dpsample.finders.spider_sosp import SpiderSOSP, spider_sosp
     from dpsample.finders.spider_sosp.algorithm1 import _spider_scan
+    from dpsample.finders.spider_sosp.schedule import TAIL_CANDIDATE
     from dpsample.finders.spider_sosp.selection import (
         _gradient_norm,
         _min_eig_upper,
@@ -1677,6 +1678,7 @@ def spider_sosp_audit(
     plan = SpiderSOSP().plan(d_plus, budget, **opts)
     assert plan["variant"] == "empirical" and plan["selection_order"] == "backward"
     num = plan["num_iters"]
+    tail = plan["preset"] in TAIL_CANDIDATE
     spec = plan.spec
     n = spec.n
     grad_sens, eig_sens = selection_sensitivities(
@@ -1747,6 +1749,9 @@ def spider_sosp_audit(
                 batches=None,
             )
             cand = xs[::-1]
+            if tail:  # the default preset examines the tail average first (issue 24)
+                tail_mean = jnp.mean(xs[num // 2 :], axis=0)
+                cand = jnp.concatenate([tail_mean[None], cand])
             # spider_sosp's queries (enforced by default): the norm of the clipped
             # gradient mean, the fixed-work eigenvalue of the clipped Hessian mean
             # plus its error bound
@@ -1770,8 +1775,14 @@ def spider_sosp_audit(
                 failure_prob=plan["failure_prob"],
                 relation=spec.relation,
             ).value
-            index = num - 1 - sel
-            out = jnp.where(sel < 0, x0[0], xs[jnp.clip(index, 0, num - 1), 0])
+            if tail:
+                index = num - sel  # candidate sel >= 1 is x_{T - sel + 1}
+                iterate = xs[jnp.clip(index, 0, num - 1), 0]
+                out = jnp.where(sel == 0, tail_mean[0], iterate)
+                out = jnp.where(sel < 0, x0[0], out)
+            else:
+                index = num - 1 - sel
+                out = jnp.where(sel < 0, x0[0], xs[jnp.clip(index, 0, num - 1), 0])
             out = jnp.where(final.aborted, x0[0], out)
             if not transcript:
                 return out

@@ -219,7 +219,7 @@ def test_spider_sosp_never_selects_a_candidate_with_non_finite_queries():
         num_iters=20,
         enforce_sensitivity=False,
     )
-    if res.info["selected"] is not None:
+    if res.info["fallback"] is None:  # an iterate or the tail average
         x = np.asarray(res.value)
         assert np.isfinite(np.linalg.norm(np.asarray(d.gradient(x))))
 

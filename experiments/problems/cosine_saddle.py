@@ -129,6 +129,11 @@ def _spider_checks(execution: Any, fd: _Empirical, x0: np.ndarray) -> dict[str, 
         assert np.allclose(xs[1 + info["selected"]], np.asarray(result.value)), (
             "the released point is not the recomputed trajectory's selected iterate"
         )
+    if info.get("released") == "tail_average":  # the default preset (issue 24)
+        tail = xs[1 + (len(xs) - 1) // 2 :]  # the last ceil(T/2) of x_1 .. x_T
+        assert np.allclose(tail.mean(axis=0), np.asarray(result.value)), (
+            "the released point is not the recomputed trajectory's tail average"
+        )
     eta, gamma, kappa = plan.step_size, plan.gamma, plan.drift_threshold
     g_est = (xs[:-1] - xs[1:]) / eta  # g_t, t = 0 .. T-1 (kick noise included)
     g_true = fd.grad(xs[:-1])
@@ -187,7 +192,8 @@ def _spider_checks(execution: Any, fd: _Empirical, x0: np.ndarray) -> dict[str, 
         "alpha_kick": plan.alpha_kick,
         "num_iters": float(t_max),
         "cap_hit": float(info["cap_hit"]),
-        "selected": float(info.get("selected") is not None),
+        # a candidate passed Algorithm 2 (an iterate, or the default's tail average)
+        "selected": float(info.get("fallback") is None),
     }
     if slack is not None:  # Algorithm 2 ran (no cap hit)
         rho = float(problem.hessian_lipschitz)

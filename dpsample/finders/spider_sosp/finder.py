@@ -16,6 +16,7 @@ import numpy as np
 from dpsample._src import precision, validation
 from dpsample.base import PrivateAlgorithm
 from dpsample.finders import oracles
+from dpsample.finders.outputs import release
 from dpsample.finders.planning import start_param
 from dpsample.finders.spider_sosp.algorithm1 import algorithm_1
 from dpsample.finders.spider_sosp.info import SpiderSOSPInfo, SpiderSOSPSchedule
@@ -193,7 +194,9 @@ class SpiderSOSP(PrivateAlgorithm):
                 "composition)"
             )
         if preset not in SPIDER_PRESETS:
-            raise ValueError(f"Expected preset 'practical' or 'paper', got {preset!r}")
+            raise ValueError(
+                f"Expected preset in {tuple(SPIDER_PRESETS)}, got {preset!r}"
+            )
         if kick_mode not in ("o1", "perturb"):
             raise ValueError(f"Expected kick_mode 'o1' or 'perturb', got {kick_mode!r}")
         kick_budget = opts.kick_budget
@@ -356,6 +359,7 @@ class SpiderSOSP(PrivateAlgorithm):
                 "o2": o2,
                 "alg1_guarantee": alg1,
                 "sequential_guarantee": sequential if variant == "population" else None,
+                "tail_candidate": values["tail_candidate"],
             },
         )
 
@@ -378,7 +382,7 @@ class SpiderSOSP(PrivateAlgorithm):
         common = dict(
             algorithm="Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2)",
             plan=SpiderSOSPSchedule(**{k: plan[k] for k in PLAN_FIELDS}),
-            preset_label="paper" if preset == "paper" else "non-paper (practical)",
+            preset_label="paper" if preset == "paper" else f"non-paper ({preset})",
             n_o1_drift=run.n_o1_drift,
             n_o1_kick=run.n_o1_kick,
             n_o2=run.n_o2,
@@ -392,6 +396,7 @@ class SpiderSOSP(PrivateAlgorithm):
                 **common,
                 selected=None,
                 fallback="x0 (O1 cap reached: data-independent output, E7)",
+                released="x0",
             )
             return PrivateResult(x0, plan.guarantee, info)  # type: ignore[arg-type]
         xs_np = np.asarray(xs)
@@ -401,6 +406,14 @@ class SpiderSOSP(PrivateAlgorithm):
         # per examined candidate.
         backward = plan["selection_order"] == "backward"
         candidates = xs_np[::-1] if backward else xs_np
+        # The "practical" preset examines the tail average (the mean of the last
+        # ceil(T/2) iterates, post-processing of Algorithm 1's release) first: the
+        # iterates settle at the error of their O1 anchor and the mean cancels most
+        # of it (TAIL_CANDIDATE).
+        tail = bool(plan.internal.get("tail_candidate", False))
+        if tail:
+            tail_value, _ = release(k_alg2, xs, "tail_average", plan.spec.domain)
+            candidates = np.concatenate([np.asarray(tail_value)[None], candidates])
         # Clipped at the declared G and M unless the plan opts out
         # (enforce_sensitivity=False, the paper's unclipped Algorithm 2).
         grad_norm, min_eig = selection_queries(
@@ -425,7 +438,7 @@ class SpiderSOSP(PrivateAlgorithm):
             grad_sensitivity=grad_sens,
             eig_sensitivity=eig_sens,
             failure_prob=plan["failure_prob"],
-            num_candidates=plan["num_iters"],
+            num_candidates=len(candidates),
             relation=spec.relation,
         )
         index = int(sel.value)
@@ -441,12 +454,28 @@ class SpiderSOSP(PrivateAlgorithm):
                 **common,
                 selected=None,
                 fallback="x0 (AboveThreshold returned no candidate)",
+                released="x0",
                 **thresholds,
             )
             return PrivateResult(x0, plan.guarantee, info)  # type: ignore[arg-type]
+        if tail:
+            if index == 0:
+                info = SpiderSOSPInfo(
+                    **common,
+                    selected=None,
+                    fallback=None,
+                    released="tail_average",
+                    **thresholds,
+                )
+                return PrivateResult(  # type: ignore[arg-type]
+                    jnp.asarray(candidates[0]), plan.guarantee, info
+                )
+            index -= 1
         if backward:
             index = plan["num_iters"] - 1 - index
-        info = SpiderSOSPInfo(**common, selected=index, fallback=None, **thresholds)
+        info = SpiderSOSPInfo(
+            **common, selected=index, fallback=None, released="iterate", **thresholds
+        )
         value = jnp.asarray(xs_np[index])
         return PrivateResult(value, plan.guarantee, info)  # type: ignore[arg-type]
 
@@ -494,7 +523,12 @@ def spider_sosp(
       oracles, fresh batches) and :math:`D_2` (:math:`\lfloor n/2\rfloor`, the
       selection, :math:`S = D_2`); an SOSP of the population risk is sought.
 
-    Released value: the selected iterate; if AboveThreshold outputs ⊥ (no candidate
+    Released value: the selected candidate: with the default ``preset="practical"``
+    Algorithm 2 examines the tail average of the iterates (the mean of the last
+    ``ceil(T/2)``, post-processing of Algorithm 1's release) first, then the iterates
+    in ``selection_order`` (``info["released"]`` says which was released; ``T + 1``
+    candidates in its guarantee and cost); with the other presets only the
+    iterates. If AboveThreshold outputs ⊥ (no candidate
     passes; the paper does not say what to do, E6) the public ``x0`` is released and
     ``info["fallback"] = "x0"``; if the O1 cap would have been exceeded (E7) the run
     stops, Algorithm 2 is skipped and ``x0`` is released (``info["cap_hit"]``): the
@@ -537,8 +571,12 @@ def spider_sosp(
         delta: target delta in ``(0, 1)``.
         x0: the public initial point (finite, shape ``(d,)``; default the origin).
         variant: ``"empirical"`` or ``"population"``.
-        preset: ``"practical"`` (non-paper constants, see :data:`SPIDER_PRESETS`) or
-            ``"paper"``.
+        preset: ``"practical"`` (default, non-paper: ``T`` from one O1 anchor's
+            error, :func:`~dpsample.finders.spider_sosp.schedule.anchor_steps`, and
+            Algorithm 2 examines the tail average first; issue 24),
+            ``"practical_iterate"`` (non-paper constants, ``T = c_T B M/\gamma^2``,
+            an iterate released: the default before issue 24) or ``"paper"``
+            (:data:`SPIDER_PRESETS`).
         failure_prob: :math:`\omega`, default 0.05.
         drift_threshold: override of :math:`\kappa`.
         num_iters: override of ``T`` (>= 1).
@@ -547,7 +585,7 @@ def spider_sosp(
         kick_mode: ``"o1"`` (paper) or ``"perturb"`` (variant, no kick O1 calls).
         kick_budget: ``"shared"`` (kick O1 calls count toward the Lemma 3.7 cap;
             default for ``"paper"``) or ``"separate"`` (cap = drift bound + kick
-            bound; default for ``"practical"``).
+            bound; default for the non-paper presets).
         initial_gap: a public bound ``B >= F(x0) - inf F`` used in place of the
             declared ``loss_range`` wherever the theorems use ``B`` as the initial
             gap (``kappa``, ``T``, ``N1_drift``, the log factors): e.g. a warm
@@ -590,8 +628,9 @@ def spider_sosp(
         :class:`SpiderSOSPInfo`) holds the schedule (``info["plan"]``, the plan's
         parameters named in :data:`PLAN_FIELDS`), the counters of
         Algorithm 1, ``cap_hit``, ``selected`` (index or ``None``), ``fallback``,
-        the Algorithm 2 thresholds and slacks, and ``preset_label`` (``"paper"`` or
-        ``"non-paper (practical)"``).
+        ``released`` (``"tail_average"``, ``"iterate"`` or ``"x0"``), the
+        Algorithm 2 thresholds and slacks, and ``preset_label`` (``"paper"`` or
+        ``"non-paper (<preset>)"``).
 
     Raises:
         ValueError: invalid privacy parameters or options, ``num_iters < 1``,
@@ -611,8 +650,8 @@ def spider_sosp(
         ...                loss_range=4.0)
         >>> res = spider_sosp(jax.random.key(0), prob, epsilon=4.0, delta=1e-5,
         ...                   x0=jnp.array([1.0, -1.0]), num_iters=60)
-        >>> res.info["selected"] is not None, bool(jnp.linalg.norm(res.value) < 0.5)
-        (True, True)
+        >>> res.info["released"], bool(jnp.linalg.norm(res.value) < 0.5)
+        ('tail_average', True)
         >>> res.privacy.epsilon(1e-5) <= 4.0
         True
 

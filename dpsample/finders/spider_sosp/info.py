@@ -50,7 +50,7 @@ class SpiderSOSPSchedule(PublicRecord):
 
     Attributes:
         variant: ``"empirical"`` or ``"population"``.
-        preset: ``"paper"`` or ``"practical"``.
+        preset: ``"practical"``, ``"practical_iterate"`` or ``"paper"``.
         kick_mode: ``"o1"`` or ``"perturb"``.
         kick_budget: ``"shared"``, ``"separate"`` or ``"none"``.
         zcdp: The total zCDP budget.
@@ -152,14 +152,16 @@ class SpiderSOSPInfo(AlgorithmInfo):
     Attributes:
         algorithm: ``"Stochastic Spider + AboveThreshold (seed 000 Alg. 1 + 2)"``.
         plan: The schedule (:class:`SpiderSOSPSchedule`).
-        preset_label: ``"paper"`` or ``"non-paper (practical)"``.
+        preset_label: ``"paper"``, or ``"non-paper (<preset>)"`` for a non-paper
+            preset (``"practical"``, ``"practical_iterate"``).
         n_o1_drift: O1 calls at drift resets.
         n_o1_kick: O1 calls at kicks.
         n_o2: O2 calls.
         cap_hit: Whether the O1 cap stopped Algorithm 1 (then ``x0`` is released).
         branch_counts: Steps per branch of Algorithm 1 (:class:`BranchCounts`).
         samples_used: Examples of :math:`D_1` consumed (population), else ``None``.
-        selected: Index of the selected iterate, or ``None`` (fallback to ``x0``).
+        selected: Index of the selected iterate, or ``None`` (``x0`` or the tail
+            average was released: see ``released``).
         fallback: Why ``x0`` was released, or ``None``.
         sequential_guarantee: Population variant: the sequential composition (for
             comparison with the parallel one returned), else ``None``.
@@ -172,6 +174,10 @@ class SpiderSOSPInfo(AlgorithmInfo):
         eig_error: ``eta``, the public a-priori error bound of the fixed-work
             smallest eigenvalue (``dpsample._src.fixed_eig.min_eigenvalue_error``
             at ``d`` and ``M``).
+        released: What was released: ``"tail_average"`` (the mean of the last
+            ``ceil(T/2)`` iterates, examined first by the ``"practical"`` preset's
+            Algorithm 2; ``selected`` is then ``None``), ``"iterate"`` (the
+            ``selected`` one) or ``"x0"`` (``fallback`` says why).
     """
 
     algorithm: str
@@ -191,6 +197,7 @@ class SpiderSOSPInfo(AlgorithmInfo):
     grad_slack: float | None = optional()
     eig_slack: float | None = optional()
     eig_error: float | None = optional()
+    released: str | None = optional()
     diagnostics: None = None
 
 

@@ -8,7 +8,8 @@ option table (docs/finders.md) are read from it;
 against it by ``tests/test_options.py``. ``x0`` and ``initial_gap`` are the options
 the first-order finders share (:func:`~dpsample.finders.planning.finder_option`; on
 :class:`~dpsample.domains.Unconstrained` the centre of the domain is the origin);
-``preset`` is not theirs (``'practical'`` or ``'paper'``, :data:`SPIDER_PRESETS`).
+``preset`` is not theirs (``'practical'``, ``'practical_iterate'`` or ``'paper'``,
+:data:`SPIDER_PRESETS`).
 
 The rows whose rule the plan names at run time are made there
 (:func:`~dpsample.finders.spider_sosp.schedule.option_rows`): ``num_iters`` (the
@@ -59,9 +60,12 @@ class SpiderSOSPOptions(Options):
     )
     preset: str = option(
         "practical",
-        "`'practical'` (non-paper constants, `SPIDER_PRESETS`) or `'paper'` (every "
-        "O(.) constant 1).",
-        rule="non-paper constants (SPIDER_PRESETS)",
+        "`'practical'` (non-paper: T from one O1 anchor's error, Algorithm 2 "
+        "examines the tail average first; `SPIDER_PRESETS`), `'practical_iterate'` "
+        "(the default before issue 24: non-paper constants, T from gamma, an iterate "
+        "released) or `'paper'` (every O(.) constant 1).",
+        rule="non-paper: T from one O1 anchor's error, tail average examined first "
+        "(SPIDER_PRESETS)",
     )
     failure_prob: float = option(
         0.05, "The failure probability `omega`.", rule="omega = 0.05"
@@ -76,8 +80,9 @@ class SpiderSOSPOptions(Options):
     num_iters: int | None = option(
         None,
         "Iterations `T` (exactly `T` run); a value over `max_evaluations` is refused.",
-        rule="the preset's: T = c_T B M / gamma^2 (practical); B M L^4 / gamma^2, "
-        "Thm 4.2/4.6 (paper, source theorem)",
+        rule="the preset's: T = c_T B M / zeta1(T)^2 (practical, empirical; else "
+        "c_T B M / gamma^2); c_T B M / gamma^2 (practical_iterate); B M L^4 / "
+        "gamma^2, Thm 4.2/4.6 (paper, source theorem)",
     )
     max_o1_calls: int | None = option(
         None,

@@ -22,16 +22,35 @@ from dpsample.problem import ProblemSpec
 __all__ = [
     "PLAN_FIELDS",
     "SPIDER_PRESETS",
+    "TAIL_CANDIDATE",
+    "anchor_steps",
 ]
 
-#: Constants of the two presets (spec 000 §6.2). ``"paper"``: the printed forms with
+#: The presets whose Algorithm 2 examines the tail average of the iterates (the mean
+#: of the last ``ceil(T/2)``) before the iterates themselves.
+TAIL_CANDIDATE = ("practical",)
+
+#: Constants of the presets (spec 000 §6.2). ``"paper"``: the printed forms with
 #: every O(.) constant set to 1 (T = BM L^4/gamma^2, N1 from Lemma 3.7 with the
-#: (1 + 3 L^4/64) factor, kick threshold gamma L^3). ``"practical"`` (non-paper):
-#: T = c_T BM/gamma^2, N1_drift = c_N 6 B eta/kappa + 1, kick threshold c_alpha gamma,
-#: with c_N >= 1 + 3 c_T/64 so the Lemma 3.7 count stays covered.
+#: (1 + 3 L^4/64) factor, kick threshold gamma L^3). ``"practical_iterate"``
+#: (non-paper; the default before issue 24): T = c_T BM/gamma^2, N1_drift = c_N 6 B
+#: eta/kappa + 1, kick threshold c_alpha gamma, with c_N >= 1 + 3 c_T/64 so the Lemma
+#: 3.7 count stays covered; Algorithm 2 examines the iterates. ``"practical"``
+#: (non-paper, the default, issue 24): the same N1_drift and kick threshold; in the
+#: empirical variant T = c_T BM/zeta1(T)^2 (:func:`anchor_steps`: the descent count at
+#: the error of one O1 anchor instead of Lemma 3.7's bound gamma), at most ``max_T``;
+#: and Algorithm 2 examines the tail average of the iterates first
+#: (:data:`TAIL_CANDIDATE`).
 SPIDER_PRESETS: dict[str, dict[str, float]] = {
     "paper": {"c_gamma": 1.0},
-    "practical": {"c_gamma": 1.0, "c_T": 20.0, "c_N": 4.0, "c_alpha": 1.0},
+    "practical": {
+        "c_gamma": 1.0,
+        "c_T": 20.0,
+        "c_N": 4.0,
+        "c_alpha": 1.0,
+        "max_T": 10_000,
+    },
+    "practical_iterate": {"c_gamma": 1.0, "c_T": 20.0, "c_N": 4.0, "c_alpha": 1.0},
 }
 
 #: The schedule's parameters, in order: the keys of ``info["plan"]`` and parameters
@@ -121,6 +140,54 @@ def check_unconstrained_domain(
         )
 
 
+def anchor_steps(
+    bm: float,
+    lipschitz: float,
+    dim: int,
+    n: int,
+    phi: float,
+    selection_share: float,
+    c_t: float,
+    max_t: int,
+) -> int:
+    r"""The ``"practical"`` preset's ``T`` (empirical variant): public inputs only.
+
+    The theorem's count :math:`T = c_T B M/\gamma^2` is the number of steps that
+    descend the initial gap :math:`B` at the progress :math:`\gamma^2/M` per step
+    that Lemma 3.3's high-probability error bound :math:`\gamma` leaves (log factors
+    included, tens of times the error a run has). This rule counts them at the error
+    of one O1 anchor instead, :math:`\zeta_1(T) = \sigma_1\sqrt d`, with every
+    step chargeable to O1 (:math:`N_{1,\max} = T`, the cap the plan charges when it
+    binds): :math:`\zeta_1(T)^2 = c_{sens}^2 (2T/\varphi) w^2 G^2 d/n^2`
+    (:math:`w^2 = 1/(2(1 - s))`), so :math:`T = c_T B M/\zeta_1(T)^2` solves to
+    :math:`T = \sqrt{c_T B M n^2 \varphi/(2 c_{sens}^2 w^2 G^2 d)}`, capped at
+    ``max_t``. The released tail average cancels the anchors' errors, so the run
+    should last until the iterates have settled at that error, not at
+    :math:`\gamma`.
+
+    Args:
+        bm: ``B M`` (initial gap times smoothness).
+        lipschitz: ``G``.
+        dim: ``d``.
+        n: ``n``.
+        phi: The zCDP budget :math:`\varphi` of the whole run.
+        selection_share: Algorithm 2's share ``s`` of :math:`\varphi`.
+        c_t: The constant ``c_T``.
+        max_t: The largest ``T`` returned.
+
+    Returns:
+        ``T >= 1``.
+
+    Examples:
+        >>> from dpsample.finders.spider_sosp.schedule import anchor_steps
+        >>> anchor_steps(20.0, 10**0.5, 10, 10_000, 0.04, 0.5, 20.0, 10_000)
+        1415
+    """
+    widen_sq = 0.5 / (1.0 - selection_share)
+    t_sq = c_t * bm * n**2 * phi / (2.0 * C_SENS**2 * widen_sq * lipschitz**2 * dim)
+    return max(1, min(max_t, math.ceil(math.sqrt(t_sq))))
+
+
 def theorem_schedule(
     spec: ProblemSpec,
     phi: float,
@@ -180,6 +247,11 @@ def theorem_schedule(
         big_l = _log1(d * m_c * b_c / (rho_h * gamma * omega))
         if num_iters is not None:
             t = num_iters
+        elif preset == "practical" and variant == "empirical":
+            t = anchor_steps(
+                b_c * m_c, g_c, d, n, phi, selection_share, consts["c_T"],
+                int(consts["max_T"]),
+            )  # fmt: skip
         elif preset == "paper":
             t = math.ceil(b_c * m_c * big_l**4 / gamma**2)
         else:
@@ -281,6 +353,8 @@ def theorem_schedule(
         "n_select": n_select,
         "epsilon_select": eps_select,
         "failure_prob": omega,
+        # (not a plan field: the cost's count of selection queries)
+        "tail_candidate": preset in TAIL_CANDIDATE,
     }
 
 
@@ -290,18 +364,20 @@ def schedule_cost(v: dict[str, Any], dim: int) -> Cost:
     Algorithm 1: each of the ``T`` steps calls O1 (``b1`` per-example gradients) or
     O2 (``2 b2``, both points on one batch); at most ``N1_max`` steps call O1 and the
     first one does, so the worst case is at an end of ``[1, N1_max]``. Algorithm 2:
-    at most ``T`` candidates, each an exact gradient of ``F_S`` (``|S|`` gradients)
-    and Hessian (``|S| d`` Hessian-vector products). The branch choices and the
+    at most ``T`` candidates (``T + 1`` with the tail average, :data:`TAIL_CANDIDATE`),
+    each an exact gradient of ``F_S`` (``|S|`` gradients) and Hessian (``|S| d``
+    Hessian-vector products). The branch choices and the
     candidate AboveThreshold stops at are post-processing of released values, so
     the work actually done is public too; this bound is what the plan promises.
     """
     t, n1 = v["num_iters"], v["max_o1_calls"]
     b1, b2, s = v["batch_o1"], v["batch_o2"], v["n_select"]
     alg1 = max(b1 + (t - 1) * 2 * b2, n1 * b1 + (t - n1) * 2 * b2)
+    queries = t + 1 if v.get("tail_candidate") else t
     return Cost(
-        gradient_evaluations=alg1 + t * s,
-        hessian_vector_products=t * s * dim,
-        steps=2 * t,
+        gradient_evaluations=alg1 + queries * s,
+        hessian_vector_products=queries * s * dim,
+        steps=t + queries,
     )
 
 
@@ -401,11 +477,18 @@ def option_rows(
     if "num_iters" not in given:
         rule = _preset_rule(opts.preset)
         practical_c_t = SPIDER_PRESETS["practical"]["c_T"]
-        steps_note = (
-            "Thm 4.2/4.6: T = B M L^4 / gamma^2"
-            if paper
-            else f"{rule}: T = c_T B M / gamma^2, c_T = {practical_c_t:g}"
-        )
+        if paper:
+            steps_note = "Thm 4.2/4.6: T = B M L^4 / gamma^2"
+        elif opts.preset == "practical" and empirical:
+            max_t = int(SPIDER_PRESETS["practical"]["max_T"])
+            steps_note = (
+                f"{rule}: T = c_T B M / zeta1(T)^2 at N1_max = T, i.e. sqrt(c_T B M "
+                f"n^2 phi / (2 c_sens^2 w^2 G^2 d)), c_T = {practical_c_t:g}, at most "
+                f"{max_t:,} (the descent count at one O1 anchor's error; the tail "
+                "average cancels the anchors' errors)"
+            )
+        else:
+            steps_note = f"{rule}: T = c_T B M / gamma^2, c_T = {practical_c_t:g}"
         if capped_from is not None:
             steps_note += (
                 f"; capped at T={v['num_iters']} (max_evaluations={cap:,}: the "
