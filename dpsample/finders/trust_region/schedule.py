@@ -500,7 +500,7 @@ def tr_params(
         >>> rows = tr_params(DPTrustRegionOptions(), {"x0": Param(0.0, "default")},
         ...                  {"z": Param(1.0, "calibrated")}, after="calibration")
         >>> list(rows)
-        ['x0', 'enforce_sensitivity', 'calibration', 'z', 'return_iterates']
+        ['x0', 'preset', 'enforce_sensitivity', 'calibration', 'z', 'return_iterates']
     """
     rows = opts.rows(
         resolved={"initial_gap": None},
