@@ -3,7 +3,8 @@
 A finder's ``preset`` picks the rule behind every parameter the caller leaves at
 ``None``; a parameter the caller gives is used as given whatever the preset. The names
 mean the same in every finder that takes them (:func:`~dpsample.finders.dp_sgd`,
-:func:`~dpsample.finders.dp_spider`):
+:func:`~dpsample.finders.dp_spider`, DP-TR and DP-STR of
+:mod:`dpsample.finders.trust_region`):
 
 * ``"practical"`` (the default): the schedule and output rule that end nearest
   stationarity on the problems the finder's theorem covers, chosen from public

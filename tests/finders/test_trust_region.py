@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import dp_accounting
@@ -18,12 +19,9 @@ from scipy import stats
 
 import dpsample
 from dpsample.errors import MissingConstantError
+from dpsample.finders import trust_region as tr
 from dpsample.finders.tr_subproblem import solve_tr_subproblem
 from dpsample.finders.trust_region import (
-    DPStochasticTrustRegion,
-    DPTrustRegion,
-    dp_stochastic_trust_region,
-    dp_trust_region,
     symmetric_noise,
     tr_theorem_parameters,
     zcdp_budget,
@@ -32,6 +30,23 @@ from dpsample.plan import Param
 from dpsample.privacy import PrivacyGuarantee
 
 DELTA = 1e-5
+
+# This file tests the paper's algorithms: Theorem 15/18's schedule, stopping rule and
+# output, i.e. preset "theorem" (the defaults before issue 24), so every run here
+# takes it. The default preset ("practical") is tested in
+# tests/finders/test_trust_region_presets.py.
+dp_trust_region = functools.partial(tr.dp_trust_region, preset="theorem")
+dp_stochastic_trust_region = functools.partial(
+    tr.dp_stochastic_trust_region, preset="theorem"
+)
+
+
+def DPTrustRegion(**options):  # noqa: N802 (stands for the class)
+    return tr.DPTrustRegion(preset="theorem", **options)
+
+
+def DPStochasticTrustRegion(**options):  # noqa: N802 (stands for the class)
+    return tr.DPStochasticTrustRegion(preset="theorem", **options)
 
 
 @pytest.fixture(scope="module")
@@ -548,8 +563,6 @@ def test_dp_tr_sosp_rate_over_seeds(case):
 @pytest.mark.slow
 @pytest.mark.parametrize("algo", ["tr", "str"])
 def test_compute_budget_relaxes_alpha_and_refuses_a_fixed_schedule(case, algo):
-    from dpsample.finders.trust_region import DPStochasticTrustRegion, DPTrustRegion
-
     spec = case.problem.spec
     if algo == "tr":
         obj = DPTrustRegion(x0=case.saddle, initial_gap=2.0)
@@ -612,8 +625,6 @@ def test_default_calibration_spends_the_budget(case, algo, eps):
     (e.g. 0.81 of 1 here) and DP-STR's the advanced-composition closed form (and
     needed batch sizes).
     """
-    from dpsample.finders.trust_region import DPStochasticTrustRegion, DPTrustRegion
-
     algo_cls = DPTrustRegion if algo == "tr" else DPStochasticTrustRegion
     plan = algo_cls(x0=case.saddle, initial_gap=2.0).plan(
         case.problem.spec, dpsample.Budget(eps, DELTA)
@@ -637,11 +648,7 @@ def test_default_calibration_spends_the_budget(case, algo, eps):
 
 @pytest.mark.slow
 def test_dp_str_default_batch_sizes_follow_theorem_18(case):
-    from dpsample.finders.trust_region import (
-        STR_FAILURE_PROB,
-        DPStochasticTrustRegion,
-        str_batch_sizes,
-    )
+    from dpsample.finders.trust_region import STR_FAILURE_PROB, str_batch_sizes
 
     spec = case.problem.spec
     plan = DPStochasticTrustRegion(x0=case.saddle, initial_gap=2.0).plan(
@@ -694,7 +701,7 @@ def test_audit_stays_below_the_claim_and_flags_half_the_noise():
 def test_dp_str_compute_budget_rederives_default_batches(case):
     """With default batches the cap relaxes alpha and Theorem 18's batch sizes are
     re-derived at the relaxed alpha (smaller batches, fewer iterations)."""
-    from dpsample.finders.trust_region import DPStochasticTrustRegion, str_batch_sizes
+    from dpsample.finders.trust_region import str_batch_sizes
 
     spec = case.problem.spec
     obj = DPStochasticTrustRegion(x0=case.saddle, initial_gap=2.0)

@@ -18,6 +18,16 @@ DP-STR (:func:`dp_stochastic_trust_region`) uses independent minibatches for the
 gradient and the Hessian and the paper's advanced-composition calibration, with the
 corrections listed in spec 001 §7.
 
+**Presets** (:mod:`dpsample.finders.presets`, issue 24). ``preset="theorem"`` is
+the above with Theorem 15/18's schedule, the stopping rule and its point (the
+defaults before issue 24). ``preset="practical"`` (the default, not in the paper)
+keeps the theorems' formulas but caps ``T`` so that the Hessian noise's spectral norm
+stays below ``M/2`` (:func:`~dpsample.finders.trust_region.schedule.tr_practical_iters`;
+``alpha`` is relaxed until the theorem's ``T`` fits, as under the compute cap), runs
+all ``T`` iterations and releases the mean of the last half of the iterates
+(post-processing: the same guarantee, calibrated for the ``T`` that runs); DP-STR's
+Hessian batch is then its gradient batch. The plan's rows say which preset set what.
+
 The loop runs on the host (the stopping time is a post-processing of released noisy
 quantities); each iteration is one jitted call. **Enforced by default**: per-example
 gradients are clipped at the declared ``G`` and per-example Hessians' upper triangles

@@ -18,13 +18,18 @@ from dpsample.finders.accounting import (
     C_SENS,
     gaussian_sum_guarantee,
 )
+from dpsample.finders.presets import label_schedule, output_param
 from dpsample.finders.trust_region.options import DPTrustRegionOptions
 from dpsample.finders.trust_region.schedule import (
+    TR_FULL_NOTE,
+    TR_OUTPUT_RULES,
+    TR_STOP_NOTE,
     check_unconstrained,
     tr_constants,
     tr_enforcement,
     tr_hessian_rank,
     tr_params,
+    tr_practical_iters,
     tr_schedule,
     tr_start,
     zcdp_budget,
@@ -56,7 +61,8 @@ class DPTrustRegionInfo(AlgorithmInfo):
         alpha: SOSP accuracy.
         radius: Trust-region radius.
         num_iters: ``T`` (every iteration is charged).
-        stop_threshold: Threshold of the dual stopping rule.
+        stop_threshold: Threshold of the dual stopping rule (``None``: no early
+            stop, preset ``"practical"``).
         sigma_grad: Noise std on the mean gradient.
         sigma_hess: Noise std of each Hessian entry.
         noise_multiplier: ``z``: std of the noise on the sum over the per-example
@@ -74,6 +80,9 @@ class DPTrustRegionInfo(AlgorithmInfo):
         iterations_run: Iterations that ran (public: the stopping time is
             post-processing of released values).
         multipliers: The released multipliers :math:`\lambda_k`.
+        output: The output rule that picked the released point.
+        output_index: The released iterate's index (0-based; the tail average's
+            first averaged index), a function of ``iterations_run`` and the key.
         iterates: The iterates (``return_iterates=True``), covered by the guarantee.
     """
 
@@ -81,7 +90,7 @@ class DPTrustRegionInfo(AlgorithmInfo):
     alpha: float
     radius: float
     num_iters: int
-    stop_threshold: float
+    stop_threshold: float | None
     sigma_grad: float
     sigma_hess: float
     noise_multiplier: float
@@ -95,6 +104,8 @@ class DPTrustRegionInfo(AlgorithmInfo):
     stopped_at: int | None
     iterations_run: int
     multipliers: list[float]
+    output: str
+    output_index: int
     iterates: Array | None = optional()
     diagnostics: None = None
 
@@ -125,13 +136,16 @@ class DPTrustRegion(PrivateAlgorithm):
         >>> loss = lambda x, z: jnp.sum(-jnp.cos(x - z))
         >>> prob = Problem(loss, jnp.zeros((500, 2)), Unconstrained(2), lipschitz=1.5,
         ...                smoothness=1.0, hessian_lipschitz=1.0, loss_range=4.0)
-        >>> algo = DPTrustRegion(alpha=0.05, x0=[1.0, -0.5])
+        >>> algo = DPTrustRegion(alpha=0.05, x0=[1.0, -0.5], preset="theorem")
         >>> plan = algo.plan(prob.spec, Budget(5.0, 1e-5))
         >>> plan["num_iters"], plan.source("num_iters")
         (2147, 'theorem')
         >>> res = algo.run(jax.random.key(0), plan, prob.data)
         >>> res.privacy is plan.guarantee, res.info.converged
         (True, True)
+        >>> dflt = DPTrustRegion().plan(prob.spec, Budget(5.0, 1e-5))  # "practical"
+        >>> dflt["preset"], dflt["output"], dflt["stop_threshold"]
+        ('practical', 'tail_average', None)
     """
 
     name = "dp_trust_region"
@@ -152,6 +166,8 @@ class DPTrustRegion(PrivateAlgorithm):
         x0_param = tr_start(spec, opts.x0)
         g_const, m_const = tr_constants(spec, name)
         n, d = spec.n, spec.dim
+        output_p = output_param(opts.output, opts.preset, **TR_OUTPUT_RULES)
+        rank, rank_param = tr_hessian_rank(spec, opts.hessian_rank)
         sched = tr_schedule(
             spec,
             name=name,
@@ -162,8 +178,12 @@ class DPTrustRegion(PrivateAlgorithm):
             initial_gap=opts.initial_gap,
             iteration_cost=lambda _a: n + n * d,
             max_evaluations=budget.max_evaluations,
+            practical_iters=tr_practical_iters(
+                n=n, dim=d, hessian_rank=rank, epsilon=epsilon, delta=delta
+            )
+            if opts.preset == "practical"
+            else None,
         )
-        rank, rank_param = tr_hessian_rank(spec, opts.hessian_rank)
         clips, enforce_param, assumption = tr_enforcement(
             opts.enforce_sensitivity, g_const, m_const, rank, d
         )
@@ -227,9 +247,13 @@ class DPTrustRegion(PrivateAlgorithm):
             opts,
             {
                 "x0": x0_param,
+                "preset": Param(
+                    opts.preset, "default" if opts.preset == "practical" else "user"
+                ),
                 **sched.sources,
                 "hessian_rank": rank_param,
                 "enforce_sensitivity": enforce_param,
+                "output": output_p,
             },
             noise,
             after="calibration",
@@ -238,14 +262,14 @@ class DPTrustRegion(PrivateAlgorithm):
             algorithm=self.name,
             spec=spec,
             budget=budget,
-            params=params,
+            params=label_schedule(params, opts.preset),
             guarantee=guarantee,
             cost=Cost(
                 gradient_evaluations=t * n,
                 hessian_vector_products=t * n * d,
                 steps=t,
             ),
-            notes=("the stopping rule may end the run before T iterations",),
+            notes=(TR_STOP_NOTE if sched.stop_threshold is not None else TR_FULL_NOTE,),
             internal={"batch_sizes": None, "clip_bounds": clips or (None, None)},
         )
 
@@ -278,6 +302,7 @@ def dp_trust_region(
     epsilon: float,
     delta: float,
     x0: ArrayLike,
+    preset: str = "practical",
     initial_gap: float | None = None,
     alpha: float | None = None,
     num_iters: int | None = None,
@@ -286,6 +311,7 @@ def dp_trust_region(
     hessian_rank: int | None = None,
     enforce_sensitivity: bool = True,
     calibration: str = "tight",
+    output: str | None = None,
     return_iterates: bool = False,
 ) -> PrivateResult:
     r"""DP-TR: differentially private trust region (seed 001, Algorithm 1).
@@ -373,6 +399,15 @@ def dp_trust_region(
         epsilon: target epsilon, ``> 0``.
         delta: target delta in ``(0, 1)``.
         x0: the public initial point, shape ``(d,)``.
+        preset: ``"practical"`` (default, not in the paper) or ``"theorem"``
+            (:mod:`dpsample.finders.presets`): the rule behind every value left
+            at ``None``. ``"theorem"`` is Theorem 15/18's schedule, its stopping
+            rule and its output (the defaults before issue 24), bit for bit.
+            ``"practical"`` caps ``T`` at
+            :func:`~dpsample.finders.trust_region.schedule.tr_practical_iters`
+            (the Hessian noise below ``M/2``), runs without the stopping rule and
+            releases the tail average; the plan's notes name the preset
+            that set each value.
         alpha: SOSP accuracy α (default :data:`DEFAULT_ALPHA`).
         radius: trust-region radius (default :math:`\sqrt{\alpha/\rho}`).
         num_iters: ``T`` (default Theorem 15).
@@ -383,6 +418,9 @@ def dp_trust_region(
             (default ``p``, the paper's :math:`\sqrt p` factor).
         calibration: ``"tight"`` (default: the accountant's smallest multiplier)
             or ``"paper"`` (zCDP, the formulas above).
+        output: the released point: ``"tail_average"``, ``"last"`` or
+            ``"random"`` (:mod:`dpsample.finders.outputs`; default: the
+            preset's); post-processing of the iterates, the same guarantee.
         return_iterates: put the iterates :math:`w_1, \dots, w_m` (one per
             iteration that ran, the last one the released point) in
             ``info["iterates"]``, shape ``(iterations_run, d)``; covered by the
@@ -419,7 +457,7 @@ def dp_trust_region(
         ...                smoothness=1.0, hessian_lipschitz=1.0, loss_range=4.0)
         >>> res = dp_trust_region(jax.random.key(0), prob, epsilon=5.0, delta=1e-5,
         ...                       x0=jnp.array([1.0, -0.5]), alpha=0.05,
-        ...                       return_iterates=True)
+        ...                       preset="theorem", return_iterates=True)
         >>> res.info["converged"], bool(jnp.linalg.norm(res.value) < 0.3)
         (True, True)
         >>> xs = res.info["iterates"]  # one per iteration, the last one released

@@ -10,7 +10,10 @@ and the docs' option tables (docs/finders.md) are read from them;
 :func:`~dpsample.finders.trust_region.dp_trust_region` and
 :func:`~dpsample.finders.trust_region.dp_stochastic_trust_region` keep the same
 keywords (``x0`` required there), checked against them by ``tests/test_options.py``.
-The schedule's rows (``initial_gap``, ``alpha``, ``num_iters``, ``radius``,
+``preset`` is the first-order finders' (:mod:`dpsample.finders.presets`:
+``"practical"``, the default, or ``"theorem"``, Theorem 15/18's schedule, stopping
+rule and output) and ``output`` the rule of :mod:`dpsample.finders.outputs`. The
+schedule's rows (``initial_gap``, ``alpha``, ``num_iters``, ``radius``,
 ``stop_threshold``: :func:`~dpsample.finders.trust_region.schedule.tr_schedule`, which
 names the rule that set each value, the compute cap's included), ``x0``,
 ``hessian_rank``, ``enforce_sensitivity`` and DP-STR's batch sizes are made by the
@@ -19,7 +22,7 @@ plans' helpers; the declaration's rule is the usual one.
 Examples:
     >>> from dpsample.finders.trust_region.options import DPTrustRegionOptions
     >>> list(DPTrustRegionOptions.parameters())[:3]
-    ['x0', 'initial_gap', 'alpha']
+    ['x0', 'preset', 'initial_gap']
     >>> DPTrustRegionOptions.from_options({"calibration": "paper"}).given()
     {'calibration': 'paper'}
 """
@@ -30,6 +33,7 @@ import dataclasses
 from typing import Any
 
 from dpsample._src import precision
+from dpsample.finders.planning import finder_option
 from dpsample.options import Options, SharedOptions, option
 from dpsample.types import ArrayLike
 
@@ -40,6 +44,14 @@ _THEOREM = "theorem"
 #: The options DP-TR and DP-STR share: (default, doc, source, rule).
 _TR_OPTIONS = SharedOptions(
     x0=(None, "Public start, shape `(d,)`.", "default", "the origin"),
+    output=(
+        None,
+        "The released point: `'tail_average'` (the mean of the last half of the "
+        "iterates that ran), `'last'` (the theorem's: the iterate at which the "
+        "stopping rule fired, else `w_T`) or `'random'` (`dpsample.finders.outputs`).",
+        "default",
+        "the preset's",
+    ),
     initial_gap=(
         None,
         "Public bound `Delta >= L(x0) - min L` of the theorem's `T`.",
@@ -56,14 +68,16 @@ _TR_OPTIONS = SharedOptions(
         None,
         "Iterations `T` (the stopping rule may end the run earlier).",
         _THEOREM,
-        "Theorem 15/18: T = ceil(6 sqrt(rho) Delta / alpha^1.5)",
+        "Theorem 15/18: T = ceil(6 sqrt(rho) Delta / alpha^1.5); preset "
+        "'practical': at most phi n^2 / (64 d k) (the Hessian noise below M / 2)",
     ),
     radius=(None, "Trust-region radius `r`.", _THEOREM, "sqrt(alpha / rho)"),
     stop_threshold=(
         None,
-        "Threshold on the multiplier `lambda_k` of the stopping rule.",
+        "Threshold on the multiplier `lambda_k` of the stopping rule (`None` under "
+        "preset 'practical': no early stop, the whole run is averaged).",
         _THEOREM,
-        "sqrt(alpha rho)",
+        "sqrt(alpha rho) (preset 'theorem')",
     ),
     hessian_rank=(
         None,
@@ -91,7 +105,7 @@ _TR_OPTIONS = SharedOptions(
 def tr_option(name: str) -> Any:
     """The declared field of an option DP-TR and DP-STR share.
 
-    One of ``x0``, ``initial_gap``, ``alpha``, ``num_iters``, ``radius``,
+    One of ``x0``, ``output``, ``initial_gap``, ``alpha``, ``num_iters``, ``radius``,
     ``stop_threshold``, ``hessian_rank``, ``enforce_sensitivity`` and
     ``return_iterates``: the same default, doc, source and rule in both.
 
@@ -120,6 +134,7 @@ class DPTrustRegionOptions(Options):
     algorithm = "dp_trust_region"
 
     x0: ArrayLike | None = tr_option("x0")
+    preset: str = finder_option("preset")
     initial_gap: float | None = tr_option("initial_gap")
     alpha: float | None = tr_option("alpha")
     num_iters: int | None = tr_option("num_iters")
@@ -132,6 +147,7 @@ class DPTrustRegionOptions(Options):
         "`'tight'` (the accountant's smallest noise multiplier) or `'paper'` "
         "(zCDP, Lemma 7).",
     )
+    output: str | None = tr_option("output")
     return_iterates: bool = tr_option("return_iterates")
 
 
@@ -146,6 +162,7 @@ class DPStochasticTrustRegionOptions(Options):
     algorithm = "dp_stochastic_trust_region"
 
     x0: ArrayLike | None = tr_option("x0")
+    preset: str = finder_option("preset")
     grad_batch_size: int | None = option(
         None,
         "Gradient batch `|S|` (uniform without replacement, fresh every iteration).",
@@ -156,7 +173,8 @@ class DPStochasticTrustRegionOptions(Options):
         None,
         "Hessian batch `|B_H|`, independent of `S`.",
         source=_THEOREM,
-        rule="ceil(M^2 ln(p/zeta)/(alpha rho)) (Theorem 18, str_batch_sizes)",
+        rule="ceil(M^2 ln(p/zeta)/(alpha rho)) (Theorem 18, str_batch_sizes); "
+        "preset 'practical': the gradient batch |S|",
     )
     initial_gap: float | None = tr_option("initial_gap")
     alpha: float | None = tr_option("alpha")
@@ -170,6 +188,7 @@ class DPStochasticTrustRegionOptions(Options):
         "`'tight'` (the accountant's smallest multiplier on what ran), `'strict'` "
         "(Theorem 17, c = 512, replace-one) or `'paper'` (c = 256).",
     )
+    output: str | None = tr_option("output")
     return_iterates: bool = tr_option("return_iterates")
 
 

@@ -24,6 +24,9 @@ from dpsample.problem import ProblemSpec
 __all__ = [
     "DEFAULT_ALPHA",
     "STR_FAILURE_PROB",
+    "TR_FULL_NOTE",
+    "TR_OUTPUT_RULES",
+    "TR_STOP_NOTE",
     "TRSchedule",
     "check_unconstrained",
     "str_batch_sizes",
@@ -31,6 +34,7 @@ __all__ = [
     "tr_enforcement",
     "tr_hessian_rank",
     "tr_params",
+    "tr_practical_iters",
     "tr_schedule",
     "tr_start",
     "tr_theorem_parameters",
@@ -41,6 +45,22 @@ __all__ = [
 #: 001 §6.4). The theorems (15, 18) hold for any alpha; ``radius`` and ``num_iters``
 #: follow from it.
 DEFAULT_ALPHA = 0.1
+
+#: The output rule of each preset (:mod:`dpsample.finders.presets`), and why.
+TR_OUTPUT_RULES = {
+    "practical": (
+        "tail_average",
+        "the mean of the last ceil(m/2) of the m iterates that ran (not in the "
+        "paper; post-processing: same guarantee; benchmarks/bench_tr_defaults.py)",
+    ),
+    "theorem": (
+        "last",
+        "Theorem 15/18's point: the iterate at which the stopping rule fired, else w_T",
+    ),
+}
+#: The plan's note when the stopping rule is on, and when it is off.
+TR_STOP_NOTE = "the stopping rule may end the run before T iterations"
+TR_FULL_NOTE = "no stopping rule: the run goes to T iterations"
 
 #: Failure probability ``zeta`` in Theorem 18's batch-size rule
 #: (:func:`str_batch_sizes`), the default rule for DP-STR's batches.
@@ -144,6 +164,39 @@ def str_batch_sizes(
     return min(n, max(1, b_g)), min(n, max(1, b_h))
 
 
+def tr_practical_iters(
+    *, n: int, dim: int, hessian_rank: int, epsilon: float, delta: float
+) -> int:
+    r"""Preset ``"practical"``'s cap on ``T``: the Hessian noise stays below ``M/2``.
+
+    .. math::
+
+        T \le \left\lfloor \frac{\varphi\, n^2}{64\, d\, k} \right\rfloor
+        \quad (\text{at least } 1),
+
+    with :math:`\varphi` = :func:`zcdp_budget`. Not in the paper. The noise matrix
+    ``E`` of an iteration has entries of std :math:`\sigma_2 = z\sqrt{k}M/n` and
+    spectral norm about :math:`2\sqrt{d}\,\sigma_2`; with the zCDP multiplier
+    :math:`z = 2\sqrt{T/\varphi}` (Lemma 7; the accountant's is smaller) that is at
+    most :math:`M/2` exactly when ``T`` obeys the bound, so the noisy model keeps the
+    curvature's scale ``M`` and each step uses the Hessian it paid for. Past it,
+    the theorem's ``alpha`` is out of reach at this ``n`` (its condition (5)
+    fails): :func:`tr_schedule` relaxes ``alpha`` until ``T`` fits. Public inputs
+    only.
+
+    Examples:
+        >>> from dpsample.finders.trust_region.schedule import tr_practical_iters
+        >>> tr_practical_iters(n=10_000, dim=10, hessian_rank=10, epsilon=1.0,
+        ...                    delta=1e-6)
+        272
+    """
+    n = validation.positive_int("n", n)
+    d = validation.positive_int("dim", dim)
+    k = validation.positive_int("hessian_rank", hessian_rank)
+    phi = zcdp_budget(epsilon, delta)
+    return max(1, math.floor(phi * n * n / (64.0 * d * k)))
+
+
 # ----------------------------------------------------------------- the schedule
 def check_unconstrained(spec: ProblemSpec, name: str) -> None:
     """Refuse a bounded domain: DP-TR/DP-STR take unprojected, unclipped steps.
@@ -166,7 +219,8 @@ class TRSchedule(NamedTuple):
         alpha: SOSP accuracy.
         radius: Trust-region radius ``r``.
         num_iters: ``T``.
-        stop_threshold: Threshold on the released multiplier.
+        stop_threshold: Threshold on the released multiplier (``None``: no
+            early stop).
         sources: Parameter name -> :class:`~dpsample.plan.Param` (value, source,
             rule) for the four above and, when used, ``initial_gap``.
     """
@@ -174,7 +228,7 @@ class TRSchedule(NamedTuple):
     alpha: float
     radius: float
     num_iters: int
-    stop_threshold: float
+    stop_threshold: float | None
     sources: dict[str, Param]
 
 
@@ -206,6 +260,7 @@ def tr_schedule(
     initial_gap: float | None,
     iteration_cost: Callable[[float], int],
     max_evaluations: int | None,
+    practical_iters: int | None = None,
 ) -> TRSchedule:
     r"""Resolve DP-TR / DP-STR's schedule from public inputs, with the compute cap.
 
@@ -223,6 +278,15 @@ def tr_schedule(
     from it (those not given by the caller). A ``num_iters`` or ``alpha`` given by
     the caller whose schedule exceeds the cap is refused (``ValueError`` naming both
     numbers), as is a cap below one iteration.
+
+    **Preset "practical"** (``practical_iters`` given, :func:`tr_practical_iters`;
+    not in the paper): when the theorem's ``T`` exceeds ``practical_iters`` and the
+    caller fixed neither ``alpha`` nor ``num_iters``, ``alpha`` is relaxed (after
+    the cap, the same way) to the smallest value whose Theorem 15/18 ``T`` is at
+    most ``practical_iters``, and ``T``, ``r`` follow from it by the theorem's
+    formulas; the stopping rule left to the rule is off (``stop_threshold``
+    ``None``: the run goes to ``T`` and its tail is averaged). The rows say so.
+    ``practical_iters=None`` is preset ``"theorem"``: the schedule above.
 
     Returns:
         :class:`TRSchedule`.
@@ -284,16 +348,44 @@ def tr_schedule(
         )
         alpha_note, alpha_source = "relaxed" + capped, "derived"
         t_note += capped
+    practical = practical_iters is not None
+    limit = 0 if practical_iters is None else max(1, int(practical_iters))
+    at_alpha = ""
+    if practical and num_iters is None and not user_alpha and t > limit:
+        assert rho is not None and gap is not None
+        top = (6.0 * math.sqrt(rho) * gap) ** (2.0 / 3.0) * (1.0 + 1e-9)  # T = 1
+        alpha_v = _smallest_alpha(
+            lambda a: _theorem_iters(a, rho, gap) <= limit, alpha_v, top
+        )
+        t = _theorem_iters(alpha_v, rho, gap)
+        alpha_note = (
+            f"preset 'practical' (not in the paper): relaxed to the smallest alpha "
+            f"whose Theorem 15/18 T fits floor(phi n^2 / (64 d k)) = {limit} "
+            "iterations, so the Hessian noise's spectral norm stays below M / 2 "
+            "(tr_practical_iters)"
+        )
+        alpha_source = "default"
+        at_alpha = " at the practical alpha (not in the paper)"
+        t_note += " at the practical alpha (not in the paper)"
     sources["alpha"] = Param(alpha_v, alpha_source, alpha_note)
     sources["num_iters"] = Param(t, t_source, t_note)
     if radius is None:
         assert rho is not None
         radius_v = math.sqrt(alpha_v / rho)
-        sources["radius"] = Param(radius_v, "theorem", "sqrt(alpha / rho)")
+        sources["radius"] = Param(radius_v, "theorem", "sqrt(alpha / rho)" + at_alpha)
     else:
         radius_v = validation.positive("radius", radius)
         sources["radius"] = Param(radius_v, "user")
-    if stop_threshold is None:
+    thr: float | None
+    if stop_threshold is None and practical:
+        thr = None
+        sources["stop_threshold"] = Param(
+            None,
+            "default",
+            "preset 'practical' (not in the paper): no early stop; the run goes to T "
+            "and the tail of its iterates is averaged",
+        )
+    elif stop_threshold is None:
         assert rho is not None
         thr = math.sqrt(alpha_v * rho)
         sources["stop_threshold"] = Param(thr, "theorem", "sqrt(alpha rho)")
@@ -408,7 +500,7 @@ def tr_params(
         >>> rows = tr_params(DPTrustRegionOptions(), {"x0": Param(0.0, "default")},
         ...                  {"z": Param(1.0, "calibrated")}, after="calibration")
         >>> list(rows)
-        ['x0', 'enforce_sensitivity', 'calibration', 'z', 'return_iterates']
+        ['x0', 'preset', 'enforce_sensitivity', 'calibration', 'z', 'return_iterates']
     """
     rows = opts.rows(
         resolved={"initial_gap": None},

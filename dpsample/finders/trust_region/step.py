@@ -19,6 +19,7 @@ import jax.numpy as jnp
 from dpsample._src import clipping, precision
 from dpsample._src.risk import mean_loss
 from dpsample.finders.batches import sample_batch
+from dpsample.finders.outputs import release
 from dpsample.finders.tr_subproblem import solve_tr_unchecked
 from dpsample.plan import Plan
 from dpsample.problem import Problem
@@ -215,7 +216,7 @@ def _tr_loop(
     sigma_h: float,
     radius: float,
     num_iters: int,
-    stop_threshold: float,
+    stop_threshold: float | None,
     batch_sizes: tuple[int, int] | None,
     return_iterates: bool = False,
     clip_grad: float | None = None,
@@ -224,6 +225,7 @@ def _tr_loop(
     """The host loop of jitted iterations (the stopping time is public).
 
     ``clip_grad``/``clip_hess``: the enforced clip bounds (``None``: unclipped).
+    ``stop_threshold=None``: no stopping rule (the run goes to ``num_iters``).
     """
     clips = [None if c is None else jnp.float64(c) for c in (clip_grad, clip_hess)]
     keys = jax.random.split(rng_key, num_iters)
@@ -248,7 +250,7 @@ def _tr_loop(
         if return_iterates:
             iterates.append(w)
         # A non-finite multiplier compares False: it never stops the run (public rule).
-        if lam <= stop_threshold:
+        if stop_threshold is not None and lam <= stop_threshold:
             stopped_at = k
             break
     info: dict[str, Any] = {
@@ -263,8 +265,19 @@ def _tr_loop(
 
 
 def run_tr_plan(rng_key: PRNGKey, plan: Plan, problem: Problem) -> tuple[Array, dict]:
-    """Run a DP-TR / DP-STR plan's host loop: ``(w, run info)`` (see ``_tr_loop``)."""
-    return _tr_loop(
+    """Run a DP-TR / DP-STR plan's host loop: ``(released point, run info)``.
+
+    The loop is ``_tr_loop``; the plan's ``output`` rule then picks the released
+    point from the iterates ``w_1..w_m`` that ran (post-processing,
+    :func:`~dpsample.finders.outputs.release`): ``"last"`` is ``w_m`` (the loop's
+    own point, the theorem's output), ``"tail_average"`` the mean of the last
+    ``ceil(m/2)``, ``"random"`` a uniform one drawn from a key folded out of
+    ``rng_key`` (the iterations' keys are unchanged). ``info["output_index"]`` is
+    the released index (the first averaged one for the tail average).
+    """
+    output = plan["output"]
+    keep = plan["return_iterates"] or output != "last"
+    w, info = _tr_loop(
         rng_key,
         problem,
         jnp.asarray(plan["x0"], jnp.float64),
@@ -274,10 +287,25 @@ def run_tr_plan(rng_key: PRNGKey, plan: Plan, problem: Problem) -> tuple[Array, 
         num_iters=plan["num_iters"],
         stop_threshold=plan["stop_threshold"],
         batch_sizes=plan.internal["batch_sizes"],
-        return_iterates=plan["return_iterates"],
+        return_iterates=keep,
         clip_grad=plan.internal["clip_bounds"][0],
         clip_hess=plan.internal["clip_bounds"][1],
     )
+    info["output"] = output
+    if output == "last":
+        info["output_index"] = info["iterations_run"] - 1
+    else:
+        out_key = jax.random.fold_in(rng_key, _OUTPUT_STREAM)
+        w, info["output_index"] = release(
+            out_key, info["iterates"], output, problem.domain
+        )
+    if not plan["return_iterates"]:
+        info.pop("iterates", None)
+    return w, info
+
+
+#: The ``fold_in`` stream of the ``"random"`` output's key (public constant).
+_OUTPUT_STREAM = 0x7472
 
 
 precision.scope_public(globals())

@@ -23,15 +23,21 @@ from dpsample.finders.accounting import (
     gaussian_sum_guarantee,
     without_replacement_event,
 )
+from dpsample.finders.presets import label_schedule, output_param
 from dpsample.finders.trust_region.options import DPStochasticTrustRegionOptions
 from dpsample.finders.trust_region.schedule import (
+    DEFAULT_ALPHA,
     STR_FAILURE_PROB,
+    TR_FULL_NOTE,
+    TR_OUTPUT_RULES,
+    TR_STOP_NOTE,
     check_unconstrained,
     str_batch_sizes,
     tr_constants,
     tr_enforcement,
     tr_hessian_rank,
     tr_params,
+    tr_practical_iters,
     tr_schedule,
     tr_start,
 )
@@ -52,6 +58,19 @@ __all__ = [
     "DPStochasticTrustRegionInfo",
     "dp_stochastic_trust_region",
 ]
+
+#: The ``"hessian_batch_size"`` note of preset ``"practical"`` (not in the paper).
+_PRACTICAL_HESSIAN_BATCH = (
+    "preset 'practical' (not in the paper): the gradient batch |S|; the Hessian's "
+    "privacy noise on a batch mean falls as 1/|B_H| at a given multiplier, so the "
+    "model's curvature gets the same signal-to-noise as its slope"
+)
+
+#: The ``"grad_batch_size"`` note of preset ``"practical"`` (not in the paper).
+_PRACTICAL_GRAD_BATCH = (
+    "preset 'practical' (not in the paper): ceil(G^2 ln(p/zeta)/alpha^2) at the alpha "
+    "asked for (not relaxed: a batch's sampling error costs no privacy); "
+)
 
 #: DP-STR variance constants: ``"paper"`` reproduces the printed 256 (sensitivity
 #: G/|S|, not replace-one), ``"strict"`` the replace-one-consistent 512 (spec 001
@@ -141,7 +160,8 @@ class DPStochasticTrustRegionInfo(AlgorithmInfo):
         alpha: SOSP accuracy.
         radius: Trust-region radius.
         num_iters: ``T`` (every iteration is charged).
-        stop_threshold: Threshold of the dual stopping rule.
+        stop_threshold: Threshold of the dual stopping rule (``None``: no early
+            stop, preset ``"practical"``).
         sigma_grad: Noise std on the batch-mean gradient.
         sigma_hess: Noise std of each batch-mean Hessian entry.
         noise_multipliers: ``{"grad": z_g, "hess": z_h}``: std of the noise on
@@ -161,6 +181,9 @@ class DPStochasticTrustRegionInfo(AlgorithmInfo):
         stopped_at: The iteration at which it fired (``None`` otherwise).
         iterations_run: Iterations that ran.
         multipliers: The released multipliers :math:`\lambda_k`.
+        output: The output rule that picked the released point.
+        output_index: The released iterate's index (0-based; the tail average's
+            first averaged index), a function of ``iterations_run`` and the key.
         iterates: The iterates (``return_iterates=True``), covered by the guarantee.
     """
 
@@ -168,7 +191,7 @@ class DPStochasticTrustRegionInfo(AlgorithmInfo):
     alpha: float
     radius: float
     num_iters: int
-    stop_threshold: float
+    stop_threshold: float | None
     sigma_grad: float
     sigma_hess: float
     noise_multipliers: dict[str, float]
@@ -185,6 +208,8 @@ class DPStochasticTrustRegionInfo(AlgorithmInfo):
     stopped_at: int | None
     iterations_run: int
     multipliers: list[float]
+    output: str
+    output_index: int
     iterates: Array | None = optional()
     diagnostics: None = None
 
@@ -215,7 +240,7 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
         ...                lipschitz=1.5, smoothness=1.0, hessian_lipschitz=1.0,
         ...                loss_range=4.0)
         >>> algo = DPStochasticTrustRegion(grad_batch_size=1000,
-        ...     hessian_batch_size=1000, alpha=0.05, accounting="tight")
+        ...     hessian_batch_size=1000, alpha=0.05, preset="theorem")
         >>> plan = algo.plan(prob.spec, Budget(1.0, 1e-5), x0=[1.0, -0.5])
         >>> plan.cost.hessian_vector_products == plan["num_iters"] * 1000 * 2
         True
@@ -265,18 +290,26 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
                 "hessian_lipschitz", needed_for="DP-STR's default batch sizes"
             )
 
+        practical = opts.preset == "practical"
+        asked = DEFAULT_ALPHA if opts.alpha is None else opts.alpha
+
         def batches(a: float) -> tuple[int, int]:
             if user_g is not None and user_h is not None:
                 return user_g, user_h
             assert rho_b is not None
+            # Preset "practical": the batches of the accuracy asked for, not of an
+            # alpha relaxed for the privacy noise (a batch's sampling error costs no
+            # privacy; the noise on a batch mean barely depends on its size).
             dg, dh = str_batch_sizes(
                 n=n,
                 dim=d,
-                alpha=a,
+                alpha=asked if practical else a,
                 lipschitz=g_const,
                 smoothness=m_const,
                 hessian_lipschitz=rho_b,
             )
+            if practical:
+                dh = dg if user_g is None else user_g
             return (
                 dg if user_g is None else user_g,
                 dh if user_h is None else user_h,
@@ -286,6 +319,8 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             bg_, bh_ = batches(a)
             return bg_ + bh_ * d
 
+        output_p = output_param(opts.output, opts.preset, **TR_OUTPUT_RULES)
+        rank, rank_param = tr_hessian_rank(spec, opts.hessian_rank)
         sched = tr_schedule(
             spec,
             name=name,
@@ -296,6 +331,11 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             initial_gap=opts.initial_gap,
             iteration_cost=iteration_cost,
             max_evaluations=budget.max_evaluations,
+            practical_iters=tr_practical_iters(
+                n=n, dim=d, hessian_rank=rank, epsilon=epsilon, delta=delta
+            )
+            if opts.preset == "practical"
+            else None,
         )
         b_g, b_h = batches(sched.alpha)
         rule = (
@@ -304,12 +344,15 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
         batch_params = {
             "grad_batch_size": Param(b_g, "user")
             if user_g is not None
-            else Param(b_g, "theorem", "ceil(G^2 ln(p/zeta)/alpha^2); " + rule),
+            else Param(b_g, "theorem", "ceil(G^2 ln(p/zeta)/alpha^2); " + rule)
+            if not practical
+            else Param(b_g, "default", _PRACTICAL_GRAD_BATCH + rule),
             "hessian_batch_size": Param(b_h, "user")
             if user_h is not None
-            else Param(b_h, "theorem", "ceil(M^2 ln(p/zeta)/(alpha rho)); " + rule),
+            else Param(b_h, "theorem", "ceil(M^2 ln(p/zeta)/(alpha rho)); " + rule)
+            if not practical
+            else Param(b_h, "default", _PRACTICAL_HESSIAN_BATCH),
         }
-        rank, rank_param = tr_hessian_rank(spec, opts.hessian_rank)
         clips, enforce_param, assumption = tr_enforcement(
             opts.enforce_sensitivity, g_const, m_const, rank, d
         )
@@ -411,10 +454,14 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             opts,
             {
                 "x0": x0_param,
+                "preset": Param(
+                    opts.preset, "default" if opts.preset == "practical" else "user"
+                ),
                 **batch_params,
                 **sched.sources,
                 "hessian_rank": rank_param,
                 "enforce_sensitivity": enforce_param,
+                "output": output_p,
             },
             noise,
             after="accounting",
@@ -423,14 +470,14 @@ class DPStochasticTrustRegion(PrivateAlgorithm):
             algorithm=self.name,
             spec=spec,
             budget=budget,
-            params=params,
+            params=label_schedule(params, opts.preset),
             guarantee=guarantee,
             cost=Cost(
                 gradient_evaluations=t * b_g,
                 hessian_vector_products=t * b_h * d,
                 steps=t,
             ),
-            notes=("the stopping rule may end the run before T iterations",),
+            notes=(TR_STOP_NOTE if sched.stop_threshold is not None else TR_FULL_NOTE,),
             internal={
                 "batch_sizes": (b_g, b_h),
                 "clip_bounds": clips or (None, None),
@@ -471,6 +518,7 @@ def dp_stochastic_trust_region(
     epsilon: float,
     delta: float,
     x0: ArrayLike,
+    preset: str = "practical",
     grad_batch_size: int | None = None,
     hessian_batch_size: int | None = None,
     initial_gap: float | None = None,
@@ -481,6 +529,7 @@ def dp_stochastic_trust_region(
     hessian_rank: int | None = None,
     enforce_sensitivity: bool = True,
     accounting: str = "tight",
+    output: str | None = None,
     return_iterates: bool = False,
 ) -> PrivateResult:
     r"""DP-STR: differentially private stochastic trust region (seed 001, Algorithm 2).
@@ -547,6 +596,9 @@ def dp_stochastic_trust_region(
         epsilon: target epsilon, ``> 0``.
         delta: target delta in ``(0, 1)``.
         x0: the public initial point.
+        preset: as for :func:`dp_trust_region`; under ``"practical"`` the
+            Hessian batch is also the gradient batch, both at the ``alpha`` asked
+            for.
         grad_batch_size: :math:`|S|`, ``1 <= |S| <= n`` (default Theorem 18).
         hessian_batch_size: :math:`|B_H|`, ``1 <= |B_H| <= n`` (default Theorem 18).
         alpha: SOSP accuracy (default :data:`DEFAULT_ALPHA`).
@@ -556,6 +608,9 @@ def dp_stochastic_trust_region(
         initial_gap: public :math:`\Delta` (default ``problem.loss_range``).
         hessian_rank: as for :func:`dp_trust_region`.
         accounting: ``"tight"`` (default), ``"strict"`` or ``"paper"``.
+        output: the released point: ``"tail_average"``, ``"last"`` or
+            ``"random"`` (:mod:`dpsample.finders.outputs`; default: the
+            preset's); post-processing of the iterates, the same guarantee.
         return_iterates: put the iterates in ``info["iterates"]`` (as for
             :func:`dp_trust_region`; covered by the same guarantee).
         enforce_sensitivity: as for :func:`dp_trust_region` (clipping on the
@@ -584,7 +639,7 @@ def dp_stochastic_trust_region(
         >>> res = dp_stochastic_trust_region(
         ...     jax.random.key(0), prob, epsilon=1.0, delta=1e-5,
         ...     x0=jnp.array([1.0, -0.5]), grad_batch_size=1000,
-        ...     hessian_batch_size=1000, alpha=0.05, accounting="tight")
+        ...     hessian_batch_size=1000, alpha=0.05, preset="theorem")
         >>> res.info["converged"], res.privacy.epsilon(1e-5) <= 1.0
         (True, True)
 
