@@ -1480,6 +1480,7 @@ def _goldstein_case(estimator: str = "first_order") -> Audit:
     d_plus, d_minus = goldstein_problem(1.0), goldstein_problem(-1.0)
     x0 = jnp.zeros(1)
     kw = {k: v for k, v in GOLDSTEIN.items() if k != "epsilon"}
+    kw["preset"] = "corrected"  # the schedule above (B1 = Sigma = 1, one window)
     if zero:
         kw["concentration_radius"] = 0.0
     res = public(

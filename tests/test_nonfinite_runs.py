@@ -103,7 +103,10 @@ CASES = {
     ),
     "goldstein_first_order_mode_b": (
         BALL,
-        lambda p: goldstein_first_order(KEY, p, num_iters=40, **GOLD, **E2),
+        # the corrected schedule: its difference steps are the path under test
+        lambda p: goldstein_first_order(
+            KEY, p, num_iters=40, preset="corrected", **GOLD, **E2
+        ),
         True,
     ),
     "dp_sgd_quasar": (

@@ -403,6 +403,7 @@ def test_o2nc_invariants_and_output():
         sizing="theory",
         enforce_sensitivity=False,  # Mode A: the explicit opt-in
         return_iterates=True,
+        preset="corrected",  # the theorem's windows and output (not the default's)
     )
     p = res.info["plan"]
     big_d, big_m, big_t = p["clip_radius"], p["window"], p["num_iters"]
@@ -549,7 +550,10 @@ def test_private_runs_reach_stationarity_with_a_generous_budget(finder):
         elif finder == "zero_order":
             res = goldstein_zero_order(key, prob, num_directions=32, c_d=4.0, **common)
         else:
-            res = goldstein_first_order(key, prob, num_directions=32, c_d=4.0, **common)
+            # the theorem's schedule and window output (c_d scales its D)
+            res = goldstein_first_order(
+                key, prob, num_directions=32, c_d=4.0, preset="corrected", **common
+            )
         assert res.privacy.epsilon(DELTA) <= eps + 1e-9
         windows = np.asarray(res.info["window_means"])
         assert any(np.allclose(res.value, w) for w in windows)

@@ -34,6 +34,7 @@ __all__ = [
     "GoldsteinNoise",
     "TreeNoise",
     "goldstein_guarantee",
+    "release_multiplier",
 ]
 
 #: Calibration routes. ``"tight"`` (default): the smallest noise the returned
@@ -173,6 +174,35 @@ def goldstein_guarantee(
             "example's loss (not enforced: enforce_sensitivity=False)"
         )
     return noise, g
+
+
+def release_multiplier(
+    epsilon: float, delta: float, releases: int, *, calibration: str = "rdp"
+) -> float:
+    """The single-pass tree noise multiplier for ``releases`` node releases.
+
+    What :func:`goldstein_guarantee` calibrates for a single-pass schedule with
+    tree height ``H = releases - 1`` (each example in ``H + 1`` Gaussian releases):
+    it depends on the budget and ``H`` only, not on the sensitivity, so the
+    ``"practical"`` preset's batch rule reads it before the batch is known.
+    Public inputs only.
+
+    Examples:
+        >>> from dpsample.finders.goldstein.guarantee import release_multiplier
+        >>> z1 = release_multiplier(1.0, 1e-6, 1)
+        >>> 5.0 < z1 < release_multiplier(1.0, 1e-6, 3)
+        True
+    """
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"Expected calibration in {CALIBRATIONS}, got {calibration!r}")
+
+    def parts(c: float) -> list[tuple[float, int]]:
+        return [(c, releases)]
+
+    def exact(c: float) -> PrivacyGuarantee:
+        return gaussian_sum_guarantee(c).repeat(releases)
+
+    return _calibrate(parts, exact, epsilon, delta, calibration)
 
 
 def _calibrate(

@@ -199,6 +199,9 @@ class O2NCStructure(NamedTuple):
         coupled: Zero order: a difference sample's two estimates share their
             directions, so ``||a - b|| <= d L ||z_t - z_{t-1}|| / alpha`` holds
             for every draw (``sizing="practical"``).
+        tail_output: Release the mean of the last ``ceil(T/2)`` iterates
+            (``preset="practical"``, single pass) instead of a random window
+            average (the key is split the same way either way).
     """
 
     dim: int
@@ -213,6 +216,7 @@ class O2NCStructure(NamedTuple):
     zero_order: bool
     enforce: bool
     coupled: bool = False
+    tail_output: bool = False
 
 
 class O2NCScalars(NamedTuple):
@@ -281,6 +285,9 @@ def structure_of(schedule: dict[str, Any]) -> O2NCStructure:
         zero_order=schedule["estimator"] == "zero_order",
         enforce=bool(schedule["enforce_sensitivity"]),
         coupled=bool(schedule.get("coupled_directions", False)),
+        tail_output=(
+            schedule["preset"] == "practical" and schedule["passes"] == "single"
+        ),
     )
 
 
@@ -419,7 +426,11 @@ def _o2nc(
     k_win = big_t // big_m
     windows = zs[: k_win * big_m].reshape(k_win, big_m, d).mean(axis=1)
     idx = jax.random.randint(out_key, (), 0, k_win)
-    return O2NCOutput(windows[idx], idx, windows, zs, final[5], final[6], final[4])
+    value = windows[idx]
+    if st.tail_output:  # post-processing of the released iterates; index -1
+        value = zs[big_t - (big_t + 1) // 2 :].mean(axis=0)
+        idx = jnp.asarray(-1, idx.dtype)
+    return O2NCOutput(value, idx, windows, zs, final[5], final[6], final[4])
 
 
 def o2nc_run(

@@ -40,7 +40,16 @@ __all__ = [
 _THEOREM = "theorem"
 
 PASSES = ("single", "multi")
-GOLDSTEIN_PRESETS = ("corrected", "paper")
+#: ``"practical"`` (the first-order finder's default since issue 24; not in the
+#: paper; single pass):
+#: the smallest batch whose release noise norm is at most ``L`` (``Sigma = 1``: no
+#: tree), ``T = n / B``, ``D = Phi/(L T)``, the tail average of the iterates
+#: (:func:`~dpsample.finders.goldstein.goldstein_theorem_parameters`);
+#: ``"corrected"`` (the zero-order finder's and the schedule's default; the
+#: first-order one's before issue 24): Theorem 3.1 corrected (spec 004 §2.4.5);
+#: ``"paper"``: the theorems as printed. Multi pass: ``"practical"`` runs the
+#: corrected schedule. Measured: ``benchmarks/bench_goldstein_defaults.py``.
+GOLDSTEIN_PRESETS = ("corrected", "paper", "practical")
 #: How ``m`` (directions per sample) and the default privacy mode are chosen:
 #: ``"practical"`` (default; spec 004 §3.4-3.5): Mode B (enforced sensitivity),
 #: where privacy holds for any ``m``, and the smallest ``m`` that keeps the clip
@@ -92,7 +101,10 @@ class GoldsteinOptions(Options):
         "single", "`'single'` (tree mechanism) or `'multi'` (ERM, Algorithm 4)."
     )
     preset: str = option(
-        "corrected", "`'corrected'` or `'paper'` (the theorems as printed)."
+        "corrected",
+        "`'corrected'` (Theorem 3.1 corrected), `'paper'` (the theorems as "
+        "printed) or `'practical'` (single pass, not in the paper: batches sized "
+        "by the noise, tail average).",
     )
     sizing: str = option(
         "practical",
@@ -152,6 +164,12 @@ class GoldsteinFirstOrderOptions(GoldsteinOptions):
     algorithm = "goldstein_first_order"
     passes: str = fixed("single", "Single pass only (Algorithm 5).")
     estimator: str = fixed("first_order", "The first-order oracle.")
+    preset: str = option(
+        "practical",
+        "`'practical'` (not in the paper: batches sized by the noise, tail "
+        "average; issue 24), `'corrected'` (Theorem C.4 corrected, the default "
+        "before) or `'paper'`.",
+    )
     beta: float | None = fixed(None, "Multi pass only.")
     c_t: float = fixed(1.0, "Multi pass only.", shown=False)
 

@@ -37,6 +37,7 @@ def rate(
 
     * single pass, ``"corrected"`` (Theorem 3.1 / C.4 corrected, spec 004 §4.1):
       :math:`(\Phi L^2\sqrt d/(n\alpha))^{1/3} + (\Phi L d/(n\alpha\varepsilon))^{1/2}`;
+    * ``"practical"``: the corrected rate (its radius is the corrected one's);
     * single pass, ``"paper"`` (as printed):
       :math:`(\Phi L^2/(n\alpha))^{1/3} + (\Phi d L/(n\alpha\varepsilon))^{1/2} +
       (\Phi^2 L^3 d^{3/2}/(n^2\alpha^2\varepsilon))^{1/5}`;
@@ -60,7 +61,7 @@ def rate(
         return float(
             (big_l * d**0.75 * math.sqrt(phi) / (n_ * eps * math.sqrt(a))) ** (2 / 3)
         )
-    if preset == "corrected":
+    if preset in ("corrected", "practical"):
         return float(
             (phi * big_l**2 * math.sqrt(d) / (n_ * a)) ** (1 / 3)
             + (phi * big_l * d / (n_ * a * eps)) ** 0.5

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from dpsample._src import precision, validation
 from dpsample.base import PublicRecord, optional
+from dpsample.finders.goldstein.guarantee import release_multiplier
 from dpsample.finders.goldstein.options import (
     ESTIMATORS,
     GOLDSTEIN_PRESETS,
@@ -278,6 +279,15 @@ def goldstein_theorem_parameters(
 
     def build(capped_iters: int | None) -> dict[str, Any]:
         """The schedule; ``capped_iters`` re-derives it at that ``T`` (cap rule)."""
+        if passes == "single" and preset == "practical":
+            return _practical(
+                checked,
+                _Inputs(n, d, eps, dlt, big_l, phi, a),
+                num_iters=capped_iters or num_iters,
+                capped=capped_iters is not None,
+                period=period,
+                clip_radius=clip_radius,
+            )
         if passes == "single":
 
             def d_of(t_: int) -> float:
@@ -338,7 +348,7 @@ def goldstein_theorem_parameters(
             beta_v = None
         else:
             if capped_iters is not None:  # the target T steps reach (Thm 4.1)
-                a_t = a if preset == "corrected" else a**2
+                a_t = a if preset != "paper" else a**2
                 beta_v = (c_t * phi * big_l**2 / (a_t * capped_iters)) ** (1 / 3)
             elif beta_in is None:
                 beta_v = rate(
@@ -355,7 +365,7 @@ def goldstein_theorem_parameters(
                 beta_v = beta_in
             if clip_radius is not None:
                 big_d = clip_radius
-            elif preset == "corrected":
+            elif preset != "paper":
                 big_d = c_d * a * beta_v**2 / big_l**2
             else:
                 big_d = c_d * a**2 * beta_v**2 / big_l**2
@@ -363,7 +373,7 @@ def goldstein_theorem_parameters(
                 big_t = capped_iters
             elif num_iters is not None:
                 big_t = num_iters
-            elif preset == "corrected":
+            elif preset != "paper":
                 big_t = max(1, math.ceil(c_t * phi * big_l**2 / (a * beta_v**3)))
             else:
                 big_t = max(1, math.ceil(c_t * phi * big_l**2 / (a**2 * beta_v**3)))
@@ -421,7 +431,7 @@ class GoldsteinSchedule(PublicRecord):
 
     Attributes:
         passes: ``"single"`` (Algorithms 3, 5) or ``"multi"`` (Algorithm 4).
-        preset: ``"corrected"`` or ``"paper"``.
+        preset: ``"corrected"``, ``"paper"`` or ``"practical"``.
         estimator: ``"zero_order"`` or ``"first_order"``.
         sizing: ``"practical"`` or ``"theory"`` (how ``m`` is chosen).
         coupled_directions: Zero-order difference samples share their directions.
@@ -515,6 +525,76 @@ class GoldsteinSchedule(PublicRecord):
             TypeError: If a key is not a field (the dict and the record drifted).
         """
         return cls(**schedule)
+
+
+def _practical(
+    o: GoldsteinOptions,
+    inputs: _Inputs,
+    *,
+    num_iters: int | None,
+    capped: bool,
+    period: int | None,
+    clip_radius: float | None,
+) -> dict[str, Any]:
+    """The single-pass ``"practical"`` schedule (not in the paper; issue 24).
+
+    A single pass reads each example once, so a step's released estimate carries
+    noise of norm about ``z C_A sqrt(d) / B`` (``z`` the calibrated multiplier of
+    the ``H + 1`` releases, :func:`release_multiplier`); a step whose noise norm is
+    above ``L``, the bound on any (sub)gradient, moves the iterate by ``D`` in a
+    direction the data barely tilt, and the theorem's ``B2 = 1`` makes every
+    difference step such a step. So: ``Sigma = 1`` unless given (no tree, each
+    example in one release), the smallest batch ``B = ceil(z C_A sqrt(d) / L)``
+    at which the noise norm is at most ``L`` for anchors and differences alike
+    (``B1 = B2 = B``), ``T = n / B`` (the whole sample), ``D = c_D Phi / (L T)`` (a
+    step lowers ``F`` by at most ``L D``, so ``T`` steps close the public gap
+    ``Phi`` only if ``D >= Phi/(L T)``), ``M = 1`` and ``eta = D/(c_G L)``; the
+    run releases the mean of the last ``ceil(T/2)`` iterates
+    (:func:`~dpsample.finders.goldstein.o2nc_run`). ``C_A`` is read from the
+    schedule (a fixed point: two passes at most). The noise is then calibrated,
+    as for every schedule, by
+    :func:`~dpsample.finders.goldstein.goldstein_guarantee` for what runs.
+    """
+    n, d, eps, dlt, big_l, phi, _a = inputs
+    sig = period or 1
+    delta_g = dlt if o.enforce_sensitivity else dlt / 2.0
+    z = release_multiplier(eps, delta_g, tree_height(sig) + 1)
+    o = dataclasses.replace(o, window=o.window or 1)
+
+    def batch_of(c_a: float) -> int:
+        return max(1, min(n, math.ceil(z * c_a * math.sqrt(d) / big_l)))
+
+    def at(batch: int) -> dict[str, Any]:
+        t_max = sample_budget_iters(n, sig, batch, batch)
+        if t_max < 1:
+            raise ValueError(
+                f"n={n} samples cannot fill one batch of {batch} (preset "
+                "'practical'); lower the period or use preset='corrected'"
+            )
+        big_t = t_max if num_iters is None else num_iters
+        if capped:
+            big_t = min(big_t, t_max)
+        if big_t > t_max:
+            raise ValueError(
+                f"num_iters={big_t} needs more samples than n={n} (at most "
+                f"{t_max} single-pass steps with batch {batch}, preset 'practical')"
+            )
+        big_d = clip_radius or o.c_d * phi / (big_l * big_t)
+        return _derive(
+            o,
+            inputs,
+            beta_v=None,
+            big_t=big_t,
+            big_d=big_d,
+            sig=sig,
+            b1=batch,
+            b2=batch,
+        )
+
+    first = batch_of(big_l if o.estimator == "first_order" else 2.0 * big_l)
+    out = at(first)
+    second = batch_of(out["anchor_bound"])
+    return out if second == first else at(second)
 
 
 def _radius_m(estimator: str, d: int, log_g: float) -> float:
