@@ -38,10 +38,13 @@ RESULTS = ROOT / "experiments" / "results"
 #: clip before ``enforce_sensitivity`` existed (default ``True`` since), and
 #: dp_sgd_002 and saddle_escape_002 then asked for ``false`` (commit 8c6d0b0).
 #: DP-TR / DP-STR ran Theorem 15/18's schedule, stop and point before ``preset``
-#: existed; the seed-001 specs then asked for ``"theorem"`` (issue 24).
+#: existed; the seed-001 specs then asked for ``"theorem"`` (issue 24). Spider-SOSP's
+#: cells without a preset ran its former default, now ``"practical_iterate"``, which
+#: ``sosp_rates`` pins (issue 24). A value that is a mapping is by job name (``"*"``:
+#: every other job).
 LEGACY_DEFAULTS: Mapping[str, Any] = {
     "options.enforce_sensitivity": False,
-    "options.preset": "theorem",
+    "options.preset": {"spider_sosp": "practical_iterate", "*": "theorem"},
 }
 NOTE = (
     "recomputed from the committed cells by `experiments/retabulate.py` "
@@ -56,7 +59,10 @@ OWN_SCRIPTS = ("utility",)
 def _normal(config: Mapping[str, Any]) -> str:
     """The configuration with each legacy option at its old default removed."""
     cfg = json.loads(json.dumps(config))
+    job = cfg.get("job", {}).get("name") if isinstance(cfg.get("job"), dict) else None
     for path, default in LEGACY_DEFAULTS.items():
+        if isinstance(default, Mapping):
+            default = default.get(job, default["*"])
         *head, last = path.split(".")
         node = cfg
         for part in head:

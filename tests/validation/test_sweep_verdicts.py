@@ -381,3 +381,28 @@ def test_retabulation_matches_legacy_cells_by_their_old_default_only(monkeypatch
     # a key match wins and is not counted as legacy
     got, legacy = matched_records([cell], {"new": old, "old": old})
     assert got == {"new": old} and legacy == 0
+
+
+def test_legacy_presets_match_by_job(monkeypatch):
+    # cells run before `preset` existed ran the former default: Theorem 15/18's
+    # schedule for DP-TR ("theorem"), Spider-SOSP's former default
+    # ("practical_iterate"); a spec that pins either finds them, and no other preset
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
+    from experiments.retabulate import matched_records
+
+    for job, former, other in (
+        ("dp_trust_region", "theorem", "practical"),
+        ("spider_sosp", "practical_iterate", "practical"),
+    ):
+        old = {"config": {"job": {"name": job}, "options": {}}, "status": "ok"}
+        pinned = SimpleNamespace(
+            key="pin", config={"job": {"name": job}, "options": {"preset": former}}
+        )
+        assert matched_records([pinned], {"old": old}) == ({"pin": old}, 1)
+        new = SimpleNamespace(
+            key="new", config={"job": {"name": job}, "options": {"preset": other}}
+        )
+        assert matched_records([new], {"old": old}) == ({}, 0)
