@@ -32,6 +32,9 @@ PAGE = ROOT / "docs" / "validation.md"
 START, END = "<!-- evidence:start -->", "<!-- evidence:end -->"
 #: Slope verdicts that are evidence (for or against the theory's rate).
 DECISIVE = ("consistent", "inconsistent")
+#: A comparison's measurement whose name contains one of these is better when larger
+#: (an accuracy); every other one (excess risk, gradient norm, gap) when smaller.
+HIGHER_IS_BETTER = ("accuracy",)
 
 
 def _read(path: Path) -> pd.DataFrame:
@@ -103,7 +106,9 @@ def comparisons(results: Path = RESULTS, alpha: float = 0.05) -> pd.DataFrame:
     """One row per (experiment, comparison): points, and A better / worse at ``p``.
 
     "A better" is a median ratio ``A/B < 1`` (a smaller measurement: excess risk,
-    gradient norm, gap) with a paired p-value below ``alpha``; points whose arms'
+    gradient norm, gap), or ``A/B > 1`` where the measurement (``measurement_a``) is
+    one of :data:`HIGHER_IS_BETTER` (an accuracy), with a paired p-value below
+    ``alpha``; points whose arms'
     spent epsilons do not agree within 2% are counted apart (``unmatched``), and
     ``testable`` counts the points whose number of pairs can reach ``p < alpha`` at
     all (the test's smallest attainable p-value, ``min_p``).
@@ -116,6 +121,14 @@ def comparisons(results: Path = RESULTS, alpha: float = 0.05) -> pd.DataFrame:
         for name, rows in comp.groupby("comparison", sort=False):
             matched = _truth(rows["epsilon_match"])
             significant = matched & (rows["p_value"] < alpha)
+            names = rows.get("measurement_a", pd.Series("", index=rows.index))
+            higher = names.astype(str).apply(
+                lambda m: any(word in m for word in HIGHER_IS_BETTER)
+            )
+            lower_a = rows["median_ratio"] < 1
+            higher_a = rows["median_ratio"] > 1
+            better = (lower_a & ~higher) | (higher_a & higher)
+            worse = (higher_a & ~higher) | (lower_a & higher)
             out.append(
                 {
                     "experiment": folder.name,
@@ -123,8 +136,8 @@ def comparisons(results: Path = RESULTS, alpha: float = 0.05) -> pd.DataFrame:
                     "points": int(len(rows)),
                     "unmatched": int((~matched).sum()),
                     "testable": int((rows["min_p"] < alpha).sum()),
-                    "a_better": int((significant & (rows["median_ratio"] < 1)).sum()),
-                    "a_worse": int((significant & (rows["median_ratio"] > 1)).sum()),
+                    "a_better": int((significant & better).sum()),
+                    "a_worse": int((significant & worse).sum()),
                 }
             )
     return pd.DataFrame(

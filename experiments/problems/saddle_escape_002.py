@@ -36,6 +36,11 @@ The run starts at the exact saddle ``x0 = 0`` (the centre of the ball).
   and ``sosp_fraction_escaped_theory``, the fraction of ``x_1..x_T`` that are
   ``alpha_theory``-SOSPs off the saddle (``|w_d| >= sqrt(gamma)/2``): the count that
   does not credit the saddle itself;
+* ``non_sosp_fraction_escaped_theory`` (``non_sosp_fraction_theory``): one minus
+  the escaped (saddle-counting) fraction, Theorem 3.4's claim as a bound that can fail
+  (at most ``sosp_half = SOSP_HALF = 1/2``), with its value at the start point in
+  ``*_at_start`` (the saddle: 1 for the escaped count, so the claim is informative;
+  0 for the saddle-counting one wherever the saddle is an ``alpha``-SOSP);
 * ``sosp_fraction_fixed`` (``sosp_fraction_escaped_fixed``): the same at ``alpha =
   ALPHA_FIXED = 0.05``, below ``gamma^2/rho`` so that the saddle is not an
   ``alpha``-SOSP;
@@ -81,6 +86,7 @@ __all__ = [
     "ALPHA_FIXED",
     "SELECTION_CANDIDATES",
     "SELECTION_FAILURE_PROB",
+    "SOSP_HALF",
     "constants",
     "loss",
     "make",
@@ -93,6 +99,8 @@ ALPHA_FIXED = 0.05
 SELECTION_CANDIDATES = 20
 #: Procedure 3′'s failure probability ``beta``.
 SELECTION_FAILURE_PROB = 0.05
+#: Theorem 3.4's fraction: at least this much of ``x_1..x_T`` are ``alpha``-SOSPs.
+SOSP_HALF = 0.5
 
 
 def _curvatures(d: int, gamma: float) -> np.ndarray:
@@ -296,6 +304,20 @@ def measure(execution: Any) -> dict[str, float]:
         "sosp_fraction_escaped_fixed": float(
             np.mean((sosp(ALPHA_FIXED) & escaped)[1:])
         ),
+        # Thm 3.4's "at least half the iterates are alpha-SOSPs" as a bound that can
+        # fail (issue 26): the fraction of x_1..x_T that are NOT escaped alpha-SOSPs,
+        # against SOSP_HALF, with the same fraction at the start point (the saddle: 1,
+        # it is not off the saddle, so the start does not meet the claim); the
+        # saddle-counting variant's start value is 1 - saddle_is_sosp_theory
+        "non_sosp_fraction_escaped_theory": float(
+            np.mean(~(sosp(alpha_theory) & escaped)[1:])
+        ),
+        "non_sosp_fraction_escaped_theory_at_start": float(
+            not (sosp(alpha_theory)[0] and escaped[0])
+        ),
+        "non_sosp_fraction_theory": float(np.mean(~sosp(alpha_theory)[1:])),
+        "non_sosp_fraction_theory_at_start": float(not sosp(alpha_theory)[0]),
+        "sosp_half": SOSP_HALF,
         "alpha_hat_median": float(np.median(alpha_hat[1:])),
         "final_grad_norm": float(gnorm[-1]),
         "final_lambda_min": float(lam[-1]),

@@ -100,6 +100,24 @@ def test_counts_on_synthetic_tables_with_known_answers(tmp_path):
     comp = evidence.comparisons(tmp_path).iloc[0]
     assert (comp.points, comp.unmatched, comp.testable) == (3, 1, 2)
     assert (comp.a_better, comp.a_worse) == (1, 0)
+    # an accuracy is better when larger: a significant A/B > 1 is a win for A
+    _write(
+        exp,
+        "comparisons.csv",
+        [
+            {
+                "comparison": "acc",
+                "measurement_a": "test_accuracy",
+                "median_ratio": ratio,
+                "p_value": 0.01,
+                "min_p": 0.004,
+                "epsilon_match": True,
+            }
+            for ratio in (1.1, 1.2, 0.9)
+        ],
+    )
+    acc = evidence.comparisons(tmp_path).iloc[0]
+    assert (acc.a_better, acc.a_worse) == (2, 1)
     text = evidence.render(evidence.claims(tmp_path), evidence.comparisons(tmp_path))
     assert text.startswith("**1 of 2 informative rows hold**")
     assert "**1** predictions" in text  # P has a decisive slope

@@ -91,3 +91,16 @@ def test_saddle_escape_002_smoke(tmp_path):
         assert sorted(outcomes) == [0.0, 0.0, 1.0]
     assert v["sel_fixed_grad_threshold"] < 0  # alpha = 0.05 cannot be certified
     assert v["sel_fixed_failed"] == 1.0
+    # Theorem 3.4's half as a bound that can fail (issue 26): the complements, their
+    # start values at the saddle, and which rows are informative
+    assert v["non_sosp_fraction_theory"] == pytest.approx(1 - v["sosp_fraction_theory"])
+    assert v["non_sosp_fraction_escaped_theory"] == pytest.approx(
+        1 - v["sosp_fraction_escaped_theory"]
+    )
+    assert v["non_sosp_fraction_escaped_theory_at_start"] == 1.0  # not off the saddle
+    assert v["saddle_is_sosp_theory"] == 1.0  # alpha_theory > gamma^2/rho here
+    assert v["non_sosp_fraction_theory_at_start"] == 0.0
+    assert v["sosp_half"] == 0.5
+    rows = summary.set_index("prediction")["informative"].astype(str)
+    assert rows["thm_3_4_half_escaped_sosp_theory_alpha"] == "True"
+    assert rows["thm_3_4_half_sosp_theory_alpha_counting_saddle"] == "False"
