@@ -35,7 +35,7 @@ displacement ``D sqrt(T)`` against the measured ``||x_out - x0||``) is in
 Usage::
 
     nice -n 10 python benchmarks/bench_goldstein_defaults.py [--cells 1000:10:1]
-        [--seeds 8] [--first-seed 0] [--noiseless 2] [--skip-zero-order]
+        [--seeds 8] [--first-seed 0] [--noiseless 2] [--skip-zero-order] [--quick]
 """
 
 from __future__ import annotations
@@ -249,7 +249,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-zero-order", action="store_true")
     parser.add_argument("--cells", nargs="+", default=list(CELLS))
     parser.add_argument("--out", default=str(OUT))
+    parser.add_argument(
+        "--quick", action="store_true", help="first cell, 2 seeds, no noiseless run"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.seeds, args.cells, args.noiseless = 2, args.cells[:1], 0
     jax.config.update("jax_enable_x64", True)  # the measurements in float64
     t_all = time.perf_counter()
     seeds = range(args.first_seed, args.first_seed + args.seeds)

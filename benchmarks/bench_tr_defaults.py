@@ -37,7 +37,7 @@ default against its theorem preset. JSON to ``benchmarks/results/tr_defaults.jso
 Usage::
 
     nice -n 10 python benchmarks/bench_tr_defaults.py [--cells saddle:10000:10:1 ...]
-        [--seeds 0-7] [--arms dp_sgd tr_theorem ...] [--out FILE]
+        [--seeds 0-7] [--arms dp_sgd tr_theorem ...] [--out FILE] [--quick]
 """
 
 from __future__ import annotations
@@ -248,7 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cells", nargs="+", default=list(CELLS))
     parser.add_argument("--arms", nargs="+", default=list(ARMS))
     parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--quick", action="store_true", help="first cell, 2 seeds")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.seeds, args.cells = "0-1", args.cells[:1]
     jax.config.update("jax_enable_x64", True)  # the measurements in float64
     t_all = time.perf_counter()
     payload: dict[str, Any] = {

@@ -32,6 +32,8 @@ QUICK_ARGS = {
     "gibbs_proximal_feasibility.py": [],  # a table of plans: seconds, no mode
     "bench_saddle_table.py": ["--n", "1000", "--finders", "dp_sgd"],
     "bench_sweep.py": ["--cells", "2", "--repeats", "1", "--no-save"],
+    # the checkout against itself: the mirror has no .git for `git archive`
+    "bench_issue24_before_after.py": ["--quick", "--before-tree", "."],
 }
 
 
