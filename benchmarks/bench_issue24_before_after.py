@@ -65,9 +65,31 @@ OUT = ROOT / "benchmarks" / "results" / "issue24_before_after.json"
 #: The last commit before issue 24's first change (47fadf8, 2026-11-28 07:23).
 BEFORE = "cf86678"
 DELTA = 1e-6
-#: (shallow, deep) bumps: (height, width, centre along e_1), as the utility benchmark.
-BUMPS = ((0.5, 0.6, 0.8), (1.0, 0.25, -1.2))
-BASINS_TAU = 0.05
+
+
+def _utility():
+    """The utility benchmark's problem module (this checkout's, never the tree's)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from experiments.problems import utility
+
+    return utility
+
+
+def basins_setup() -> dict:
+    """The two bumps ``(height, width, centre)`` and their declared constants.
+
+    Read from ``experiments/problems/utility.py`` here and handed to each tree's
+    worker in ``problems.json`` (the tree before issue 24 has no such module).
+    """
+    u = _utility()
+    return {
+        "bumps": [list(u.BASINS["shallow"]), list(u.BASINS["deep"])],
+        "tau": u.BASINS["tau"],
+        "constants": u.basins_constants(),
+    }
+
+
 #: Each case: problem, n, d, epsilons, arms.
 CASES = (
     (
@@ -88,7 +110,7 @@ def radius(name: str, d: int) -> float:
     return {"cauchy": 3.0, "cosine": 2.0 * math.sqrt(d), "basins": 2.0}[name]
 
 
-def constants(name: str, d: int) -> dict[str, float]:
+def constants(name: str, d: int, setup: dict) -> dict[str, float]:
     """The declared constants (exact for the problem's data law and ``K``)."""
     if name == "cauchy":
         return {
@@ -106,17 +128,10 @@ def constants(name: str, d: int) -> dict[str, float]:
             "hessian_lipschitz": s,
             "loss_range": 2.0 * math.sqrt(d),
         }
-    d3 = 1.3803  # >= max_w |3w - w^3| e^{-w^2/2}
-    return {
-        "lipschitz": sum(a * math.exp(-0.5) / s for a, s, _ in BUMPS),
-        "smoothness": sum(a / s**2 for a, s, _ in BUMPS),
-        "hessian_lipschitz": sum(d3 * a / s**3 for a, s, _ in BUMPS),
-        "loss_range": sum(a for a, _, _ in BUMPS),
-        "loss_floor": -sum(a for a, _, _ in BUMPS),
-    }
+    return dict(setup["constants"])
 
 
-def make_data(name: str, n: int, d: int) -> dict[str, np.ndarray]:
+def make_data(name: str, n: int, d: int, setup: dict) -> dict[str, np.ndarray]:
     rs = np.random.RandomState(
         1000 + 10 * d + {"cauchy": 1, "cosine": 2, "basins": 3}[name]
     )
@@ -130,10 +145,10 @@ def make_data(name: str, n: int, d: int) -> dict[str, np.ndarray]:
         return {"x": a, "y": np.clip(y, -3.0, 3.0)}
     if name == "cosine":
         return {"x": 1.0 + 0.5 * rs.normal(size=(n, d)), "y": np.ones(n)}
-    return {"x": BASINS_TAU * rs.normal(size=(n, d)), "y": np.ones(n)}
+    return {"x": setup["tau"] * rs.normal(size=(n, d)), "y": np.ones(n)}
 
 
-def loss_fn(name: str):
+def loss_fn(name: str, setup: dict):
     import jax.numpy as jnp
 
     if name == "cauchy":
@@ -145,14 +160,16 @@ def loss_fn(name: str):
         e1 = jnp.zeros(x.shape[-1], x.dtype).at[0].set(1.0)
         v = x - ex["x"]
         total = 0.0
-        for a, s, c in BUMPS:
+        for a, s, c in setup["bumps"]:
             total = total + a * jnp.exp(-0.5 * jnp.sum((v - c * e1) ** 2) / s**2)
         return -total
 
     return basins
 
 
-def value_and_grad(name: str, data: dict, x: np.ndarray) -> tuple[float, np.ndarray]:
+def value_and_grad(
+    name: str, data: dict, x: np.ndarray, setup: dict
+) -> tuple[float, np.ndarray]:
     """``F_D(x)`` and its gradient in float64 NumPy (closed forms)."""
     a, y = data["x"], data["y"]
     d = x.shape[0]
@@ -165,7 +182,7 @@ def value_and_grad(name: str, data: dict, x: np.ndarray) -> tuple[float, np.ndar
         return float(f), (c * np.sin(x) - s * np.cos(x)) / math.sqrt(d)
     f, g = 0.0, np.zeros(d)
     e1 = np.eye(d)[0]
-    for h, s, cen in BUMPS:
+    for h, s, cen in setup["bumps"]:
         v = x - a - cen * e1
         w = h * np.exp(-0.5 * np.sum(v**2, 1) / s**2)
         f -= w.mean()
@@ -173,7 +190,7 @@ def value_and_grad(name: str, data: dict, x: np.ndarray) -> tuple[float, np.ndar
     return float(f), g
 
 
-def reference(name: str, data: dict, d: int) -> float:
+def reference(name: str, data: dict, d: int, setup: dict) -> float:
     """Least ``F_D`` of L-BFGS-B from landmarks and 8 random starts, inside ``K``."""
     from scipy.optimize import minimize
 
@@ -181,7 +198,7 @@ def reference(name: str, data: dict, d: int) -> float:
     rs = np.random.RandomState(20261129)
     starts = [np.zeros(d)]
     if name == "basins":
-        starts += [c * np.eye(d)[0] for _, _, c in BUMPS]
+        starts += [c * np.eye(d)[0] for _, _, c in setup["bumps"]]
     if name == "cosine":
         c, s = np.cos(data["x"]).mean(0), np.sin(data["x"]).mean(0)
         starts.append(np.arctan2(s, c))
@@ -191,7 +208,7 @@ def reference(name: str, data: dict, d: int) -> float:
     best = math.inf
     for x0 in starts:
         res = minimize(
-            lambda x: value_and_grad(name, data, x),
+            lambda x: value_and_grad(name, data, x, setup),
             x0,
             jac=True,
             method="L-BFGS-B",
@@ -204,14 +221,15 @@ def reference(name: str, data: dict, d: int) -> float:
 
 # ------------------------------------------------------------------ one tree
 def _problem(name, n, d, folder):
+    setup = json.loads((folder / "problems.json").read_text())
     import dpsample
 
     data = dict(np.load(folder / f"{name}_{n}_{d}.npz"))
-    consts = constants(name, d)
+    consts = constants(name, d, setup)
     accepted = inspect.signature(dpsample.Problem).parameters
     consts = {k: v for k, v in consts.items() if k in accepted}
     dom = dpsample.Ball(radius(name, d), dim=d)
-    return dpsample.Problem(loss_fn(name), data, dom, **consts), sorted(consts)
+    return dpsample.Problem(loss_fn(name, setup), data, dom, **consts), sorted(consts)
 
 
 def _arm(arm, key, problem, eps):
@@ -357,19 +375,20 @@ def _median(v):
     return float(np.median(v)) if v else math.nan
 
 
-def summarize(trees: dict, data: dict, cases: tuple = CASES) -> list[dict]:
+def summarize(trees: dict, data: dict, setup: dict, cases: tuple = CASES) -> list[dict]:
     """Per (case, epsilon, arm): medians before/after, paired ratio and Wilcoxon p."""
     from scipy.stats import wilcoxon
 
     refs = {}
     for (name, n, d), dat in data.items():
-        best = reference(name, dat, d)
+        best = reference(name, dat, d, setup)
         for tag in trees:
             for r in trees[tag]["rows"]:
                 if (r["problem"], r["n"], r["d"]) == (name, n, d) and r[
                     "x"
                 ] is not None:
-                    best = min(best, value_and_grad(name, dat, np.array(r["x"]))[0])
+                    x = np.array(r["x"])
+                    best = min(best, value_and_grad(name, dat, x, setup)[0])
         refs[(name, n, d)] = best
     for tag in trees:
         for r in trees[tag]["rows"]:
@@ -377,7 +396,7 @@ def summarize(trees: dict, data: dict, cases: tuple = CASES) -> list[dict]:
             if r["x"] is None:
                 r["excess"] = r["grad_norm"] = None
                 continue
-            f, g = value_and_grad(r["problem"], data[key], np.array(r["x"]))
+            f, g = value_and_grad(r["problem"], data[key], np.array(r["x"]), setup)
             r["excess"], r["grad_norm"] = f - refs[key], float(np.linalg.norm(g))
     table = []
     for name, n, d, epsilons, arms in cases:
@@ -450,15 +469,18 @@ def main(argv=None) -> int:
             tag: json.loads(pathlib.Path(path).read_text())
             for tag, path in zip(("before", "after"), args.from_json, strict=True)
         }
-        data = {(nm, n, d): make_data(nm, n, d) for nm, n, d, _, _ in cases}
-        return _report(trees, data, cases, args)
+        setup = basins_setup()
+        data = {(nm, n, d): make_data(nm, n, d, setup) for nm, n, d, _, _ in cases}
+        return _report(trees, data, setup, cases, args)
     # a negative count tells the worker to run the quick case
     seeds = -2 if args.quick else args.seeds
+    setup = basins_setup()
     with tempfile.TemporaryDirectory() as tmp:
         folder = pathlib.Path(tmp)
+        (folder / "problems.json").write_text(json.dumps(setup))
         data = {}
         for name, n, d, _, _ in cases:
-            data[(name, n, d)] = make_data(name, n, d)
+            data[(name, n, d)] = make_data(name, n, d, setup)
             np.savez(folder / f"{name}_{n}_{d}.npz", **data[(name, n, d)])
         if args.before_tree:
             before = pathlib.Path(args.before_tree).resolve()
@@ -475,12 +497,14 @@ def main(argv=None) -> int:
             "before": _run_tree(before, folder, seeds, "before"),
             "after": _run_tree(ROOT, folder, seeds, "after"),
         }
-    return _report(trees, data, cases, args)
+    return _report(trees, data, setup, cases, args)
 
 
-def _report(trees: dict, data: dict, cases: tuple, args: argparse.Namespace) -> int:
+def _report(
+    trees: dict, data: dict, setup: dict, cases: tuple, args: argparse.Namespace
+) -> int:
     """Print the before/after table and the checks; write the JSON (not quick)."""
-    table = summarize(trees, data, cases)
+    table = summarize(trees, data, setup, cases)
     head = (
         "problem",
         "d",
