@@ -421,10 +421,13 @@ def summarize(trees: dict, data: dict, setup: dict, cases: tuple = CASES) -> lis
                     row[f"{tag}_spent"] = _median([r["epsilon_spent"] for r in rs])
                     row[f"{tag}_refused"] = sum(r["error"] is not None for r in rs)
                     row[f"{tag}_stage_a"] = sorted({r["stage_a"] for r in rs})[:2]
-                pairs = [
-                    (b["excess"], a["excess"])
-                    for b, a in zip(pick["before"], pick["after"], strict=True)
-                    if b["excess"] is not None and a["excess"] is not None
+                after = {r["seed"]: r for r in pick["after"]}
+                pairs = [  # paired by seed: the seeds both trees ran
+                    (b["excess"], after[b["seed"]]["excess"])
+                    for b in pick["before"]
+                    if b["seed"] in after
+                    and b["excess"] is not None
+                    and after[b["seed"]]["excess"] is not None
                 ]
                 if pairs:
                     ratios = [a / b for b, a in pairs if b > 0]
